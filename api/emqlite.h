@@ -1,0 +1,383 @@
+/*
+ * emqlite.h — the public C API of emqlite, the EchoMQ job-queue protocol
+ * (wire "echomq:4.0.0") as an in-process engine over one SQLite file.
+ *
+ * Every verb below is one atomic transition: it runs inside one SQLite write
+ * transaction (BEGIN IMMEDIATE ... COMMIT), reads the clock at most once, and
+ * either applies fully or not at all. The keys, fields, replies and error
+ * strings it produces are byte-identical to the EchoMQ Valkey wire, so an
+ * export of the file replays into Valkey and any EchoMQ runtime continues
+ * from it.
+ *
+ * A short example:
+ *
+ *     emq_db *db;
+ *     emq_options o;
+ *     emq_options_init(&o);
+ *     if (emq_open("jobs.db", &o, &db) != EMQ_OK) { ... emq_strerror(rc) ... }
+ *     char id[EMQ_ID_SIZE];
+ *     emq_mint(db, "JOB", id);
+ *     emq_enqueue(db, "mail", id, "hello", 5);        // EMQ_ENQUEUED
+ *     emq_job job;
+ *     if (emq_claim(db, "mail", 30000, &job) == EMQ_OK) {
+ *         ... work on job.payload, job.payload_len ...
+ *         emq_complete(db, "mail", job.id, job.attempts);   // EMQ_OK
+ *         emq_job_clear(&job);
+ *     }
+ *     emq_close(db);
+ *
+ * Return codes. Every call returns an int: 0 (EMQ_OK) or a positive verdict
+ * for a successful transition, a negative EMQ_E* code for a failure. Wire
+ * error replies (EMQKIND, EMQSTALE, WRONGTYPE) are negative codes too; after
+ * any negative return emq_errmsg() holds the message, which for wire errors is
+ * the exact wire string ("EMQSTALE complete token mismatch").
+ *
+ * Identifiers. Queue names are NUL-terminated C strings (the protocol's queue
+ * alphabet excludes NUL). Job ids are branded ids: exactly 14 bytes, passed as
+ * NUL-terminated strings of length 14; EMQ_ID_SIZE (15) bytes hold one with
+ * its terminator. Payloads and error texts are (pointer, length) pairs and are
+ * binary-safe.
+ *
+ * Threads and processes. A handle is not thread-safe: use one handle per
+ * thread. Any number of handles, in one process or in many, may open the same
+ * file; they serialise on SQLite's write lock (waiting up to the busy timeout,
+ * then returning EMQ_EBUSY) and never mint the same id (see emq_open).
+ */
+#ifndef EMQLITE_H
+#define EMQLITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ version */
+
+#define EMQLITE_VERSION "0.1.0"
+/** The wire identity this library speaks, stored at "{emq}:version". */
+#define EMQ_WIRE "echomq:4.0.0"
+
+/** The library version string (EMQLITE_VERSION of the built library). */
+const char *emq_version(void);
+/** The version of the SQLite library linked at run time. */
+const char *emq_sqlite_version(void);
+
+/* ------------------------------------------------------------ result codes */
+
+/* Successful verdicts (>= 0). */
+#define EMQ_OK         0  /**< done (complete: ok; extend: ok)              */
+#define EMQ_ENQUEUED   1  /**< enqueue: the job was admitted                */
+#define EMQ_DUPLICATE  2  /**< enqueue: a row with that id exists; unchanged */
+#define EMQ_SCHEDULED  3  /**< enqueue_at/in admitted; retry rescheduled     */
+#define EMQ_DEAD       4  /**< retry: the job reached its cap, dead-lettered */
+#define EMQ_EMPTY      5  /**< claim: nothing to claim (or queue paused)     */
+#define EMQ_GONE       6  /**< complete / extend: the job row does not exist */
+
+/* Failures (< 0), one reserved range. */
+#define EMQ_EKIND      (-30001) /**< wire EMQKIND: id is not JOB-namespaced       */
+#define EMQ_ESTALE     (-30002) /**< wire EMQSTALE: token mismatch or job gone    */
+#define EMQ_EWRONGTYPE (-30003) /**< wire WRONGTYPE: a key holds another type     */
+#define EMQ_EWIRE      (-30004) /**< version fence refused: another wire identity */
+#define EMQ_EQUEUE     (-30005) /**< host gate: invalid queue name                */
+#define EMQ_EID        (-30006) /**< host gate: not a valid branded id            */
+#define EMQ_EINVAL     (-30007) /**< host gate: bad argument (NULL, lease <= 0...) */
+#define EMQ_EBUSY      (-30008) /**< the file stayed locked past the busy timeout */
+#define EMQ_EIO        (-30009) /**< an I/O error; nothing was applied            */
+#define EMQ_EFULL      (-30010) /**< disk or quota full; nothing was applied      */
+#define EMQ_ENOMEM     (-30011) /**< out of memory; nothing was applied           */
+#define EMQ_ENOTEMQ    (-30012) /**< the file is not an emqlite file (untouched)  */
+#define EMQ_ESCHEMA    (-30013) /**< the file has a newer schema (untouched)      */
+#define EMQ_ECORRUPT   (-30014) /**< the file is damaged                          */
+#define EMQ_ETOOBIG    (-30015) /**< a payload exceeds the configured maximum     */
+#define EMQ_EREADONLY  (-30016) /**< the file or its directory is read-only       */
+#define EMQ_ECANTOPEN  (-30017) /**< the file cannot be opened                    */
+#define EMQ_EPROTO     (-30018) /**< malformed input (an import stream, a number)  */
+#define EMQ_EINTERNAL  (-30019) /**< an unexpected SQLite error; see emq_errmsg   */
+#define EMQ_EEMPTY     (-30020) /**< host gate: empty batch (empty_pipeline)      */
+#define EMQ_ENOTSUP    (-30021) /**< the feature was not built in                 */
+
+/** A static English description of a result code. Never NULL. */
+const char *emq_strerror(int rc);
+
+/* ------------------------------------------------------------- branded ids */
+
+#define EMQ_ID_LEN  14   /**< bytes in a branded id                 */
+#define EMQ_ID_SIZE 15   /**< bytes to hold an id and its NUL        */
+/** Unix ms of snowflake 0 (2024-01-01T00:00:00Z). */
+#define EMQ_EPOCH_MS INT64_C(1704067200000)
+
+/**
+ * Encode a branded id: namespace `ns` (3 bytes, A-Z) and snowflake `snow`
+ * (0 .. 2^63-1) into `out` (EMQ_ID_SIZE bytes, NUL-terminated).
+ * Returns EMQ_OK or EMQ_EID.
+ */
+int emq_id_encode(const char *ns, uint64_t snow, char out[EMQ_ID_SIZE]);
+
+/**
+ * Parse `len` bytes as a branded id. On success stores the namespace (3 bytes
+ * and a NUL) in `ns` and the snowflake in `snow` (either may be NULL) and
+ * returns EMQ_OK; otherwise EMQ_EID. Checks, in order: length, namespace,
+ * charset, range. Nothing is normalised.
+ */
+int emq_id_parse(const char *id, size_t len, char ns[4], uint64_t *snow);
+
+/** 1 when the NUL-terminated `id` is a valid branded id, else 0. */
+int emq_id_valid(const char *id);
+
+/* -------------------------------------------------------------- key grammar */
+
+/** The cluster slot of a key: CRC16-XMODEM of its hash tag, mod 16384. */
+unsigned emq_slot(const void *key, size_t len);
+
+/** 1 when `q` is a valid queue name ([A-Za-z0-9._-]{1,128}, not "emq"). */
+int emq_queue_valid(const char *q);
+
+/* ------------------------------------------------------------------ handle */
+
+typedef struct emq_db emq_db;
+
+/**
+ * A clock: returns the current time in Unix milliseconds. `ctx` is the
+ * pointer given with it. Install your own to drive leases, schedules and
+ * reaps deterministically in tests (no sleeps): every transition reads it
+ * exactly once, inside its transaction.
+ */
+typedef int64_t (*emq_clock_fn)(void *ctx);
+
+#define EMQ_SYNC_NORMAL 1 /**< WAL + synchronous=NORMAL (default)           */
+#define EMQ_SYNC_FULL   2 /**< WAL + synchronous=FULL: every commit is synced */
+
+/** Open options; initialise with emq_options_init() and change fields. */
+typedef struct emq_options {
+    int synchronous;      /**< EMQ_SYNC_NORMAL (default) or EMQ_SYNC_FULL   */
+    int busy_timeout_ms;  /**< wait this long for the write lock (5000)      */
+    int node_id;          /**< 0..1023, or -1 (default) to lease one from the
+                               file: distinct live handles never share one   */
+    emq_clock_fn clock;   /**< NULL (default): the real wall clock           */
+    void *clock_ctx;      /**< passed to `clock`                             */
+    int exclusive;        /**< 1: locking_mode=EXCLUSIVE, one process only   */
+    int readonly;         /**< 1: open read-only (no fence claim, no writes) */
+    uint64_t max_payload; /**< largest payload accepted (512 MiB)           */
+    int checkpoint_frames;/**< run a RESTART checkpoint once the WAL holds this
+                               many frames after a commit (1000; 0 = never,
+                               call emq_checkpoint yourself)                */
+} emq_options;
+
+/** Fill `o` with the defaults documented on each field. */
+void emq_options_init(emq_options *o);
+
+/**
+ * Open (creating if absent) the emqlite file at `path` ("" or ":memory:" for
+ * a private in-memory database) and pass the version fence: a fresh file is
+ * stamped "echomq:4.0.0"; a file stamped with anything else is refused with
+ * EMQ_EWIRE and left untouched. A file that is not emqlite's returns
+ * EMQ_ENOTEMQ, a newer schema EMQ_ESCHEMA; neither is modified.
+ * `opt` may be NULL for the defaults. On success `*out` is a new handle, to be
+ * released with emq_close(). On failure `*out` is NULL; when `errbuf` is not
+ * NULL the message (naming both wire values for EMQ_EWIRE) is copied there.
+ */
+int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
+                char *errbuf, size_t errlen);
+/** emq_open_ex() without an error buffer. */
+int emq_open(const char *path, const emq_options *opt, emq_db **out);
+
+/** Close a handle (NULL is ignored). Releases its node id lease. */
+void emq_close(emq_db *db);
+
+/**
+ * The message of the last failure on this handle: for wire errors the exact
+ * wire string, otherwise a sentence naming the class. Owned by the handle,
+ * valid until the next call on it. Never NULL ("" when none).
+ */
+const char *emq_errmsg(const emq_db *db);
+
+/** The node id (0..1023) this handle mints with. */
+int emq_node_id(const emq_db *db);
+
+/** Replace the clock (NULL restores the wall clock). */
+void emq_set_clock(emq_db *db, emq_clock_fn clock, void *ctx);
+
+/** Read the handle's clock once (Unix ms). */
+int64_t emq_now(emq_db *db);
+
+/**
+ * Mint a fresh branded id in namespace `ns` ("JOB" for jobs) into `out`.
+ * Ids minted by one handle strictly increase, through clock regressions and
+ * bursts beyond 4096 per millisecond; handles with distinct node ids never
+ * collide. Returns EMQ_OK or EMQ_EID (bad namespace).
+ */
+int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE]);
+
+/**
+ * Run a WAL checkpoint in RESTART mode (it takes the write lock, so it never
+ * races a commit). Returns EMQ_OK, EMQ_EBUSY or an I/O code.
+ */
+int emq_checkpoint(emq_db *db);
+
+/* ------------------------------------------------------------ the core queue */
+
+/** A claimed job. Owned by the caller; release with emq_job_clear(). */
+typedef struct emq_job {
+    char id[EMQ_ID_SIZE];   /**< the branded id                              */
+    int64_t attempts;       /**< the fencing token: present it to complete,
+                                 retry and extend                           */
+    unsigned char *payload; /**< malloc'd payload bytes, NUL-terminated for
+                                 convenience (not counted in payload_len);
+                                 NULL when the row had no payload            */
+    size_t payload_len;
+} emq_job;
+
+/** Free the payload of `job` and zero it. */
+void emq_job_clear(emq_job *job);
+
+/**
+ * T1.1 enqueue: admit job `id` with `payload` into queue `q`'s pending set.
+ * Returns EMQ_ENQUEUED; EMQ_DUPLICATE when a row `id` exists (nothing
+ * changes, the first payload stands); EMQ_EKIND when `id` is well-formed but
+ * not JOB-namespaced. Host gates: EMQ_EQUEUE, EMQ_EID, EMQ_ETOOBIG.
+ */
+int emq_enqueue(emq_db *db, const char *q, const char *id,
+                const void *payload, size_t len);
+
+/** One item of emq_enqueue_many(). */
+typedef struct emq_item {
+    const char *id;
+    const void *payload;
+    size_t len;
+} emq_item;
+
+/**
+ * T1.2 enqueue_many: enqueue `n` items in input order in one transaction.
+ * Every id is gated before any item runs; n == 0 is EMQ_EEMPTY. On EMQ_OK
+ * `verdicts[i]` holds EMQ_ENQUEUED, EMQ_DUPLICATE or EMQ_EKIND per item.
+ */
+int emq_enqueue_many(emq_db *db, const char *q, const emq_item *items,
+                     size_t n, int *verdicts);
+
+/**
+ * T1.3 enqueue_at: admit `id` scheduled at absolute Unix ms `run_at_ms`.
+ * Returns EMQ_SCHEDULED, EMQ_DUPLICATE or EMQ_EKIND.
+ */
+int emq_enqueue_at(emq_db *db, const char *q, const char *id,
+                   const void *payload, size_t len, int64_t run_at_ms);
+
+/** T1.3 enqueue_in: as emq_enqueue_at at NOW + `delay_ms` (>= 0). */
+int emq_enqueue_in(emq_db *db, const char *q, const char *id,
+                   const void *payload, size_t len, int64_t delay_ms);
+
+/**
+ * T1.4 claim: pop the oldest pending job, increment its attempts (the new
+ * token), mark it active and lease it until NOW + `lease_ms` (> 0).
+ * Returns EMQ_OK with `*job` filled (release with emq_job_clear), or
+ * EMQ_EMPTY when nothing is pending or the queue is paused.
+ */
+int emq_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job);
+
+/**
+ * T1.5 complete: with the current token, delete the row, count the
+ * completion and release the job from active (or pending). Returns EMQ_OK,
+ * EMQ_GONE (no row) or EMQ_ESTALE ("EMQSTALE complete token mismatch").
+ */
+int emq_complete(emq_db *db, const char *q, const char *id, int64_t token);
+
+/**
+ * T1.6 retry: with the current token, record `error` as last_error and either
+ * reschedule the job at NOW + `delay_ms` (EMQ_SCHEDULED) or, when attempts
+ * >= `max_attempts`, dead-letter it (EMQ_DEAD). EMQ_ESTALE for a token
+ * mismatch ("EMQSTALE retry token mismatch") or a missing row
+ * ("EMQSTALE job gone").
+ */
+int emq_retry(emq_db *db, const char *q, const char *id, int64_t token,
+              int64_t delay_ms, int64_t max_attempts,
+              const void *error, size_t error_len);
+
+/**
+ * T1.7 promote: move up to `batch` (> 0) due scheduled jobs (run-at <= NOW)
+ * to pending. Stores the number moved in `*count` (may be NULL).
+ */
+int emq_promote(emq_db *db, const char *q, int64_t batch, int64_t *count);
+
+/**
+ * T1.8 reap: return up to 100 jobs whose lease lapsed (deadline <= NOW) to
+ * pending. Stores the number reaped in `*count` (may be NULL).
+ */
+int emq_reap(emq_db *db, const char *q, int64_t *count);
+
+/**
+ * T1.9 browse: the newest `n` (> 0) pending ids, newest first, into `ids`
+ * (room for n ids); the number written goes to `*count`.
+ */
+int emq_browse(emq_db *db, const char *q, size_t n, char (*ids)[EMQ_ID_SIZE],
+               size_t *count);
+
+/** T1.10 pending_size: the number of pending jobs, into `*size`. */
+int emq_pending_size(emq_db *db, const char *q, int64_t *size);
+
+/**
+ * T1.11 extend_lock: with the current token, set the job's lease to
+ * NOW + `lease_ms` (inserting it into active if absent). Returns EMQ_OK,
+ * EMQ_GONE or EMQ_ESTALE ("EMQSTALE extend token mismatch").
+ */
+int emq_extend_lock(emq_db *db, const char *q, const char *id, int64_t token,
+                    int64_t lease_ms);
+
+/**
+ * T1.12 extend_locks: extend every (ids[i], tokens[i]) whose token matches,
+ * all to one deadline NOW + `lease_ms`. `failed[i]` is set to 1 for each pair
+ * not extended (missing row or token mismatch), else 0; `*nfailed` (may be
+ * NULL) gets their count. n may be 0.
+ */
+int emq_extend_locks(emq_db *db, const char *q, size_t n,
+                     const char *const *ids, const int64_t *tokens,
+                     int64_t lease_ms, int *failed, size_t *nfailed);
+
+/** T2.1 pause: set field `paused` of the queue's meta hash; claims answer
+ *  EMQ_EMPTY while it is present. */
+int emq_pause(emq_db *db, const char *q);
+/** T2.1 resume: delete the `paused` field. */
+int emq_resume(emq_db *db, const char *q);
+
+/* ------------------------------------------------------------------- reads */
+
+/** One field of a job row, as returned by emq_job_get(). */
+typedef struct emq_field {
+    char *name;  size_t name_len;   /**< malloc'd, NUL-terminated */
+    char *value; size_t value_len;  /**< malloc'd, NUL-terminated */
+} emq_field;
+
+/**
+ * Read job `id`'s row: `*fields` receives a malloc'd array of `*n` fields in
+ * stored order (free with emq_fields_free). Returns EMQ_OK, or EMQ_GONE when
+ * no row exists.
+ */
+int emq_job_get(emq_db *db, const char *q, const char *id,
+                emq_field **fields, size_t *n);
+void emq_fields_free(emq_field *fields, size_t n);
+
+/** Per-queue figures (emq_stats). */
+typedef struct emq_stats {
+    int64_t pending, active, scheduled, dead; /**< set cardinalities     */
+    int64_t completed, failed;                /**< metrics counters      */
+    int paused;                               /**< meta.paused present   */
+} emq_stats;
+
+/** Read the figures of queue `q` in one read transaction. */
+int emq_stats_get(emq_db *db, const char *q, emq_stats *st);
+
+/**
+ * List the queues that have keys in the file, in byte order. `*queues`
+ * receives a malloc'd array of `*n` malloc'd names; free with
+ * emq_queues_free.
+ */
+int emq_queues(emq_db *db, char ***queues, size_t *n);
+void emq_queues_free(char **queues, size_t n);
+
+/** Free memory the library returned (not a job: see emq_job_clear). */
+void emq_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EMQLITE_H */

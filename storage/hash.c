@@ -1,0 +1,259 @@
+/*
+ * hash.c — the hash type. A hash lives in its kv row as one blob
+ * (hashcodec.h): a read decodes it, a write re-encodes it in one UPDATE.
+ *
+ * Rules: a hash whose last field is removed (or has expired) ceases to exist;
+ * field expiry is per field and lazy; values are copied out of SQLite before
+ * the statement is reset.
+ */
+#include <string.h>
+#include "store_int.h"
+
+/* Load `key` as a hash into st->hf (views into st->hraw). *exists = 0 when
+ * absent (or every field expired). */
+static int load(emq_store *st, const void *key, size_t klen, int *exists)
+{
+    emq_keyrow kr;
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_HASH, &kr, 1);
+    *exists = 0;
+    st->hf.n = 0;
+    if (rc != EMQ_OK || kr.type == EMQ_T_NONE)
+        return rc;
+    rc = emq_buf_set(&st->hraw, kr.val, kr.vlen);
+    emq_stmt_done(emq_stmt(st, S_KEY_GET));
+    if (rc != EMQ_OK)
+        return emq_store_err(st, rc, "out of memory");
+    rc = emq_hc_decode(st->hraw.p, st->hraw.len, st->now, &st->hf);
+    if (rc != EMQ_OK)
+        return emq_store_err(st, rc, "damaged hash value");
+    if (st->hf.n == 0) /* every field expired: the hash is gone */
+        return st->tx_write ? emq_key_drop(st, key, klen, EMQ_T_HASH, 0)
+                            : EMQ_OK;
+    *exists = 1;
+    return EMQ_OK;
+}
+
+/* Write st->hf back to `key`: delete the key when no field is left. */
+static int store_back(emq_store *st, const void *key, size_t klen, int existed)
+{
+    sqlite3_stmt *s;
+    int rc;
+    if (st->hf.n == 0)
+        return existed ? emq_key_drop(st, key, klen, EMQ_T_HASH, 0) : EMQ_OK;
+    if (emq_hc_encode(&st->hf, &st->henc) != EMQ_OK)
+        return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+    s = emq_stmt(st, existed ? S_KEY_PUT_VAL : S_KEY_INSERT);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_bind_blob(s, 1, key, klen);
+    if (existed) {
+        emq_bind_blob(s, 2, st->henc.p, st->henc.len);
+    } else {
+        sqlite3_bind_int(s, 2, EMQ_T_HASH);
+        sqlite3_bind_int64(s, 3, 0);
+        sqlite3_bind_null(s, 4);
+        emq_bind_blob(s, 5, st->henc.p, st->henc.len);
+    }
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+}
+
+int emq_hash_get(emq_store *st, const void *key, size_t klen,
+                 const void *f, size_t flen, emq_buf *out)
+{
+    int exists;
+    int rc = load(st, key, klen, &exists);
+    if (rc != EMQ_OK || !exists)
+        return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
+    long i = emq_hc_find(&st->hf, f, flen);
+    if (i < 0)
+        return EMQ_NOTFOUND;
+    if (emq_buf_set(out, st->hf.e[i].v, st->hf.e[i].vlen) != EMQ_OK)
+        return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+    return EMQ_OK;
+}
+
+int emq_hash_set(emq_store *st, const void *key, size_t klen,
+                 const emq_bytes *fv, size_t n, int *added)
+{
+    int exists, count = 0;
+    int rc = load(st, key, klen, &exists);
+    if (rc != EMQ_OK)
+        return rc;
+    for (size_t i = 0; i + 1 < 2 * n; i += 2) {
+        long at = emq_hc_find(&st->hf, fv[i].p, fv[i].n);
+        if (at < 0)
+            count++;
+        /* HSET clears a field's own expiry, as Valkey does. */
+        if (emq_hc_put(&st->hf, fv[i].p, fv[i].n, fv[i + 1].p, fv[i + 1].n,
+                       -1) != EMQ_OK)
+            return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+    }
+    rc = store_back(st, key, klen, exists);
+    if (rc == EMQ_OK && added)
+        *added = count;
+    return rc;
+}
+
+int emq_hash_create(emq_store *st, const void *key, size_t klen,
+                    const emq_bytes *fv, size_t n, int *created)
+{
+    sqlite3_stmt *s;
+    int rc;
+    *created = 0;
+    st->hf.n = 0;
+    for (size_t i = 0; i + 1 < 2 * n; i += 2)
+        if (emq_hc_put(&st->hf, fv[i].p, fv[i].n, fv[i + 1].p, fv[i + 1].n,
+                       -1) != EMQ_OK)
+            return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+    if (emq_hc_encode(&st->hf, &st->henc) != EMQ_OK)
+        return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+    /* One statement in the common case: insert unless the name exists. */
+    s = emq_stmt(st, S_KEY_CREATE_NX);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_bind_blob(s, 1, key, klen);
+    sqlite3_bind_int(s, 2, EMQ_T_HASH);
+    emq_bind_blob(s, 3, st->henc.p, st->henc.len);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    if (sqlite3_changes(st->db) == 1) {
+        *created = 1;
+        return EMQ_OK;
+    }
+    /* The name exists: it still counts as absent if it has expired. */
+    emq_keyrow kr;
+    if ((rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0)) != EMQ_OK)
+        return rc;
+    if (kr.type != EMQ_T_NONE)
+        return EMQ_OK;
+    return emq_hash_create(st, key, klen, fv, n, created);
+}
+
+int emq_hash_del(emq_store *st, const void *key, size_t klen,
+                 const void *f, size_t flen, int *removed)
+{
+    int exists;
+    int rc = load(st, key, klen, &exists);
+    if (removed)
+        *removed = 0;
+    if (rc != EMQ_OK || !exists)
+        return rc;
+    long i = emq_hc_find(&st->hf, f, flen);
+    if (i < 0)
+        return EMQ_OK;
+    emq_hc_remove(&st->hf, (size_t)i);
+    rc = store_back(st, key, klen, 1);
+    if (rc == EMQ_OK && removed)
+        *removed = 1;
+    return rc;
+}
+
+int emq_hash_incrby(emq_store *st, const void *key, size_t klen,
+                    const void *f, size_t flen, int64_t by, int64_t *result)
+{
+    int exists;
+    int64_t cur = 0;
+    int64_t expire = -1;
+    int rc = load(st, key, klen, &exists);
+    if (rc != EMQ_OK)
+        return rc;
+    long i = emq_hc_find(&st->hf, f, flen);
+    if (i >= 0) {
+        if (emq_parse_i64(st->hf.e[i].v, st->hf.e[i].vlen, &cur))
+            return emq_store_err(st, EMQ_EPROTO,
+                                 "ERR hash value is not an integer");
+        expire = st->hf.e[i].expire;
+    }
+    if ((by > 0 && cur > INT64_MAX - by) || (by < 0 && cur < INT64_MIN - by))
+        return emq_store_err(st, EMQ_EPROTO,
+                             "ERR increment or decrement would overflow");
+    cur += by;
+    char num[24];
+    size_t n = emq_fmt_i64(num, cur);
+    if (emq_hc_put(&st->hf, f, flen, num, n, expire) != EMQ_OK)
+        return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+    rc = store_back(st, key, klen, exists);
+    if (rc == EMQ_OK && result)
+        *result = cur;
+    return rc;
+}
+
+int emq_hash_exists(emq_store *st, const void *key, size_t klen,
+                    const void *f, size_t flen, int *is)
+{
+    int exists;
+    int rc = load(st, key, klen, &exists);
+    *is = rc == EMQ_OK && exists && emq_hc_find(&st->hf, f, flen) >= 0;
+    return rc;
+}
+
+int emq_hash_len(emq_store *st, const void *key, size_t klen, int64_t *n)
+{
+    int exists;
+    int rc = load(st, key, klen, &exists);
+    *n = rc == EMQ_OK ? (int64_t)st->hf.n : 0;
+    return rc;
+}
+
+int emq_hash_expire_at(emq_store *st, const void *key, size_t klen,
+                       const void *f, size_t flen, int64_t at, int *done)
+{
+    int exists;
+    int rc = load(st, key, klen, &exists);
+    *done = 0;
+    if (rc != EMQ_OK || !exists)
+        return rc;
+    long i = emq_hc_find(&st->hf, f, flen);
+    if (i < 0)
+        return EMQ_OK;
+    if (at >= 0 && st->now > at)
+        emq_hc_remove(&st->hf, (size_t)i); /* a past instant deletes it */
+    else
+        st->hf.e[i].expire = at;
+    rc = store_back(st, key, klen, 1);
+    *done = rc == EMQ_OK;
+    return rc;
+}
+
+int emq_hash_field_expiry(emq_store *st, const void *key, size_t klen,
+                          const void *f, size_t flen, int64_t *at)
+{
+    int exists;
+    int rc = load(st, key, klen, &exists);
+    *at = -2;
+    if (rc != EMQ_OK || !exists)
+        return rc;
+    long i = emq_hc_find(&st->hf, f, flen);
+    if (i >= 0)
+        *at = st->hf.e[i].expire;
+    return EMQ_OK;
+}
+
+int emq_hash_getall(emq_store *st, const void *key, size_t klen,
+                    emq_field_cb cb, void *ctx)
+{
+    int exists;
+    int rc = load(st, key, klen, &exists);
+    if (rc != EMQ_OK || !exists)
+        return rc;
+    /* Copy the views: the callback may call back into the store. */
+    emq_buf raw = {0};
+    emq_hfields h = {0};
+    if (emq_buf_set(&raw, st->hraw.p, st->hraw.len) != EMQ_OK ||
+        emq_hc_decode(raw.p, raw.len, st->now, &h) != EMQ_OK) {
+        rc = emq_store_err(st, EMQ_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < h.n; i++)
+        if ((rc = cb(ctx, h.e[i].f, h.e[i].flen, h.e[i].v, h.e[i].vlen,
+                     h.e[i].expire)) != 0)
+            break;
+done:
+    emq_hc_free(&h);
+    emq_buf_free(&raw);
+    return rc;
+}

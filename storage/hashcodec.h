@@ -1,0 +1,43 @@
+/*
+ * hashcodec.h — the on-disk encoding of a hash: one blob per hash key.
+ *
+ * A hash is stored as the `val` of its kv row: a sequence of entries, each
+ * varint(field length) field varint(value length) value varint(expiry + 1)
+ * (0 = no field expiry), in insertion order. Small hashes (job rows, meta,
+ * counters) are read and written in one row access, as Valkey keeps small
+ * hashes in one listpack. Decoding never copies: entries point into the blob.
+ */
+#ifndef EMQ_HASHCODEC_H
+#define EMQ_HASHCODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "store.h"
+
+typedef struct emq_hfield {
+    const unsigned char *f, *v;
+    size_t flen, vlen;
+    int64_t expire; /* absolute ms, -1 none */
+} emq_hfield;
+
+typedef struct emq_hfields {
+    emq_hfield *e;
+    size_t n, cap;
+} emq_hfields;
+
+/** Decode `len` bytes, dropping fields expired at `now` (now > expire).
+ *  EMQ_ECORRUPT on a malformed blob. Entries point into `p`. */
+int emq_hc_decode(const unsigned char *p, size_t len, int64_t now,
+                  emq_hfields *h);
+/** Index of field f, or -1. */
+long emq_hc_find(const emq_hfields *h, const void *f, size_t flen);
+/** Set (replace or append) field f; the views must outlive encoding. */
+int emq_hc_put(emq_hfields *h, const void *f, size_t flen, const void *v,
+               size_t vlen, int64_t expire);
+/** Remove entry i. */
+void emq_hc_remove(emq_hfields *h, size_t i);
+/** Encode all entries into `out` (replacing its contents). */
+int emq_hc_encode(const emq_hfields *h, emq_buf *out);
+void emq_hc_free(emq_hfields *h);
+
+#endif /* EMQ_HASHCODEC_H */

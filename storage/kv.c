@@ -1,0 +1,391 @@
+/*
+ * kv.c — the key table: one row per live key (name, type, element id,
+ * expiry, and the value of strings and hashes), the generic key commands
+ * (TYPE, DEL, PEXPIREAT, PTTL, the ordered scan) and the string type.
+ *
+ * Rules: a key holds one type; aggregates keep their elements in the zset,
+ * list and sset tables under a `kid` that is never reused; an expired key is
+ * absent to every read and is deleted by the first write transaction that
+ * looks at it.
+ */
+#include <string.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include "store_int.h"
+
+const char *emq_type_name(int type)
+{
+    switch (type) {
+    case EMQ_T_STRING: return "string";
+    case EMQ_T_HASH: return "hash";
+    case EMQ_T_LIST: return "list";
+    case EMQ_T_SET: return "set";
+    case EMQ_T_ZSET: return "zset";
+    default: return "none";
+    }
+}
+
+static int expired(const emq_store *st, int64_t expire)
+{
+    return expire >= 0 && st->now > expire;
+}
+
+/* ------------------------------------------------------------ key rows */
+
+int emq_key_lookup(emq_store *st, const void *key, size_t klen, int want,
+                   emq_keyrow *kr, int keep_val)
+{
+    sqlite3_stmt *s = emq_stmt(st, S_KEY_GET);
+    int rc;
+    memset(kr, 0, sizeof *kr);
+    kr->expire = -1;
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_bind_blob(s, 1, key, klen);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) {
+        emq_stmt_done(s);
+        return EMQ_OK;
+    }
+    if (rc != SQLITE_ROW) {
+        emq_stmt_done(s);
+        return emq_store_fail(st, rc);
+    }
+    kr->type = sqlite3_column_int(s, 0);
+    kr->kid = sqlite3_column_int64(s, 1);
+    kr->expire = sqlite3_column_type(s, 2) == SQLITE_NULL
+                     ? -1 : sqlite3_column_int64(s, 2);
+    if (expired(st, kr->expire)) {
+        int type = kr->type;
+        int64_t kid = kr->kid;
+        emq_stmt_done(s);
+        memset(kr, 0, sizeof *kr);
+        kr->expire = -1;
+        if (st->tx_write)
+            return emq_key_drop(st, key, klen, type, kid);
+        return EMQ_OK;
+    }
+    if (want != EMQ_T_NONE && kr->type != want) {
+        emq_stmt_done(s);
+        return emq_store_err(st, EMQ_EWRONGTYPE, EMQ_WRONGTYPE_MSG);
+    }
+    if (keep_val) {
+        kr->val = sqlite3_column_blob(s, 3);
+        kr->vlen = (size_t)sqlite3_column_bytes(s, 3);
+    } else {
+        emq_stmt_done(s);
+    }
+    return EMQ_OK;
+}
+
+int emq_key_create(emq_store *st, const void *key, size_t klen, int type,
+                   int64_t *kid)
+{
+    sqlite3_stmt *s = emq_stmt(st, S_KID_NEXT);
+    int rc;
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        emq_stmt_done(s);
+        return emq_store_fail(st, rc);
+    }
+    *kid = sqlite3_column_int64(s, 0);
+    emq_stmt_done(s);
+
+    s = emq_stmt(st, S_KEY_INSERT);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_bind_blob(s, 1, key, klen);
+    sqlite3_bind_int(s, 2, type);
+    sqlite3_bind_int64(s, 3, *kid);
+    sqlite3_bind_null(s, 4);
+    sqlite3_bind_null(s, 5);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+}
+
+static int run_kid(emq_store *st, int id, int64_t kid)
+{
+    sqlite3_stmt *s = emq_stmt(st, id);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    int rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+}
+
+int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
+                 int64_t kid)
+{
+    int rc = EMQ_OK;
+    if (type == EMQ_T_ZSET)
+        rc = run_kid(st, S_Z_DROP, kid);
+    else if (type == EMQ_T_LIST)
+        rc = run_kid(st, S_L_DROP, kid);
+    else if (type == EMQ_T_SET)
+        rc = run_kid(st, S_S_DROP, kid);
+    if (rc != EMQ_OK)
+        return rc;
+    sqlite3_stmt *s = emq_stmt(st, S_KEY_DELETE);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_bind_blob(s, 1, key, klen);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+}
+
+int emq_key_drop_if_empty(emq_store *st, const void *key, size_t klen,
+                          int any_stmt, int64_t kid)
+{
+    sqlite3_stmt *s = emq_stmt(st, any_stmt);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    int rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (rc == SQLITE_ROW)
+        return EMQ_OK;
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    s = emq_stmt(st, S_KEY_DELETE);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_bind_blob(s, 1, key, klen);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+}
+
+/* -------------------------------------------------------- key commands */
+
+int emq_key_type(emq_store *st, const void *key, size_t klen, int *type)
+{
+    emq_keyrow kr;
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0);
+    *type = rc == EMQ_OK ? kr.type : EMQ_T_NONE;
+    return rc;
+}
+
+int emq_key_del(emq_store *st, const void *key, size_t klen, int *deleted)
+{
+    emq_keyrow kr;
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0);
+    if (deleted)
+        *deleted = 0;
+    if (rc != EMQ_OK || kr.type == EMQ_T_NONE)
+        return rc;
+    rc = emq_key_drop(st, key, klen, kr.type, kr.kid);
+    if (rc == EMQ_OK && deleted)
+        *deleted = 1;
+    return rc;
+}
+
+int emq_key_expire_at(emq_store *st, const void *key, size_t klen, int64_t at)
+{
+    emq_keyrow kr;
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0);
+    if (rc != EMQ_OK)
+        return rc;
+    if (kr.type == EMQ_T_NONE)
+        return EMQ_NOTFOUND;
+    if (at >= 0 && st->now > at) /* an instant in the past deletes it */
+        return emq_key_drop(st, key, klen, kr.type, kr.kid);
+    sqlite3_stmt *s = emq_stmt(st, S_KEY_SET_EXPIRE);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_bind_blob(s, 1, key, klen);
+    if (at < 0)
+        sqlite3_bind_null(s, 2);
+    else
+        sqlite3_bind_int64(s, 2, at);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+}
+
+int emq_key_expiry(emq_store *st, const void *key, size_t klen, int64_t *at)
+{
+    emq_keyrow kr;
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0);
+    if (rc != EMQ_OK)
+        return rc;
+    if (kr.type == EMQ_T_NONE)
+        return EMQ_NOTFOUND;
+    *at = kr.expire;
+    return EMQ_OK;
+}
+
+int emq_key_pttl(emq_store *st, const void *key, size_t klen, int64_t *ttl)
+{
+    int64_t at;
+    int rc = emq_key_expiry(st, key, klen, &at);
+    if (rc == EMQ_NOTFOUND) {
+        *ttl = -2;
+        return EMQ_OK;
+    }
+    if (rc != EMQ_OK)
+        return rc;
+    *ttl = at < 0 ? -1 : (at - st->now < 0 ? 0 : at - st->now);
+    return EMQ_OK;
+}
+
+int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
+                 emq_key_cb cb, void *ctx)
+{
+    /* The scan statement is prepared per call: a callback may itself read
+     * keys (export does), which must not reset this cursor. */
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db,
+                                "SELECT name, type, expire FROM kv"
+                                " WHERE name >= ?1 ORDER BY name", -1, &s,
+                                NULL);
+    if (rc != SQLITE_OK)
+        return emq_store_fail(st, rc);
+    emq_bind_blob(s, 1, prefix, plen);
+    int out = EMQ_OK;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const unsigned char *k = sqlite3_column_blob(s, 0);
+        size_t kl = (size_t)sqlite3_column_bytes(s, 0);
+        if (kl < plen || (plen && memcmp(k, prefix, plen) != 0))
+            break;
+        int64_t ex = sqlite3_column_type(s, 2) == SQLITE_NULL
+                         ? -1 : sqlite3_column_int64(s, 2);
+        if (expired(st, ex))
+            continue;
+        if ((out = cb(ctx, k ? k : (const unsigned char *)"", kl,
+                      sqlite3_column_int(s, 1))) != 0)
+            break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        out = emq_store_fail(st, rc);
+    sqlite3_finalize(s);
+    return out;
+}
+
+/* ------------------------------------------------------------- strings */
+
+int emq_str_get(emq_store *st, const void *key, size_t klen, emq_buf *out)
+{
+    emq_keyrow kr;
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_STRING, &kr, 1);
+    if (rc != EMQ_OK || kr.type == EMQ_T_NONE)
+        return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
+    rc = emq_buf_set(out, kr.val, kr.vlen);
+    emq_stmt_done(emq_stmt(st, S_KEY_GET));
+    return rc;
+}
+
+int emq_str_set(emq_store *st, const void *key, size_t klen, const void *v,
+                size_t vlen, int64_t expire_at, int flags, int *done)
+{
+    emq_keyrow kr;
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0);
+    if (done)
+        *done = 0;
+    if (rc != EMQ_OK)
+        return rc;
+    if (kr.type != EMQ_T_NONE) {
+        if (flags & EMQ_SET_NX)
+            return EMQ_OK;
+        /* SET replaces a key of any type. */
+        if (kr.type != EMQ_T_STRING && kr.type != EMQ_T_HASH &&
+            (rc = emq_key_drop(st, key, klen, kr.type, kr.kid)) != EMQ_OK)
+            return rc;
+    }
+    sqlite3_stmt *s = emq_stmt(st, S_KEY_UPSERT);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_bind_blob(s, 1, key, klen);
+    sqlite3_bind_int(s, 2, EMQ_T_STRING);
+    if (expire_at < 0)
+        sqlite3_bind_null(s, 3);
+    else
+        sqlite3_bind_int64(s, 3, expire_at);
+    emq_bind_blob(s, 4, v, vlen);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    if (done)
+        *done = 1;
+    return EMQ_OK;
+}
+
+/* Parse a whole byte string as a signed 64-bit decimal (Redis rules: no
+ * spaces, no '+', no leading zeros except "0"). */
+int emq_parse_i64(const void *bytes, size_t n, int64_t *out)
+{
+    const unsigned char *p = bytes;
+    char tmp[24];
+    if (n == 0 || n > 20)
+        return -1;
+    memcpy(tmp, p, n);
+    tmp[n] = '\0';
+    size_t i = tmp[0] == '-' ? 1 : 0;
+    if (i == n || (tmp[i] == '0' && n > i + 1) || (i && tmp[i] == '0'))
+        return -1;
+    for (size_t j = i; j < n; j++)
+        if (tmp[j] < '0' || tmp[j] > '9')
+            return -1;
+    char *end;
+    long long v = strtoll(tmp, &end, 10);
+    if (*end != '\0')
+        return -1;
+    /* strtoll saturates: reject values that did not round-trip */
+    char back[24];
+    snprintf(back, sizeof back, "%lld", v);
+    if (strcmp(back, tmp) != 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int emq_str_incrby(emq_store *st, const void *key, size_t klen, int64_t by,
+                   int64_t *result)
+{
+    emq_keyrow kr;
+    int64_t cur = 0;
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_STRING, &kr, 1);
+    if (rc != EMQ_OK)
+        return rc;
+    int64_t expire = kr.expire;
+    if (kr.type != EMQ_T_NONE) {
+        int bad = emq_parse_i64(kr.val, kr.vlen, &cur);
+        emq_stmt_done(emq_stmt(st, S_KEY_GET));
+        if (bad)
+            return emq_store_err(st, EMQ_EPROTO,
+                                 "ERR value is not an integer or out of range");
+    }
+    if ((by > 0 && cur > INT64_MAX - by) || (by < 0 && cur < INT64_MIN - by))
+        return emq_store_err(st, EMQ_EPROTO,
+                             "ERR increment or decrement would overflow");
+    cur += by;
+    char num[24];
+    size_t n = emq_fmt_i64(num, cur);
+    rc = emq_str_set(st, key, klen, num, n, expire, 0, NULL);
+    if (rc == EMQ_OK && result)
+        *result = cur;
+    return rc;
+}
+
+size_t emq_fmt_i64(char *buf, int64_t v)
+{
+    char tmp[21];
+    size_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    size_t len = 0;
+    if (v < 0)
+        buf[len++] = '-';
+    while (n)
+        buf[len++] = tmp[--n];
+    buf[len] = '\0';
+    return len;
+}

@@ -1,0 +1,470 @@
+/*
+ * store.c — the store's file: open with ownership checks, pragmas, schema,
+ * the prepared-statement cache, transactions and checkpoints.
+ *
+ * Rules: a file that is not emqlite's is refused before a single byte of it
+ * is written (we look at it read-only first); `synchronous` is always set
+ * explicitly; WAL auto-checkpoints are off and checkpoints run only in
+ * RESTART mode, which holds the write lock, so a checkpoint never races a
+ * commit that resets the WAL (see doc/RELIABILITY.md).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "store_int.h"
+
+/* ------------------------------------------------------------------ SQL */
+
+static const char *const schema_sql =
+    "CREATE TABLE kv("
+    " name BLOB PRIMARY KEY,"        /* the key, byte-exact              */
+    " type INTEGER NOT NULL,"        /* enum emq_type                    */
+    " kid INTEGER NOT NULL,"         /* element id of an aggregate, or 0  */
+    " expire INTEGER,"               /* absolute ms, NULL for none       */
+    " val BLOB"                      /* string value or encoded hash     */
+    ") WITHOUT ROWID;"
+    "CREATE TABLE zset(kid INTEGER NOT NULL, member BLOB NOT NULL,"
+    " score REAL NOT NULL, PRIMARY KEY(kid, member)) WITHOUT ROWID;"
+    "CREATE INDEX zset_rank ON zset(kid, score, member);"
+    "CREATE TABLE list(kid INTEGER NOT NULL, pos INTEGER NOT NULL,"
+    " val BLOB NOT NULL, PRIMARY KEY(kid, pos)) WITHOUT ROWID;"
+    "CREATE TABLE sset(kid INTEGER NOT NULL, member BLOB NOT NULL,"
+    " PRIMARY KEY(kid, member)) WITHOUT ROWID;"
+    "CREATE TABLE emq_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+    "INSERT INTO emq_meta VALUES('next_kid', 1);";
+
+static const char *const sql[S_COUNT] = {
+    [S_KEY_GET] = "SELECT type, kid, expire, val FROM kv WHERE name = ?1",
+    [S_KEY_INSERT] = "INSERT INTO kv(name, type, kid, expire, val)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5)",
+    [S_KEY_DELETE] = "DELETE FROM kv WHERE name = ?1",
+    [S_KEY_PUT_VAL] = "UPDATE kv SET val = ?2 WHERE name = ?1",
+    [S_KEY_SET_EXPIRE] = "UPDATE kv SET expire = ?2 WHERE name = ?1",
+    [S_KEY_UPSERT] = "INSERT OR REPLACE INTO kv(name, type, kid, expire, val)"
+                     " VALUES(?1, ?2, 0, ?3, ?4)",
+    [S_KEY_SCAN] = "SELECT name, type, expire FROM kv WHERE name >= ?1"
+                   " ORDER BY name",
+    [S_KEY_CREATE_NX] = "INSERT INTO kv(name, type, kid, expire, val)"
+                        " VALUES(?1, ?2, 0, NULL, ?3) ON CONFLICT DO NOTHING",
+    [S_KID_NEXT] = "UPDATE emq_meta SET v = v + 1 WHERE k = 'next_kid'"
+                   " RETURNING v - 1",
+    [S_Z_ADD] = "INSERT INTO zset(kid, member, score) VALUES(?1, ?2, ?3)"
+                " ON CONFLICT(kid, member) DO UPDATE SET score = excluded.score",
+    [S_Z_REM] = "DELETE FROM zset WHERE kid = ?1 AND member = ?2",
+    [S_Z_SCORE] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2",
+    [S_Z_CARD] = "SELECT count(*) FROM zset WHERE kid = ?1",
+    [S_Z_ANY] = "SELECT 1 FROM zset WHERE kid = ?1 LIMIT 1",
+    [S_Z_POPMIN] = "DELETE FROM zset WHERE kid = ?1 AND member ="
+                   " (SELECT member FROM zset WHERE kid = ?1"
+                   "  ORDER BY score, member LIMIT 1) RETURNING member, score",
+    [S_Z_RANGE_SCORE] = "SELECT member, score FROM zset WHERE kid = ?1"
+                        " AND score >= ?2 AND score <= ?3"
+                        " ORDER BY score, member LIMIT ?4",
+    [S_Z_RANGE_ASC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                      " ORDER BY score, member LIMIT ?2",
+    [S_Z_RANGE_DESC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                       " ORDER BY score DESC, member DESC LIMIT ?2",
+    [S_Z_LEX_ASC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                    " AND (?2 IS NULL OR member >= ?2)"
+                    " AND (?3 IS NULL OR member <= ?3)"
+                    " ORDER BY member LIMIT ?4",
+    [S_Z_LEX_DESC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                     " AND (?2 IS NULL OR member >= ?2)"
+                     " AND (?3 IS NULL OR member <= ?3)"
+                     " ORDER BY member DESC LIMIT ?4",
+    [S_Z_DROP] = "DELETE FROM zset WHERE kid = ?1",
+    [S_L_MINMAX] = "SELECT min(pos), max(pos), count(*) FROM list"
+                   " WHERE kid = ?1",
+    [S_L_INSERT] = "INSERT INTO list(kid, pos, val) VALUES(?1, ?2, ?3)",
+    [S_L_ASC] = "SELECT pos, val FROM list WHERE kid = ?1 ORDER BY pos"
+                " LIMIT ?2 OFFSET ?3",
+    [S_L_DESC] = "SELECT pos, val FROM list WHERE kid = ?1"
+                 " ORDER BY pos DESC LIMIT ?2 OFFSET ?3",
+    [S_L_DEL] = "DELETE FROM list WHERE kid = ?1 AND pos = ?2",
+    [S_L_COUNT] = "SELECT count(*) FROM list WHERE kid = ?1",
+    [S_L_DROP] = "DELETE FROM list WHERE kid = ?1",
+    [S_L_ANY] = "SELECT 1 FROM list WHERE kid = ?1 LIMIT 1",
+    [S_L_POP_LEFT] = "DELETE FROM list WHERE kid = ?1 AND pos ="
+                     " (SELECT min(pos) FROM list WHERE kid = ?1)"
+                     " RETURNING val",
+    [S_L_POP_RIGHT] = "DELETE FROM list WHERE kid = ?1 AND pos ="
+                      " (SELECT max(pos) FROM list WHERE kid = ?1)"
+                      " RETURNING val",
+    [S_S_ADD] = "INSERT INTO sset(kid, member) VALUES(?1, ?2)"
+                " ON CONFLICT DO NOTHING",
+    [S_S_REM] = "DELETE FROM sset WHERE kid = ?1 AND member = ?2",
+    [S_S_IS] = "SELECT 1 FROM sset WHERE kid = ?1 AND member = ?2",
+    [S_S_ALL] = "SELECT member FROM sset WHERE kid = ?1 ORDER BY member",
+    [S_S_CARD] = "SELECT count(*) FROM sset WHERE kid = ?1",
+    [S_S_ANY] = "SELECT 1 FROM sset WHERE kid = ?1 LIMIT 1",
+    [S_S_DROP] = "DELETE FROM sset WHERE kid = ?1",
+    [S_BEGIN_W] = "BEGIN IMMEDIATE",
+    [S_BEGIN_R] = "BEGIN DEFERRED",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+};
+
+/* ------------------------------------------------------------- errors */
+
+int emq_store_err(emq_store *st, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->errmsg, sizeof st->errmsg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static int map_rc(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return EMQ_EBUSY;
+    case SQLITE_IOERR: return EMQ_EIO;
+    case SQLITE_FULL: return EMQ_EFULL;
+    case SQLITE_NOMEM: return EMQ_ENOMEM;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return EMQ_ECORRUPT;
+    case SQLITE_READONLY:
+    case SQLITE_PERM: return EMQ_EREADONLY;
+    case SQLITE_CANTOPEN: return EMQ_ECANTOPEN;
+    case SQLITE_TOOBIG: return EMQ_ETOOBIG;
+    default: return EMQ_EINTERNAL;
+    }
+}
+
+int emq_store_fail(emq_store *st, int rc)
+{
+    const char *m = st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
+    return emq_store_err(st, map_rc(rc), "sqlite: %s", m);
+}
+
+const char *emq_store_errmsg(const emq_store *st)
+{
+    return st ? st->errmsg : "";
+}
+
+sqlite3 *emq_store_sqlite(emq_store *st)
+{
+    return st->db;
+}
+
+/* --------------------------------------------------------- statements */
+
+sqlite3_stmt *emq_stmt(emq_store *st, int id)
+{
+    if (!st->stmt[id] &&
+        sqlite3_prepare_v3(st->db, sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+                           &st->stmt[id], NULL) != SQLITE_OK) {
+        emq_store_fail(st, sqlite3_errcode(st->db));
+        return NULL;
+    }
+    return st->stmt[id];
+}
+
+void emq_stmt_done(sqlite3_stmt *s)
+{
+    if (s) {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+    }
+}
+
+int emq_bind_blob(sqlite3_stmt *s, int i, const void *p, size_t n)
+{
+    /* A zero-length blob must still bind as a blob, never as NULL. */
+    static const char empty[1];
+    return sqlite3_bind_blob64(s, i, n ? p : empty, n, SQLITE_STATIC);
+}
+
+/* Run a statement with no bindings to completion. */
+static int exec_stmt(emq_store *st, int id)
+{
+    sqlite3_stmt *s = emq_stmt(st, id);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    return EMQ_OK;
+}
+
+/* ------------------------------------------------------------- open */
+
+static int is_memory(const char *path)
+{
+    return path == NULL || path[0] == '\0' || strcmp(path, ":memory:") == 0;
+}
+
+static int wal_hook(void *ctx, sqlite3 *db, const char *name, int frames)
+{
+    (void)db;
+    (void)name;
+    ((emq_store *)ctx)->wal_frames = frames;
+    return SQLITE_OK;
+}
+
+static int pragma_int(sqlite3 *db, const char *q, int64_t *out)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db, q, -1, &s, NULL);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) {
+            *out = sqlite3_column_int64(s, 0);
+            rc = SQLITE_OK;
+        } else if (rc == SQLITE_DONE) {
+            *out = 0;
+            rc = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/*
+ * Look at an existing file read-only and decide whether it is ours. Returns
+ * EMQ_OK (ours, or empty and free to initialise), EMQ_ENOTEMQ, EMQ_ESCHEMA,
+ * or an open error. Never writes to the file.
+ */
+static int inspect(emq_store *st, const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || sb.st_size == 0)
+        return EMQ_OK; /* new file: nothing to protect */
+
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot read %s", path);
+    unsigned char hdr[100];
+    size_t got = fread(hdr, 1, sizeof hdr, f);
+    fclose(f);
+    if (got < sizeof hdr || memcmp(hdr, "SQLite format 3", 16) != 0)
+        return emq_store_err(st, EMQ_ENOTEMQ,
+                             "%s is not an emqlite file (not SQLite)", path);
+
+    sqlite3 *db = NULL;
+    int64_t appid = 0, uver = 0, ntab = 0;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    if (rc == SQLITE_OK)
+        rc = pragma_int(db, "PRAGMA application_id", &appid);
+    if (rc == SQLITE_OK)
+        rc = pragma_int(db, "PRAGMA user_version", &uver);
+    if (rc == SQLITE_OK)
+        rc = pragma_int(db, "SELECT count(*) FROM sqlite_schema", &ntab);
+    sqlite3_close(db);
+    if (rc != SQLITE_OK) {
+        int code = map_rc(rc);
+        if (code == EMQ_ECORRUPT || code == EMQ_EINTERNAL)
+            return emq_store_err(st, EMQ_ENOTEMQ,
+                                 "%s is not an emqlite file (%s)", path,
+                                 sqlite3_errstr(rc));
+        return emq_store_err(st, code, "cannot inspect %s: %s", path,
+                             sqlite3_errstr(rc));
+    }
+    if (appid == 0 && uver == 0 && ntab == 0)
+        return EMQ_OK; /* an empty SQLite database: adopt it */
+    if (appid != EMQ_APPLICATION_ID)
+        return emq_store_err(st, EMQ_ENOTEMQ,
+                             "%s is an SQLite file of another application "
+                             "(application_id %lld)", path, (long long)appid);
+    if (uver > EMQ_SCHEMA_VERSION)
+        return emq_store_err(st, EMQ_ESCHEMA,
+                             "%s has schema version %lld; this emqlite reads "
+                             "up to %d", path, (long long)uver,
+                             EMQ_SCHEMA_VERSION);
+    return EMQ_OK;
+}
+
+static int exec_sql(emq_store *st, const char *q)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(st->db, q, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        int code = map_rc(rc);
+        emq_store_err(st, code, "sqlite: %s", msg ? msg : sqlite3_errstr(rc));
+        sqlite3_free(msg);
+        return code;
+    }
+    return EMQ_OK;
+}
+
+/* Create the schema in a fresh file, or check the stamp of an old one. */
+static int init_schema(emq_store *st)
+{
+    int64_t appid = 0, uver = 0;
+    int rc = exec_stmt(st, S_BEGIN_W);
+    if (rc != EMQ_OK)
+        return rc;
+    if (pragma_int(st->db, "PRAGMA application_id", &appid) != SQLITE_OK ||
+        pragma_int(st->db, "PRAGMA user_version", &uver) != SQLITE_OK) {
+        rc = emq_store_fail(st, sqlite3_errcode(st->db));
+        goto fail;
+    }
+    if (appid == 0 && uver == 0) {
+        char stamp[96];
+        snprintf(stamp, sizeof stamp,
+                 "PRAGMA application_id = %d; PRAGMA user_version = %d;",
+                 EMQ_APPLICATION_ID, EMQ_SCHEMA_VERSION);
+        if ((rc = exec_sql(st, schema_sql)) != EMQ_OK ||
+            (rc = exec_sql(st, stamp)) != EMQ_OK)
+            goto fail;
+    } else if (appid != EMQ_APPLICATION_ID) {
+        rc = emq_store_err(st, EMQ_ENOTEMQ, "not an emqlite file");
+        goto fail;
+    } else if (uver > EMQ_SCHEMA_VERSION) {
+        rc = emq_store_err(st, EMQ_ESCHEMA, "newer schema version %lld",
+                           (long long)uver);
+        goto fail;
+    }
+    return exec_stmt(st, S_COMMIT);
+fail:
+    exec_stmt(st, S_ROLLBACK);
+    return rc;
+}
+
+static int set_pragmas(emq_store *st)
+{
+    char q[160];
+    int rc;
+    sqlite3_busy_timeout(st->db, st->opts.busy_timeout_ms);
+    if (st->opts.exclusive &&
+        (rc = exec_sql(st, "PRAGMA locking_mode = EXCLUSIVE")) != EMQ_OK)
+        return rc;
+    if (!st->memory && !st->opts.readonly) {
+        if ((rc = exec_sql(st, "PRAGMA journal_mode = WAL")) != EMQ_OK)
+            return rc;
+    }
+    snprintf(q, sizeof q,
+             "PRAGMA synchronous = %s; PRAGMA wal_autocheckpoint = 0;"
+             " PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF;",
+             st->opts.synchronous == EMQ_SYNC_FULL ? "FULL" : "NORMAL");
+    return exec_sql(st, q);
+}
+
+int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
+                   char *err, size_t errlen)
+{
+    int rc;
+    emq_store *st = calloc(1, sizeof *st);
+    *out = NULL;
+    if (!st) {
+        if (err && errlen)
+            snprintf(err, errlen, "out of memory");
+        return EMQ_ENOMEM;
+    }
+    st->opts = *o;
+    if (st->opts.busy_timeout_ms < 0)
+        st->opts.busy_timeout_ms = 0;
+    st->memory = is_memory(path);
+    if (!st->memory && (rc = inspect(st, path)) != EMQ_OK)
+        goto fail;
+
+    int flags = st->opts.readonly ? SQLITE_OPEN_READONLY
+                                  : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    rc = sqlite3_open_v2(st->memory ? ":memory:" : path, &st->db,
+                         flags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        rc = emq_store_fail(st, rc);
+        goto fail;
+    }
+    sqlite3_extended_result_codes(st->db, 1);
+    if ((rc = set_pragmas(st)) != EMQ_OK)
+        goto fail;
+    if (!st->opts.readonly && (rc = init_schema(st)) != EMQ_OK)
+        goto fail;
+    sqlite3_wal_hook(st->db, wal_hook, st);
+    *out = st;
+    return EMQ_OK;
+fail:
+    if (err && errlen)
+        snprintf(err, errlen, "%s", st->errmsg);
+    emq_store_close(st);
+    return rc;
+}
+
+void emq_store_close(emq_store *st)
+{
+    if (!st)
+        return;
+    if (st->in_tx)
+        emq_store_rollback(st);
+    for (int i = 0; i < S_COUNT; i++)
+        sqlite3_finalize(st->stmt[i]);
+    sqlite3_close(st->db);
+    emq_buf_free(&st->hraw);
+    emq_buf_free(&st->henc);
+    emq_hc_free(&st->hf);
+    free(st);
+}
+
+/* ------------------------------------------------------- transactions */
+
+int emq_store_begin(emq_store *st, int write, int64_t now_ms)
+{
+    if (st->in_tx)
+        return emq_store_err(st, EMQ_EINTERNAL, "transaction already open");
+    int rc = exec_stmt(st, write ? S_BEGIN_W : S_BEGIN_R);
+    if (rc != EMQ_OK)
+        return rc;
+    st->in_tx = 1;
+    st->tx_write = write;
+    st->now = now_ms;
+    return EMQ_OK;
+}
+
+int emq_store_commit(emq_store *st)
+{
+    if (!st->in_tx)
+        return emq_store_err(st, EMQ_EINTERNAL, "no transaction open");
+    int rc = exec_stmt(st, S_COMMIT);
+    if (rc != EMQ_OK) {
+        emq_store_rollback(st);
+        return rc;
+    }
+    st->in_tx = 0;
+    if (st->tx_write && st->opts.checkpoint_frames > 0 &&
+        st->wal_frames >= st->opts.checkpoint_frames)
+        emq_store_checkpoint(st); /* best effort: a busy reader defers it */
+    return EMQ_OK;
+}
+
+void emq_store_rollback(emq_store *st)
+{
+    if (!st->in_tx)
+        return;
+    /* Statements left mid-step (an error path) must be reset first. */
+    for (int i = 0; i < S_COUNT; i++)
+        if (st->stmt[i])
+            sqlite3_reset(st->stmt[i]);
+    if (!sqlite3_get_autocommit(st->db))
+        exec_stmt(st, S_ROLLBACK);
+    st->in_tx = 0;
+}
+
+int emq_store_in_tx(const emq_store *st)
+{
+    return st->in_tx;
+}
+
+int emq_store_checkpoint(emq_store *st)
+{
+    if (st->memory)
+        return EMQ_OK;
+    /* RESTART holds the writer lock for the whole checkpoint and resets the
+     * WAL under it; no concurrent commit can interleave. Do not wait: a busy
+     * writer or a reader on an old snapshot just defers it to a later call. */
+    sqlite3_busy_timeout(st->db, 0);
+    int logf = 0, ckpt = 0;
+    int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART,
+                                       &logf, &ckpt);
+    sqlite3_busy_timeout(st->db, st->opts.busy_timeout_ms);
+    if (rc == SQLITE_OK) {
+        st->wal_frames = 0;
+        return EMQ_OK;
+    }
+    return emq_store_fail(st, rc);
+}

@@ -1,0 +1,254 @@
+/*
+ * store.h — the typed keyspace over one SQLite file (the L3 store).
+ *
+ * Owns: the file (open, pragmas, schema, application_id), transactions, and
+ * Redis-typed keys: strings, hashes, sorted sets, lists and sets with the
+ * semantics Valkey gives them (one type per key, implicit creation, an
+ * aggregate that becomes empty ceases to exist, lazy expiry, WRONGTYPE).
+ * Knows nothing of jobs or queues: keys, fields, members and values are
+ * arbitrary byte strings.
+ *
+ * Rules: every call except emq_store_open/close/begin runs inside a
+ * transaction opened with emq_store_begin(); reads see the transaction's own
+ * writes. Expiry is judged against the transaction's clock (emq_store_begin's
+ * `now_ms`). Results are the EMQ_* codes of emqlite.h; a key that is absent is
+ * reported as EMQ_NOTFOUND (a positive, non-error code).
+ */
+#ifndef EMQ_STORE_H
+#define EMQ_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+#include "emqlite.h"
+
+/** Positive "absent" result of store reads (not an error). */
+#define EMQ_NOTFOUND 100
+
+/** Key types, with the names TYPE answers. */
+enum emq_type {
+    EMQ_T_NONE = 0,
+    EMQ_T_STRING = 1,
+    EMQ_T_HASH = 2,
+    EMQ_T_LIST = 3,
+    EMQ_T_SET = 4,
+    EMQ_T_ZSET = 5
+};
+const char *emq_type_name(int type);
+
+/** The application_id stamped in emqlite files ("EMQL"). */
+#define EMQ_APPLICATION_ID 0x454D514C
+/** The schema version this build writes (PRAGMA user_version). */
+#define EMQ_SCHEMA_VERSION 1
+
+/** A growable byte buffer; `p` is malloc'd, always NUL-terminated. */
+typedef struct emq_buf {
+    unsigned char *p;
+    size_t len, cap;
+} emq_buf;
+void emq_buf_free(emq_buf *b);
+int emq_buf_set(emq_buf *b, const void *p, size_t n);
+int emq_buf_append(emq_buf *b, const void *p, size_t n);
+
+/** A (pointer, length) view of bytes owned by someone else. */
+typedef struct emq_bytes {
+    const void *p;
+    size_t n;
+} emq_bytes;
+
+typedef struct emq_store emq_store;
+
+typedef struct emq_store_opts {
+    int synchronous;       /* EMQ_SYNC_NORMAL / EMQ_SYNC_FULL */
+    int busy_timeout_ms;
+    int exclusive;
+    int readonly;
+    int checkpoint_frames; /* 0: never checkpoint automatically */
+} emq_store_opts;
+
+/**
+ * Open or create the store at `path` (":memory:" or "" for memory). A file
+ * that is not emqlite's (another application_id, or tables without our
+ * stamp), a newer schema, or garbage is refused without a byte written.
+ * On failure *out is NULL and `err` (if given) receives the message.
+ */
+int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
+                   char *err, size_t errlen);
+void emq_store_close(emq_store *st);
+
+/** The last error message of the store ("" if none). */
+const char *emq_store_errmsg(const emq_store *st);
+/** The underlying SQLite connection (tests, checker). */
+sqlite3 *emq_store_sqlite(emq_store *st);
+
+/**
+ * Begin a transaction: write = 1 takes the write lock (BEGIN IMMEDIATE,
+ * waiting up to the busy timeout, then EMQ_EBUSY), write = 0 a read snapshot.
+ * `now_ms` is the clock all expiry checks of this transaction use.
+ */
+int emq_store_begin(emq_store *st, int write, int64_t now_ms);
+/** Commit; on failure the transaction is rolled back and the code returned. */
+int emq_store_commit(emq_store *st);
+/** Roll back (a no-op outside a transaction). */
+void emq_store_rollback(emq_store *st);
+/** 1 while a transaction is open. */
+int emq_store_in_tx(const emq_store *st);
+/** RESTART checkpoint (takes the write lock; never races a commit). */
+int emq_store_checkpoint(emq_store *st);
+
+/* ---------------------------------------------------------------- keys */
+
+/** Type of `key` (EMQ_T_NONE when absent or expired) into *type. */
+int emq_key_type(emq_store *st, const void *key, size_t klen, int *type);
+/** Delete `key` of any type; *deleted (may be NULL) = 1 if it existed. */
+int emq_key_del(emq_store *st, const void *key, size_t klen, int *deleted);
+/** Absolute expiry: set (ms) or clear (-1) on an existing key; EMQ_NOTFOUND
+ *  when absent. */
+int emq_key_expire_at(emq_store *st, const void *key, size_t klen, int64_t at);
+/** Remaining TTL in ms: > 0, -1 (no expiry), -2 (absent). */
+int emq_key_pttl(emq_store *st, const void *key, size_t klen, int64_t *ttl);
+/** Absolute expiry (ms) of a key, or -1 for none; EMQ_NOTFOUND if absent. */
+int emq_key_expiry(emq_store *st, const void *key, size_t klen, int64_t *at);
+
+/**
+ * Iterate live keys whose name starts with `prefix` (plen may be 0), in
+ * memcmp order of names. The callback gets each name and type; returning
+ * nonzero stops the walk and that value is returned.
+ */
+typedef int (*emq_key_cb)(void *ctx, const unsigned char *key, size_t klen,
+                          int type);
+int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
+                 emq_key_cb cb, void *ctx);
+
+/** Parse a whole byte string as a signed 64-bit decimal integer with the
+ *  rules Valkey applies to counters (no sign '+', spaces or leading zeros).
+ *  Returns 0 and stores the value, or -1. */
+int emq_parse_i64(const void *p, size_t n, int64_t *out);
+/** Write the shortest decimal form of v into buf (>= 21 bytes); returns
+ *  the length. */
+size_t emq_fmt_i64(char *buf, int64_t v);
+
+/* ------------------------------------------------------------- strings */
+
+#define EMQ_SET_NX 1 /* only if absent */
+int emq_str_get(emq_store *st, const void *key, size_t klen, emq_buf *out);
+/** SET: overwrites any type (as Redis SET does); expire_at = -1 for none.
+ *  With EMQ_SET_NX, *done (may be NULL) = 0 when the key existed. */
+int emq_str_set(emq_store *st, const void *key, size_t klen, const void *v,
+                size_t vlen, int64_t expire_at, int flags, int *done);
+/** INCRBY on a string counter (absent = 0). */
+int emq_str_incrby(emq_store *st, const void *key, size_t klen, int64_t by,
+                   int64_t *result);
+
+/* -------------------------------------------------------------- hashes */
+
+/** HGET: EMQ_NOTFOUND when the key or field is absent. */
+int emq_hash_get(emq_store *st, const void *key, size_t klen,
+                 const void *f, size_t flen, emq_buf *out);
+/** HSET of n field/value pairs; *added (may be NULL) = fields created. */
+int emq_hash_set(emq_store *st, const void *key, size_t klen,
+                 const emq_bytes *fv, size_t n, int *added);
+/** Create the hash `key` with n field/value pairs only if the key is absent
+ *  (of any type); *created = 0 when it existed (nothing changes). */
+int emq_hash_create(emq_store *st, const void *key, size_t klen,
+                    const emq_bytes *fv, size_t n, int *created);
+/** HDEL of one field; *removed = 1 if it existed. */
+int emq_hash_del(emq_store *st, const void *key, size_t klen,
+                 const void *f, size_t flen, int *removed);
+/** HINCRBY (absent key/field = 0); EMQ_EPROTO with "ERR hash value is not an
+ *  integer" for a non-integer value. */
+int emq_hash_incrby(emq_store *st, const void *key, size_t klen,
+                    const void *f, size_t flen, int64_t by, int64_t *result);
+/** HEXISTS into *exists. */
+int emq_hash_exists(emq_store *st, const void *key, size_t klen,
+                    const void *f, size_t flen, int *exists);
+/** HLEN into *n. */
+int emq_hash_len(emq_store *st, const void *key, size_t klen, int64_t *n);
+/** Field expiry: absolute ms, -1 to clear; *done = 0 when field absent. */
+int emq_hash_expire_at(emq_store *st, const void *key, size_t klen,
+                       const void *f, size_t flen, int64_t at, int *done);
+/** Field expiry: absolute ms into *at, -1 none, -2 absent field. */
+int emq_hash_field_expiry(emq_store *st, const void *key, size_t klen,
+                          const void *f, size_t flen, int64_t *at);
+
+/** HGETALL: the callback sees each live field in stored order. */
+typedef int (*emq_field_cb)(void *ctx, const unsigned char *f, size_t flen,
+                            const unsigned char *v, size_t vlen,
+                            int64_t expire_at);
+int emq_hash_getall(emq_store *st, const void *key, size_t klen,
+                    emq_field_cb cb, void *ctx);
+
+/* --------------------------------------------------------- sorted sets */
+
+/** ZADD one member (adds or updates the score); *added = 1 if new. */
+int emq_zset_add(emq_store *st, const void *key, size_t klen,
+                 const void *m, size_t mlen, double score, int *added);
+/** ZREM one member; *removed = 1 if it was there. */
+int emq_zset_rem(emq_store *st, const void *key, size_t klen,
+                 const void *m, size_t mlen, int *removed);
+/** ZSCORE: EMQ_NOTFOUND when absent. */
+int emq_zset_score(emq_store *st, const void *key, size_t klen,
+                   const void *m, size_t mlen, double *score);
+/** ZCARD into *n (0 when absent). */
+int emq_zset_card(emq_store *st, const void *key, size_t klen, int64_t *n);
+/** ZPOPMIN of one member into `member` and `score`; EMQ_NOTFOUND when empty. */
+int emq_zset_popmin(emq_store *st, const void *key, size_t klen,
+                    emq_buf *member, double *score);
+
+typedef int (*emq_member_cb)(void *ctx, const unsigned char *m, size_t mlen,
+                             double score);
+/** ZRANGEBYSCORE min..max inclusive, LIMIT 0 limit (limit < 0: all). */
+int emq_zset_range_score(emq_store *st, const void *key, size_t klen,
+                         double min, double max, int64_t limit,
+                         emq_member_cb cb, void *ctx);
+/** ZRANGE by rank from the start (rev = 0, ascending) or the end (rev = 1,
+ *  descending by (score, member)), at most `limit` members (< 0: all). For a
+ *  score-0 zset this is ZRANGEBYLEX - + / ZREVRANGEBYLEX + - with LIMIT. */
+int emq_zset_range(emq_store *st, const void *key, size_t klen, int rev,
+                   int64_t limit, emq_member_cb cb, void *ctx);
+/** ZRANGEBYLEX/ZREVRANGEBYLEX over [min, max] (NULL bound = open end,
+ *  inclusive bounds), at most `limit` (< 0: all). */
+int emq_zset_range_lex(emq_store *st, const void *key, size_t klen,
+                       const emq_bytes *min, const emq_bytes *max, int rev,
+                       int64_t limit, emq_member_cb cb, void *ctx);
+
+/* --------------------------------------------------------------- lists */
+
+/** RPUSH (right = 1) or LPUSH (right = 0) one value; *len = new length. */
+int emq_list_push(emq_store *st, const void *key, size_t klen, int right,
+                  const void *v, size_t vlen, int64_t *len);
+typedef int (*emq_value_cb)(void *ctx, const unsigned char *v, size_t vlen);
+/** LRANGE start..stop with Redis index rules (negative from the tail). */
+int emq_list_range(emq_store *st, const void *key, size_t klen, int64_t start,
+                   int64_t stop, emq_value_cb cb, void *ctx);
+/** LTRIM start..stop (negative from the tail); empty → key deleted. */
+int emq_list_trim(emq_store *st, const void *key, size_t klen, int64_t start,
+                  int64_t stop);
+/** LREM count value (0 = all, > 0 from head, < 0 from tail); *removed. */
+int emq_list_rem(emq_store *st, const void *key, size_t klen, int64_t count,
+                 const void *v, size_t vlen, int64_t *removed);
+/** LPOS: first index of value into *pos, or EMQ_NOTFOUND. */
+int emq_list_pos(emq_store *st, const void *key, size_t klen, const void *v,
+                 size_t vlen, int64_t *pos);
+/** LLEN into *n. */
+int emq_list_len(emq_store *st, const void *key, size_t klen, int64_t *n);
+/** LPOP (right = 0) or RPOP (right = 1) one value; EMQ_NOTFOUND if empty. */
+int emq_list_pop(emq_store *st, const void *key, size_t klen, int right,
+                 emq_buf *out);
+/** LMOVE key key LEFT RIGHT (rotate): the moved value, EMQ_NOTFOUND empty. */
+int emq_list_rotate(emq_store *st, const void *key, size_t klen, emq_buf *out);
+
+/* ---------------------------------------------------------------- sets */
+
+int emq_set_add(emq_store *st, const void *key, size_t klen, const void *m,
+                size_t mlen, int *added);
+int emq_set_rem(emq_store *st, const void *key, size_t klen, const void *m,
+                size_t mlen, int *removed);
+int emq_set_ismember(emq_store *st, const void *key, size_t klen,
+                     const void *m, size_t mlen, int *is);
+/** SMEMBERS in memcmp order. */
+int emq_set_members(emq_store *st, const void *key, size_t klen,
+                    emq_value_cb cb, void *ctx);
+int emq_set_card(emq_store *st, const void *key, size_t klen, int64_t *n);
+
+#endif /* EMQ_STORE_H */

@@ -1,0 +1,241 @@
+/*
+ * zset.c — the sorted-set type: rows (kid, member, score) ordered by
+ * (score, member) through the zset_rank index, members compared as BLOBs
+ * (memcmp, a proper prefix first), scores as IEEE doubles as Valkey keeps
+ * them.
+ *
+ * Rule: the key row exists exactly while the set has a member; every removal
+ * path ends with emq_key_drop_if_empty().
+ */
+#include <string.h>
+#include "store_int.h"
+
+/* Find the zset `key`: *kid = 0 when absent. */
+static int find(emq_store *st, const void *key, size_t klen, int64_t *kid)
+{
+    emq_keyrow kr;
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_ZSET, &kr, 0);
+    *kid = rc == EMQ_OK && kr.type == EMQ_T_ZSET ? kr.kid : 0;
+    return rc;
+}
+
+int emq_zset_add(emq_store *st, const void *key, size_t klen,
+                 const void *m, size_t mlen, double score, int *added)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    int fresh = 0;
+    if (rc != EMQ_OK)
+        return rc;
+    if (!kid) {
+        if ((rc = emq_key_create(st, key, klen, EMQ_T_ZSET, &kid)) != EMQ_OK)
+            return rc;
+        fresh = 1;
+    }
+    int existed = 0;
+    if (added && !fresh) {
+        sqlite3_stmt *q = emq_stmt(st, S_Z_SCORE);
+        if (!q)
+            return emq_store_fail(st, sqlite3_errcode(st->db));
+        sqlite3_bind_int64(q, 1, kid);
+        emq_bind_blob(q, 2, m, mlen);
+        rc = sqlite3_step(q);
+        existed = rc == SQLITE_ROW;
+        emq_stmt_done(q);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return emq_store_fail(st, rc);
+    }
+    sqlite3_stmt *s = emq_stmt(st, S_Z_ADD);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    emq_bind_blob(s, 2, m, mlen);
+    sqlite3_bind_double(s, 3, score);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    if (added)
+        *added = !existed;
+    return EMQ_OK;
+}
+
+int emq_zset_rem(emq_store *st, const void *key, size_t klen,
+                 const void *m, size_t mlen, int *removed)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (removed)
+        *removed = 0;
+    if (rc != EMQ_OK || !kid)
+        return rc;
+    sqlite3_stmt *s = emq_stmt(st, S_Z_REM);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    emq_bind_blob(s, 2, m, mlen);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    if (sqlite3_changes(st->db) == 0)
+        return EMQ_OK;
+    if (removed)
+        *removed = 1;
+    return emq_key_drop_if_empty(st, key, klen, S_Z_ANY, kid);
+}
+
+int emq_zset_score(emq_store *st, const void *key, size_t klen,
+                   const void *m, size_t mlen, double *score)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid)
+        return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
+    sqlite3_stmt *s = emq_stmt(st, S_Z_SCORE);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    emq_bind_blob(s, 2, m, mlen);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *score = sqlite3_column_double(s, 0);
+    emq_stmt_done(s);
+    if (rc == SQLITE_ROW)
+        return EMQ_OK;
+    return rc == SQLITE_DONE ? EMQ_NOTFOUND : emq_store_fail(st, rc);
+}
+
+int emq_zset_card(emq_store *st, const void *key, size_t klen, int64_t *n)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    *n = 0;
+    if (rc != EMQ_OK || !kid)
+        return rc;
+    sqlite3_stmt *s = emq_stmt(st, S_Z_CARD);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *n = sqlite3_column_int64(s, 0);
+    emq_stmt_done(s);
+    return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
+}
+
+int emq_zset_popmin(emq_store *st, const void *key, size_t klen,
+                    emq_buf *member, double *score)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid)
+        return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
+    sqlite3_stmt *s = emq_stmt(st, S_Z_POPMIN);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        if (score)
+            *score = sqlite3_column_double(s, 1);
+        if (emq_buf_set(member, sqlite3_column_blob(s, 0),
+                        (size_t)sqlite3_column_bytes(s, 0)) != EMQ_OK) {
+            emq_stmt_done(s);
+            return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+        }
+        rc = sqlite3_step(s); /* finish the DELETE ... RETURNING */
+    }
+    emq_stmt_done(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    if (sqlite3_changes(st->db) == 0)
+        return EMQ_NOTFOUND;
+    return emq_key_drop_if_empty(st, key, klen, S_Z_ANY, kid);
+}
+
+/* Walk the rows of a prepared range statement into the callback. The
+ * statement is stepped to the end before any callback runs so that a
+ * callback may use the store (rows are buffered). */
+static int walk(emq_store *st, sqlite3_stmt *s, emq_member_cb cb, void *ctx)
+{
+    emq_buf rows = {0};
+    int rc, out = EMQ_OK;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        uint64_t n = (uint64_t)sqlite3_column_bytes(s, 0);
+        double sc = sqlite3_column_double(s, 1);
+        if (emq_buf_append(&rows, &n, sizeof n) ||
+            emq_buf_append(&rows, &sc, sizeof sc) ||
+            emq_buf_append(&rows, sqlite3_column_blob(s, 0), (size_t)n)) {
+            out = emq_store_err(st, EMQ_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    emq_stmt_done(s);
+    if (out == EMQ_OK && rc != SQLITE_DONE)
+        out = emq_store_fail(st, rc);
+    for (size_t at = 0; out == EMQ_OK && at < rows.len;) {
+        uint64_t n;
+        double sc;
+        memcpy(&n, rows.p + at, sizeof n);
+        memcpy(&sc, rows.p + at + sizeof n, sizeof sc);
+        at += sizeof n + sizeof sc;
+        out = cb(ctx, rows.p + at, (size_t)n, sc);
+        at += (size_t)n;
+    }
+    emq_buf_free(&rows);
+    return out;
+}
+
+int emq_zset_range_score(emq_store *st, const void *key, size_t klen,
+                         double min, double max, int64_t limit,
+                         emq_member_cb cb, void *ctx)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid || limit == 0)
+        return rc;
+    sqlite3_stmt *s = emq_stmt(st, S_Z_RANGE_SCORE);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    sqlite3_bind_double(s, 2, min);
+    sqlite3_bind_double(s, 3, max);
+    sqlite3_bind_int64(s, 4, limit);
+    return walk(st, s, cb, ctx);
+}
+
+int emq_zset_range(emq_store *st, const void *key, size_t klen, int rev,
+                   int64_t limit, emq_member_cb cb, void *ctx)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid || limit == 0)
+        return rc;
+    sqlite3_stmt *s = emq_stmt(st, rev ? S_Z_RANGE_DESC : S_Z_RANGE_ASC);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    sqlite3_bind_int64(s, 2, limit);
+    return walk(st, s, cb, ctx);
+}
+
+int emq_zset_range_lex(emq_store *st, const void *key, size_t klen,
+                       const emq_bytes *min, const emq_bytes *max, int rev,
+                       int64_t limit, emq_member_cb cb, void *ctx)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid || limit == 0)
+        return rc;
+    sqlite3_stmt *s = emq_stmt(st, rev ? S_Z_LEX_DESC : S_Z_LEX_ASC);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    if (min)
+        emq_bind_blob(s, 2, min->p, min->n);
+    if (max)
+        emq_bind_blob(s, 3, max->p, max->n);
+    sqlite3_bind_int64(s, 4, limit);
+    return walk(st, s, cb, ctx);
+}
