@@ -162,10 +162,37 @@ int emq_key_drop_if_empty(emq_store *st, const void *key, size_t klen,
 
 /* -------------------------------------------------------- key commands */
 
+/* 1 when an encoded hash still has a live field at `now`. */
+static int hash_alive(const emq_store *st, const void *p, size_t n)
+{
+    emq_hfields h = {0};
+    int alive = emq_hc_decode(p, n, st->now, &h) != EMQ_OK || h.n > 0;
+    emq_hc_free(&h);
+    return alive;
+}
+
+/* emq_key_lookup, and a hash whose every field expired counts as absent. */
+static int live_lookup(emq_store *st, const void *key, size_t klen,
+                       emq_keyrow *kr)
+{
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, kr, 1);
+    if (rc != EMQ_OK || kr->type == EMQ_T_NONE)
+        return rc;
+    int dead = kr->type == EMQ_T_HASH && !hash_alive(st, kr->val, kr->vlen);
+    emq_stmt_done(emq_stmt(st, S_KEY_GET));
+    kr->val = NULL;
+    if (dead) {
+        kr->type = EMQ_T_NONE;
+        if (st->tx_write)
+            return emq_key_drop(st, key, klen, EMQ_T_HASH, 0);
+    }
+    return EMQ_OK;
+}
+
 int emq_key_type(emq_store *st, const void *key, size_t klen, int *type)
 {
     emq_keyrow kr;
-    int rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0);
+    int rc = live_lookup(st, key, klen, &kr);
     *type = rc == EMQ_OK ? kr.type : EMQ_T_NONE;
     return rc;
 }
@@ -173,7 +200,7 @@ int emq_key_type(emq_store *st, const void *key, size_t klen, int *type)
 int emq_key_del(emq_store *st, const void *key, size_t klen, int *deleted)
 {
     emq_keyrow kr;
-    int rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0);
+    int rc = live_lookup(st, key, klen, &kr);
     if (deleted)
         *deleted = 0;
     if (rc != EMQ_OK || kr.type == EMQ_T_NONE)
@@ -240,7 +267,8 @@ int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
      * keys (export does), which must not reset this cursor. */
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(st->db,
-                                "SELECT name, type, expire FROM kv"
+                                "SELECT name, type, expire,"
+                                " CASE type WHEN 2 THEN val END FROM kv"
                                 " WHERE name >= ?1 ORDER BY name", -1, &s,
                                 NULL);
     if (rc != SQLITE_OK)
@@ -256,8 +284,12 @@ int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
                          ? -1 : sqlite3_column_int64(s, 2);
         if (expired(st, ex))
             continue;
-        if ((out = cb(ctx, k ? k : (const unsigned char *)"", kl,
-                      sqlite3_column_int(s, 1))) != 0)
+        int type = sqlite3_column_int(s, 1);
+        if (type == EMQ_T_HASH &&
+            !hash_alive(st, sqlite3_column_blob(s, 3),
+                        (size_t)sqlite3_column_bytes(s, 3)))
+            continue;
+        if ((out = cb(ctx, k ? k : (const unsigned char *)"", kl, type)) != 0)
             break;
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)

@@ -44,8 +44,6 @@ static const char *const sql[S_COUNT] = {
     [S_KEY_SET_EXPIRE] = "UPDATE kv SET expire = ?2 WHERE name = ?1",
     [S_KEY_UPSERT] = "INSERT OR REPLACE INTO kv(name, type, kid, expire, val)"
                      " VALUES(?1, ?2, 0, ?3, ?4)",
-    [S_KEY_SCAN] = "SELECT name, type, expire FROM kv WHERE name >= ?1"
-                   " ORDER BY name",
     [S_KEY_CREATE_NX] = "INSERT INTO kv(name, type, kid, expire, val)"
                         " VALUES(?1, ?2, 0, NULL, ?3) ON CONFLICT DO NOTHING",
     [S_KID_NEXT] = "UPDATE emq_meta SET v = v + 1 WHERE k = 'next_kid'"

@@ -1,0 +1,893 @@
+/*
+ * test_store.c — the typed keyspace (storage/): every operation, Redis
+ * semantics (WRONGTYPE, implicit creation and deletion, zset order, expiry),
+ * binary safety, transactions, persistence and foreign-file refusals.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "store.h"
+#include "suites.h"
+
+static emq_store *st;
+static char tmpdir[64];
+
+static emq_store_opts opts(void)
+{
+    emq_store_opts o = {EMQ_SYNC_NORMAL, 1000, 0, 0, 0};
+    return o;
+}
+
+static void setup(void)
+{
+    emq_store_opts o = opts();
+    ck_assert_int_eq(emq_store_open(":memory:", &o, &st, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1000), EMQ_OK);
+}
+
+static void teardown(void)
+{
+    emq_store_close(st);
+    st = NULL;
+}
+
+#define K(s) (s), (sizeof(s) - 1)
+
+static int type_of(const char *k, size_t n)
+{
+    int t = -1;
+    ck_assert_int_eq(emq_key_type(st, k, n, &t), EMQ_OK);
+    return t;
+}
+
+/* ------------------------------------------------------------- strings */
+
+START_TEST(string_set_get_nx_and_delete)
+{
+    emq_buf b = {0};
+    int done = 0;
+    ck_assert_int_eq(emq_str_get(st, K("s"), &b), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_str_set(st, K("s"), "v1", 2, -1, 0, &done), EMQ_OK);
+    ck_assert_int_eq(done, 1);
+    ck_assert_int_eq(emq_str_set(st, K("s"), "v2", 2, -1, EMQ_SET_NX, &done),
+                     EMQ_OK);
+    ck_assert_int_eq(done, 0);
+    ck_assert_int_eq(emq_str_get(st, K("s"), &b), EMQ_OK);
+    ck_assert_mem_eq(b.p, "v1", 2);
+    ck_assert_int_eq(type_of(K("s")), EMQ_T_STRING);
+    int del = 0;
+    ck_assert_int_eq(emq_key_del(st, K("s"), &del), EMQ_OK);
+    ck_assert_int_eq(del, 1);
+    ck_assert_int_eq(emq_key_del(st, K("s"), &del), EMQ_OK);
+    ck_assert_int_eq(del, 0);
+    ck_assert_int_eq(type_of(K("s")), EMQ_T_NONE);
+    emq_buf_free(&b);
+}
+END_TEST
+
+START_TEST(string_expiry_is_absolute_and_lazy)
+{
+    emq_buf b = {0};
+    int64_t ttl;
+    ck_assert_int_eq(emq_str_set(st, K("e"), "x", 1, 1500, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_key_pttl(st, K("e"), &ttl), EMQ_OK);
+    ck_assert_int_eq(ttl, 500);
+    ck_assert_int_eq(emq_key_pttl(st, K("nope"), &ttl), EMQ_OK);
+    ck_assert_int_eq(ttl, -2);
+    ck_assert_int_eq(emq_str_set(st, K("p"), "x", 1, -1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_key_pttl(st, K("p"), &ttl), EMQ_OK);
+    ck_assert_int_eq(ttl, -1);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    /* At the instant itself the key still lives; one ms later it is gone. */
+    ck_assert_int_eq(emq_store_begin(st, 1, 1500), EMQ_OK);
+    ck_assert_int_eq(emq_str_get(st, K("e"), &b), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1501), EMQ_OK);
+    ck_assert_int_eq(emq_str_get(st, K("e"), &b), EMQ_NOTFOUND);
+    ck_assert_int_eq(type_of(K("e")), EMQ_T_NONE);
+    /* SET NX succeeds over an expired key. */
+    int done = 0;
+    ck_assert_int_eq(emq_str_set(st, K("e"), "y", 1, -1, EMQ_SET_NX, &done),
+                     EMQ_OK);
+    ck_assert_int_eq(done, 1);
+    /* PEXPIREAT sets, reads back, and clears. */
+    int64_t at;
+    ck_assert_int_eq(emq_key_expire_at(st, K("e"), 9000), EMQ_OK);
+    ck_assert_int_eq(emq_key_expiry(st, K("e"), &at), EMQ_OK);
+    ck_assert_int_eq(at, 9000);
+    ck_assert_int_eq(emq_key_expire_at(st, K("e"), -1), EMQ_OK);
+    ck_assert_int_eq(emq_key_expiry(st, K("e"), &at), EMQ_OK);
+    ck_assert_int_eq(at, -1);
+    ck_assert_int_eq(emq_key_expire_at(st, K("missing"), 9000), EMQ_NOTFOUND);
+    emq_buf_free(&b);
+}
+END_TEST
+
+START_TEST(string_incrby_counts_from_zero_and_refuses_text)
+{
+    int64_t r;
+    emq_buf b = {0};
+    ck_assert_int_eq(emq_str_incrby(st, K("c"), -1, &r), EMQ_OK);
+    ck_assert_int_eq(r, -1);
+    ck_assert_int_eq(emq_str_incrby(st, K("c"), 18, &r), EMQ_OK);
+    ck_assert_int_eq(r, 17);
+    ck_assert_int_eq(emq_str_get(st, K("c"), &b), EMQ_OK);
+    ck_assert_str_eq((char *)b.p, "17");
+    ck_assert_int_eq(emq_str_set(st, K("t"), "abc", 3, -1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_str_incrby(st, K("t"), 1, &r), EMQ_EPROTO);
+    ck_assert_str_eq(emq_store_errmsg(st),
+                     "ERR value is not an integer or out of range");
+    emq_buf_free(&b);
+}
+END_TEST
+
+START_TEST(integers_use_shortest_decimal)
+{
+    char buf[24];
+    int64_t v;
+    ck_assert_int_eq(emq_fmt_i64(buf, 0), 1);
+    ck_assert_str_eq(buf, "0");
+    emq_fmt_i64(buf, INT64_MIN);
+    ck_assert_str_eq(buf, "-9223372036854775808");
+    ck_assert_int_eq(emq_parse_i64("-9223372036854775808", 20, &v), 0);
+    ck_assert(v == INT64_MIN);
+    ck_assert_int_eq(emq_parse_i64("9223372036854775808", 19, &v), -1);
+    ck_assert_int_eq(emq_parse_i64("007", 3, &v), -1);
+    ck_assert_int_eq(emq_parse_i64("+7", 2, &v), -1);
+    ck_assert_int_eq(emq_parse_i64("-0", 2, &v), -1);
+    ck_assert_int_eq(emq_parse_i64("", 0, &v), -1);
+    ck_assert_int_eq(emq_parse_i64("1 ", 2, &v), -1);
+}
+END_TEST
+
+/* -------------------------------------------------------------- hashes */
+
+struct fields {
+    int n;
+    char names[16][32];
+    char vals[16][32];
+    int64_t exp[16];
+};
+
+static int collect_field(void *ctx, const unsigned char *f, size_t fl,
+                         const unsigned char *v, size_t vl, int64_t ex)
+{
+    struct fields *c = ctx;
+    memcpy(c->names[c->n], f, fl);
+    c->names[c->n][fl] = 0;
+    memcpy(c->vals[c->n], v, vl);
+    c->vals[c->n][vl] = 0;
+    c->exp[c->n] = ex;
+    c->n++;
+    return 0;
+}
+
+START_TEST(hash_set_get_multi_and_getall_in_order)
+{
+    emq_bytes fv[] = {{"state", 5}, {"pending", 7}, {"attempts", 8}, {"0", 1},
+                      {"payload", 7}, {"x", 1}};
+    int added = 0;
+    emq_buf b = {0};
+    ck_assert_int_eq(emq_hash_set(st, K("h"), fv, 3, &added), EMQ_OK);
+    ck_assert_int_eq(added, 3);
+    emq_bytes upd[] = {{"state", 5}, {"active", 6}, {"extra", 5}, {"1", 1}};
+    ck_assert_int_eq(emq_hash_set(st, K("h"), upd, 2, &added), EMQ_OK);
+    ck_assert_int_eq(added, 1);
+    ck_assert_int_eq(emq_hash_get(st, K("h"), K("state"), &b), EMQ_OK);
+    ck_assert_str_eq((char *)b.p, "active");
+    ck_assert_int_eq(emq_hash_get(st, K("h"), K("nope"), &b), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_hash_get(st, K("nokey"), K("state"), &b),
+                     EMQ_NOTFOUND);
+    struct fields c = {0};
+    ck_assert_int_eq(emq_hash_getall(st, K("h"), collect_field, &c), EMQ_OK);
+    ck_assert_int_eq(c.n, 4);
+    ck_assert_str_eq(c.names[0], "state");
+    ck_assert_str_eq(c.names[3], "extra");
+    int64_t n;
+    ck_assert_int_eq(emq_hash_len(st, K("h"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 4);
+    int ex;
+    ck_assert_int_eq(emq_hash_exists(st, K("h"), K("payload"), &ex), EMQ_OK);
+    ck_assert_int_eq(ex, 1);
+    ck_assert_int_eq(emq_hash_exists(st, K("h"), K("zzz"), &ex), EMQ_OK);
+    ck_assert_int_eq(ex, 0);
+    emq_buf_free(&b);
+}
+END_TEST
+
+START_TEST(hash_incrby_creates_and_refuses_text)
+{
+    int64_t r;
+    ck_assert_int_eq(emq_hash_incrby(st, K("m"), K("count"), 1, &r), EMQ_OK);
+    ck_assert_int_eq(r, 1);
+    ck_assert_int_eq(emq_hash_incrby(st, K("d"), K("n"), -1, &r), EMQ_OK);
+    ck_assert_int_eq(r, -1);
+    emq_bytes fv[] = {{"f", 1}, {"x1", 2}};
+    ck_assert_int_eq(emq_hash_set(st, K("m"), fv, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_incrby(st, K("m"), K("f"), 1, &r), EMQ_EPROTO);
+    ck_assert_str_eq(emq_store_errmsg(st), "ERR hash value is not an integer");
+}
+END_TEST
+
+START_TEST(hash_last_field_removed_deletes_key)
+{
+    emq_bytes fv[] = {{"a", 1}, {"1", 1}, {"b", 1}, {"2", 1}};
+    int rm;
+    ck_assert_int_eq(emq_hash_set(st, K("h"), fv, 2, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_del(st, K("h"), K("a"), &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 1);
+    ck_assert_int_eq(emq_hash_del(st, K("h"), K("a"), &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 0);
+    ck_assert_int_eq(type_of(K("h")), EMQ_T_HASH);
+    ck_assert_int_eq(emq_hash_del(st, K("h"), K("b"), &rm), EMQ_OK);
+    ck_assert_int_eq(type_of(K("h")), EMQ_T_NONE);
+}
+END_TEST
+
+START_TEST(hash_create_only_when_absent)
+{
+    emq_bytes a[] = {{"payload", 7}, {"first", 5}};
+    emq_bytes b[] = {{"payload", 7}, {"second", 6}};
+    int created;
+    emq_buf v = {0};
+    ck_assert_int_eq(emq_hash_create(st, K("j"), a, 1, &created), EMQ_OK);
+    ck_assert_int_eq(created, 1);
+    ck_assert_int_eq(emq_hash_create(st, K("j"), b, 1, &created), EMQ_OK);
+    ck_assert_int_eq(created, 0);
+    ck_assert_int_eq(emq_hash_get(st, K("j"), K("payload"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "first");
+    /* Any type blocks creation. */
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "m", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_create(st, K("z"), b, 1, &created), EMQ_OK);
+    ck_assert_int_eq(created, 0);
+    emq_buf_free(&v);
+}
+END_TEST
+
+START_TEST(hash_field_expiry_hides_only_that_field)
+{
+    emq_bytes fv[] = {{"state", 5}, {"active", 6}, {"lock", 4}, {"3", 1}};
+    int done;
+    int64_t at;
+    emq_buf v = {0};
+    ck_assert_int_eq(emq_hash_set(st, K("r"), fv, 2, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_expire_at(st, K("r"), K("lock"), 1200, &done),
+                     EMQ_OK);
+    ck_assert_int_eq(done, 1);
+    ck_assert_int_eq(emq_hash_field_expiry(st, K("r"), K("lock"), &at), EMQ_OK);
+    ck_assert_int_eq(at, 1200);
+    ck_assert_int_eq(emq_hash_field_expiry(st, K("r"), K("state"), &at),
+                     EMQ_OK);
+    ck_assert_int_eq(at, -1);
+    ck_assert_int_eq(emq_hash_field_expiry(st, K("r"), K("zz"), &at), EMQ_OK);
+    ck_assert_int_eq(at, -2);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1201), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(st, K("r"), K("lock"), &v), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_hash_get(st, K("r"), K("state"), &v), EMQ_OK);
+    /* A hash whose only field expires is gone. */
+    emq_bytes one[] = {{"lock", 4}, {"1", 1}};
+    ck_assert_int_eq(emq_hash_set(st, K("o"), one, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_expire_at(st, K("o"), K("lock"), 1300, &done),
+                     EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1301), EMQ_OK);
+    ck_assert_int_eq(type_of(K("o")), EMQ_T_NONE);
+    emq_buf_free(&v);
+}
+END_TEST
+
+/* --------------------------------------------------------- sorted sets */
+
+struct members {
+    int n;
+    char m[64][16];
+    size_t len[64];
+    double score[64];
+};
+
+static int collect_member(void *ctx, const unsigned char *m, size_t n,
+                          double score)
+{
+    struct members *c = ctx;
+    memcpy(c->m[c->n], m, n);
+    c->len[c->n] = n;
+    c->score[c->n] = score;
+    c->n++;
+    return 0;
+}
+
+START_TEST(zset_orders_by_score_then_member_bytes)
+{
+    /* Negative and fractional scores, ties broken by memcmp with a proper
+     * prefix first, NUL inside a member. */
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "b", 1, 1.5, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "a", 1, -2, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "ab", 2, 1.5, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "a\0", 2, 1.5, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "\xff", 1, 1.5, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "c", 1, 0.25, NULL), EMQ_OK);
+    struct members c = {0};
+    ck_assert_int_eq(emq_zset_range(st, K("z"), 0, -1, collect_member, &c),
+                     EMQ_OK);
+    ck_assert_int_eq(c.n, 6);
+    ck_assert_mem_eq(c.m[0], "a", 1);
+    ck_assert_mem_eq(c.m[1], "c", 1);
+    ck_assert_int_eq(c.len[2], 2);
+    ck_assert_mem_eq(c.m[2], "a\0", 2);
+    ck_assert_mem_eq(c.m[3], "ab", 2);
+    ck_assert_mem_eq(c.m[4], "b", 1);
+    ck_assert_mem_eq(c.m[5], "\xff", 1);
+    struct members r = {0};
+    ck_assert_int_eq(emq_zset_range(st, K("z"), 1, 2, collect_member, &r),
+                     EMQ_OK);
+    ck_assert_int_eq(r.n, 2);
+    ck_assert_mem_eq(r.m[0], "\xff", 1);
+    ck_assert_mem_eq(r.m[1], "b", 1);
+}
+END_TEST
+
+START_TEST(zset_add_updates_score_and_reports_new)
+{
+    int added;
+    double s;
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "m", 1, 5, &added), EMQ_OK);
+    ck_assert_int_eq(added, 1);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "m", 1, 7, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    ck_assert_int_eq(emq_zset_score(st, K("z"), "m", 1, &s), EMQ_OK);
+    ck_assert(s == 7);
+    ck_assert_int_eq(emq_zset_score(st, K("z"), "x", 1, &s), EMQ_NOTFOUND);
+    int64_t n;
+    ck_assert_int_eq(emq_zset_card(st, K("z"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_zset_card(st, K("none"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 0);
+}
+END_TEST
+
+START_TEST(zset_range_by_score_is_inclusive_with_limit)
+{
+    for (int i = 0; i < 10; i++) {
+        char m[2] = {(char)('a' + i), 0};
+        ck_assert_int_eq(emq_zset_add(st, K("z"), m, 1, i * 10, NULL), EMQ_OK);
+    }
+    struct members c = {0};
+    ck_assert_int_eq(emq_zset_range_score(st, K("z"), -1e300, 30, -1,
+                                          collect_member, &c), EMQ_OK);
+    ck_assert_int_eq(c.n, 4); /* 0, 10, 20, 30 */
+    struct members d = {0};
+    ck_assert_int_eq(emq_zset_range_score(st, K("z"), 10, 90, 3,
+                                          collect_member, &d), EMQ_OK);
+    ck_assert_int_eq(d.n, 3);
+    ck_assert_mem_eq(d.m[0], "b", 1);
+}
+END_TEST
+
+START_TEST(zset_lex_ranges_both_directions)
+{
+    const char *ms[] = {"JOB1", "JOB2", "JOB3", "JOB4"};
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(emq_zset_add(st, K("p"), ms[i], 4, 0, NULL), EMQ_OK);
+    struct members c = {0};
+    ck_assert_int_eq(emq_zset_range_lex(st, K("p"), NULL, NULL, 1, 3,
+                                        collect_member, &c), EMQ_OK);
+    ck_assert_int_eq(c.n, 3);
+    ck_assert_mem_eq(c.m[0], "JOB4", 4);
+    ck_assert_mem_eq(c.m[2], "JOB2", 4);
+    emq_bytes lo = {"JOB2", 4}, hi = {"JOB3", 4};
+    struct members d = {0};
+    ck_assert_int_eq(emq_zset_range_lex(st, K("p"), &lo, &hi, 0, -1,
+                                        collect_member, &d), EMQ_OK);
+    ck_assert_int_eq(d.n, 2);
+    ck_assert_mem_eq(d.m[0], "JOB2", 4);
+}
+END_TEST
+
+START_TEST(zset_popmin_and_rem_vanish_when_empty)
+{
+    emq_buf m = {0};
+    double s;
+    int rm;
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "y", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "x", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_popmin(st, K("z"), &m, &s), EMQ_OK);
+    ck_assert_str_eq((char *)m.p, "x");
+    ck_assert_int_eq(emq_zset_rem(st, K("z"), "q", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 0);
+    ck_assert_int_eq(emq_zset_rem(st, K("z"), "y", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 1);
+    ck_assert_int_eq(type_of(K("z")), EMQ_T_NONE);
+    ck_assert_int_eq(emq_zset_popmin(st, K("z"), &m, &s), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "w", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_popmin(st, K("z"), &m, &s), EMQ_OK);
+    ck_assert_int_eq(type_of(K("z")), EMQ_T_NONE);
+    emq_buf_free(&m);
+}
+END_TEST
+
+START_TEST(zset_scores_are_doubles)
+{
+    double s;
+    /* 2^53 + 1 is not a double: it rounds as Valkey's scores do. */
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "m", 1, (double)9007199254740993LL,
+                                  NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_score(st, K("z"), "m", 1, &s), EMQ_OK);
+    ck_assert(s == 9007199254740992.0);
+}
+END_TEST
+
+/* --------------------------------------------------------------- lists */
+
+struct vals {
+    int n;
+    char v[64][16];
+};
+
+static int collect_val(void *ctx, const unsigned char *v, size_t n)
+{
+    struct vals *c = ctx;
+    memcpy(c->v[c->n], v, n);
+    c->v[c->n][n] = 0;
+    c->n++;
+    return 0;
+}
+
+static struct vals list_all(const char *k, size_t n)
+{
+    struct vals c = {0};
+    ck_assert_int_eq(emq_list_range(st, k, n, 0, -1, collect_val, &c), EMQ_OK);
+    return c;
+}
+
+START_TEST(list_push_both_ends_and_range)
+{
+    int64_t len;
+    ck_assert_int_eq(emq_list_push(st, K("l"), 1, "b", 1, &len), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("l"), 1, "c", 1, &len), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("l"), 0, "a", 1, &len), EMQ_OK);
+    ck_assert_int_eq(len, 3);
+    struct vals c = list_all(K("l"));
+    ck_assert_int_eq(c.n, 3);
+    ck_assert_str_eq(c.v[0], "a");
+    ck_assert_str_eq(c.v[2], "c");
+    struct vals d = {0};
+    ck_assert_int_eq(emq_list_range(st, K("l"), -2, -1, collect_val, &d),
+                     EMQ_OK);
+    ck_assert_int_eq(d.n, 2);
+    ck_assert_str_eq(d.v[0], "b");
+    struct vals e = {0};
+    ck_assert_int_eq(emq_list_range(st, K("l"), 5, 9, collect_val, &e), EMQ_OK);
+    ck_assert_int_eq(e.n, 0);
+    ck_assert_int_eq(emq_list_len(st, K("l"), &len), EMQ_OK);
+    ck_assert_int_eq(len, 3);
+}
+END_TEST
+
+START_TEST(list_trim_keeps_first_64_and_empties)
+{
+    for (int i = 0; i < 70; i++)
+        ck_assert_int_eq(emq_list_push(st, K("w"), 0, "1", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_trim(st, K("w"), 0, 63), EMQ_OK);
+    int64_t len;
+    ck_assert_int_eq(emq_list_len(st, K("w"), &len), EMQ_OK);
+    ck_assert_int_eq(len, 64);
+    for (int i = 0; i < 5; i++) {
+        char v[2] = {(char)('a' + i), 0};
+        ck_assert_int_eq(emq_list_push(st, K("t"), 1, v, 1, NULL), EMQ_OK);
+    }
+    ck_assert_int_eq(emq_list_trim(st, K("t"), 1, -2), EMQ_OK);
+    struct vals c = list_all(K("t"));
+    ck_assert_int_eq(c.n, 3);
+    ck_assert_str_eq(c.v[0], "b");
+    ck_assert_str_eq(c.v[2], "d");
+    ck_assert_int_eq(emq_list_trim(st, K("t"), 5, 10), EMQ_OK);
+    ck_assert_int_eq(type_of(K("t")), EMQ_T_NONE);
+}
+END_TEST
+
+START_TEST(list_rem_pos_pop_rotate)
+{
+    const char *vs[] = {"x", "g", "x", "h", "x"};
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(emq_list_push(st, K("r"), 1, vs[i], 1, NULL), EMQ_OK);
+    int64_t pos, rm;
+    ck_assert_int_eq(emq_list_pos(st, K("r"), "h", 1, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 3);
+    ck_assert_int_eq(emq_list_pos(st, K("r"), "q", 1, &pos), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_list_rem(st, K("r"), -1, "x", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 1);
+    struct vals c = list_all(K("r"));
+    ck_assert_int_eq(c.n, 4);
+    ck_assert_str_eq(c.v[3], "h");
+    ck_assert_int_eq(emq_list_rem(st, K("r"), 0, "x", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 2);
+    emq_buf out = {0};
+    ck_assert_int_eq(emq_list_rotate(st, K("r"), &out), EMQ_OK);
+    ck_assert_str_eq((char *)out.p, "g");
+    c = list_all(K("r"));
+    ck_assert_str_eq(c.v[0], "h");
+    ck_assert_str_eq(c.v[1], "g");
+    ck_assert_int_eq(emq_list_pop(st, K("r"), 1, &out), EMQ_OK);
+    ck_assert_str_eq((char *)out.p, "g");
+    ck_assert_int_eq(emq_list_pop(st, K("r"), 0, &out), EMQ_OK);
+    ck_assert_int_eq(type_of(K("r")), EMQ_T_NONE);
+    ck_assert_int_eq(emq_list_rotate(st, K("r"), &out), EMQ_NOTFOUND);
+    emq_buf_free(&out);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- sets */
+
+START_TEST(set_add_rem_members_in_byte_order)
+{
+    int ch, is;
+    ck_assert_int_eq(emq_set_add(st, K("s"), "b", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(ch, 1);
+    ck_assert_int_eq(emq_set_add(st, K("s"), "b", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(ch, 0);
+    ck_assert_int_eq(emq_set_add(st, K("s"), "a", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(emq_set_ismember(st, K("s"), "a", 1, &is), EMQ_OK);
+    ck_assert_int_eq(is, 1);
+    ck_assert_int_eq(emq_set_ismember(st, K("s"), "z", 1, &is), EMQ_OK);
+    ck_assert_int_eq(is, 0);
+    struct vals c = {0};
+    ck_assert_int_eq(emq_set_members(st, K("s"), collect_val, &c), EMQ_OK);
+    ck_assert_int_eq(c.n, 2);
+    ck_assert_str_eq(c.v[0], "a");
+    int64_t n;
+    ck_assert_int_eq(emq_set_card(st, K("s"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(emq_set_rem(st, K("s"), "a", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(emq_set_rem(st, K("s"), "b", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(type_of(K("s")), EMQ_T_NONE);
+}
+END_TEST
+
+/* ----------------------------------------------------------- semantics */
+
+START_TEST(wrongtype_on_every_family)
+{
+    emq_buf b = {0};
+    int64_t n;
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "m", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(st, K("z"), K("f"), &b), EMQ_EWRONGTYPE);
+    ck_assert_str_eq(emq_store_errmsg(st),
+                     "WRONGTYPE Operation against a key holding the wrong "
+                     "kind of value");
+    ck_assert_int_eq(emq_list_push(st, K("z"), 1, "v", 1, NULL),
+                     EMQ_EWRONGTYPE);
+    ck_assert_int_eq(emq_set_add(st, K("z"), "v", 1, NULL), EMQ_EWRONGTYPE);
+    ck_assert_int_eq(emq_str_get(st, K("z"), &b), EMQ_EWRONGTYPE);
+    ck_assert_int_eq(emq_str_incrby(st, K("z"), 1, &n), EMQ_EWRONGTYPE);
+    emq_bytes fv[] = {{"f", 1}, {"v", 1}};
+    ck_assert_int_eq(emq_str_set(st, K("s"), "v", 1, -1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_set(st, K("s"), fv, 1, NULL), EMQ_EWRONGTYPE);
+    ck_assert_int_eq(emq_zset_add(st, K("s"), "m", 1, 0, NULL),
+                     EMQ_EWRONGTYPE);
+    ck_assert_int_eq(emq_zset_card(st, K("s"), &n), EMQ_EWRONGTYPE);
+    /* SET overwrites any type, as Valkey's SET does. */
+    ck_assert_int_eq(emq_str_set(st, K("z"), "v", 1, -1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(type_of(K("z")), EMQ_T_STRING);
+    emq_buf_free(&b);
+}
+END_TEST
+
+START_TEST(binary_safe_keys_fields_members_values)
+{
+    const char key[] = "k\0ey\xff";
+    const char fld[] = "f\0\x01";
+    const char val[] = "\0\0v\0";
+    emq_bytes fv[] = {{fld, 3}, {val, 4}};
+    emq_buf b = {0};
+    ck_assert_int_eq(emq_hash_set(st, key, 5, fv, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(st, key, 5, fld, 3, &b), EMQ_OK);
+    ck_assert_int_eq(b.len, 4);
+    ck_assert_mem_eq(b.p, val, 4);
+    /* The key with and without the trailing byte are different keys. */
+    ck_assert_int_eq(type_of(key, 4), EMQ_T_NONE);
+    ck_assert_int_eq(emq_str_set(st, "s\0", 2, "", 0, -1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_str_get(st, "s\0", 2, &b), EMQ_OK);
+    ck_assert_int_eq(b.len, 0);
+    ck_assert_int_eq(type_of("s", 1), EMQ_T_NONE);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "", 0, 0, NULL), EMQ_OK);
+    double s;
+    ck_assert_int_eq(emq_zset_score(st, K("z"), "", 0, &s), EMQ_OK);
+    emq_buf_free(&b);
+}
+END_TEST
+
+struct keys {
+    int n;
+    char k[16][32];
+    int t[16];
+};
+
+static int collect_key(void *ctx, const unsigned char *k, size_t n, int t)
+{
+    struct keys *c = ctx;
+    memcpy(c->k[c->n], k, n);
+    c->k[c->n][n] = 0;
+    c->t[c->n++] = t;
+    return 0;
+}
+
+START_TEST(key_scan_by_prefix_in_byte_order)
+{
+    ck_assert_int_eq(emq_str_set(st, K("emq:{b}:x"), "1", 1, -1, 0, NULL),
+                     EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(st, K("emq:{a}:pending"), "m", 1, 0, NULL),
+                     EMQ_OK);
+    ck_assert_int_eq(emq_str_set(st, K("{emq}:version"), "v", 1, -1, 0, NULL),
+                     EMQ_OK);
+    ck_assert_int_eq(emq_str_set(st, K("emq:{a}:gone"), "1", 1, 10, 0, NULL),
+                     EMQ_OK); /* expired at now = 1000 */
+    struct keys c = {0};
+    ck_assert_int_eq(emq_key_scan(st, K("emq:"), collect_key, &c), EMQ_OK);
+    ck_assert_int_eq(c.n, 2);
+    ck_assert_str_eq(c.k[0], "emq:{a}:pending");
+    ck_assert_int_eq(c.t[0], EMQ_T_ZSET);
+    ck_assert_str_eq(c.k[1], "emq:{b}:x");
+    struct keys all = {0};
+    ck_assert_int_eq(emq_key_scan(st, "", 0, collect_key, &all), EMQ_OK);
+    ck_assert_int_eq(all.n, 3);
+    ck_assert_str_eq(all.k[2], "{emq}:version");
+}
+END_TEST
+
+START_TEST(rollback_leaves_nothing_behind)
+{
+    ck_assert_int_eq(emq_zset_add(st, K("keep"), "m", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1000), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "m", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("l"), 1, "v", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_rem(st, K("keep"), "m", 1, NULL), EMQ_OK);
+    /* Reads inside the transaction see its own writes. */
+    ck_assert_int_eq(type_of(K("z")), EMQ_T_ZSET);
+    ck_assert_int_eq(type_of(K("keep")), EMQ_T_NONE);
+    emq_store_rollback(st);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1000), EMQ_OK);
+    ck_assert_int_eq(type_of(K("z")), EMQ_T_NONE);
+    ck_assert_int_eq(type_of(K("l")), EMQ_T_NONE);
+    ck_assert_int_eq(type_of(K("keep")), EMQ_T_ZSET);
+}
+END_TEST
+
+/* ------------------------------------------------------------- files */
+
+static void tmp_setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/emqstoreXXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void tmp_teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static char *path_in(const char *name)
+{
+    static char p[128];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = malloc((size_t)len + 1);
+    ck_assert_int_eq(fread(p, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    *n = (size_t)len;
+    return p;
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+static void assert_refused_untouched(const char *path, int want)
+{
+    size_t n0, n1;
+    unsigned char *before = slurp(path, &n0);
+    emq_store_opts o = opts();
+    emq_store *s = NULL;
+    char err[256] = "";
+    ck_assert_int_eq(emq_store_open(path, &o, &s, err, sizeof err), want);
+    ck_assert_ptr_null(s);
+    ck_assert(err[0] != '\0');
+    unsigned char *after = slurp(path, &n1);
+    ck_assert_int_eq(n0, n1);
+    ck_assert(memcmp(before, after, n0) == 0);
+    char side[160];
+    snprintf(side, sizeof side, "%s-wal", path);
+    ck_assert_int_ne(access(side, F_OK), 0);
+    free(before);
+    free(after);
+}
+
+START_TEST(persistence_across_close_and_reopen)
+{
+    emq_store_opts o = opts();
+    emq_store *s;
+    const char *p = path_in("p.db");
+    ck_assert_int_eq(emq_store_open(p, &o, &s, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(s, 1, 0), EMQ_OK);
+    emq_bytes fv[] = {{"payload", 7}, {"a\0b", 3}};
+    ck_assert_int_eq(emq_hash_set(s, K("h"), fv, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(s, K("z"), "m", 1, -3, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(s, K("l"), 1, "v", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_set_add(s, K("s"), "v", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(s), EMQ_OK);
+    emq_store_close(s);
+
+    o.synchronous = EMQ_SYNC_FULL;
+    ck_assert_int_eq(emq_store_open(p, &o, &s, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(s, 0, 0), EMQ_OK);
+    emq_buf b = {0};
+    ck_assert_int_eq(emq_hash_get(s, K("h"), K("payload"), &b), EMQ_OK);
+    ck_assert_int_eq(b.len, 3);
+    ck_assert_mem_eq(b.p, "a\0b", 3);
+    double sc;
+    ck_assert_int_eq(emq_zset_score(s, K("z"), "m", 1, &sc), EMQ_OK);
+    ck_assert(sc == -3);
+    int64_t n;
+    ck_assert_int_eq(emq_list_len(s, K("l"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_set_card(s, K("s"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    /* The pragmas we promise are in force. */
+    sqlite3_stmt *q;
+    ck_assert_int_eq(sqlite3_prepare_v2(emq_store_sqlite(s),
+                                        "PRAGMA journal_mode", -1, &q, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(q, 0), "wal");
+    sqlite3_finalize(q);
+    ck_assert_int_eq(sqlite3_prepare_v2(emq_store_sqlite(s),
+                                        "PRAGMA synchronous", -1, &q, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(q, 0), 2); /* FULL */
+    sqlite3_finalize(q);
+    emq_store_rollback(s);
+    emq_store_close(s);
+    emq_buf_free(&b);
+}
+END_TEST
+
+START_TEST(foreign_sqlite_file_is_refused_untouched)
+{
+    const char *p = path_in("foreign.db");
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(p, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t "
+                                  "VALUES(1);", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_refused_untouched(p, EMQ_ENOTEMQ);
+}
+END_TEST
+
+START_TEST(newer_schema_is_refused_untouched)
+{
+    const char *p = path_in("newer.db");
+    emq_store_opts o = opts();
+    emq_store *s;
+    ck_assert_int_eq(emq_store_open(p, &o, &s, NULL, 0), EMQ_OK);
+    emq_store_close(s);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(p, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA journal_mode=DELETE;"
+                                  "PRAGMA user_version = 99;", NULL, NULL,
+                                  NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_refused_untouched(p, EMQ_ESCHEMA);
+}
+END_TEST
+
+START_TEST(garbage_and_truncated_files_are_refused_untouched)
+{
+    const char *g = path_in("garbage.db");
+    unsigned char junk[4096];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (unsigned char)(i * 131 + 7);
+    write_file(g, junk, sizeof junk);
+    assert_refused_untouched(g, EMQ_ENOTEMQ);
+
+    const char *t = path_in("trunc.db");
+    write_file(t, "SQLite format 3", 16); /* a header cut short */
+    assert_refused_untouched(t, EMQ_ENOTEMQ);
+}
+END_TEST
+
+START_TEST(readonly_open_refuses_writes_and_keeps_bytes)
+{
+    const char *p = path_in("ro.db");
+    emq_store_opts o = opts();
+    emq_store *s;
+    ck_assert_int_eq(emq_store_open(p, &o, &s, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(s, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_str_set(s, K("k"), "v", 1, -1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(s), EMQ_OK);
+    ck_assert_int_eq(emq_store_checkpoint(s), EMQ_OK);
+    emq_store_close(s);
+    size_t n0, n1;
+    unsigned char *before = slurp(p, &n0);
+    o.readonly = 1;
+    ck_assert_int_eq(emq_store_open(p, &o, &s, NULL, 0), EMQ_OK);
+    emq_buf b = {0};
+    ck_assert_int_eq(emq_store_begin(s, 0, 0), EMQ_OK);
+    ck_assert_int_eq(emq_str_get(s, K("k"), &b), EMQ_OK);
+    emq_store_rollback(s);
+    int rc = emq_store_begin(s, 1, 0);
+    if (rc == EMQ_OK)
+        rc = emq_str_set(s, K("k"), "w", 1, -1, 0, NULL);
+    if (rc == EMQ_OK)
+        rc = emq_store_commit(s);
+    ck_assert_int_eq(rc, EMQ_EREADONLY);
+    emq_store_rollback(s);
+    emq_store_close(s);
+    unsigned char *after = slurp(p, &n1);
+    ck_assert_int_eq(n0, n1);
+    ck_assert(memcmp(before, after, n0) == 0);
+    free(before);
+    free(after);
+    emq_buf_free(&b);
+}
+END_TEST
+
+Suite *suite_store(void)
+{
+    Suite *s = suite_create("store");
+    TCase *t = tcase_create("keyspace");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, string_set_get_nx_and_delete);
+    tcase_add_test(t, string_expiry_is_absolute_and_lazy);
+    tcase_add_test(t, string_incrby_counts_from_zero_and_refuses_text);
+    tcase_add_test(t, integers_use_shortest_decimal);
+    tcase_add_test(t, hash_set_get_multi_and_getall_in_order);
+    tcase_add_test(t, hash_incrby_creates_and_refuses_text);
+    tcase_add_test(t, hash_last_field_removed_deletes_key);
+    tcase_add_test(t, hash_create_only_when_absent);
+    tcase_add_test(t, hash_field_expiry_hides_only_that_field);
+    tcase_add_test(t, zset_orders_by_score_then_member_bytes);
+    tcase_add_test(t, zset_add_updates_score_and_reports_new);
+    tcase_add_test(t, zset_range_by_score_is_inclusive_with_limit);
+    tcase_add_test(t, zset_lex_ranges_both_directions);
+    tcase_add_test(t, zset_popmin_and_rem_vanish_when_empty);
+    tcase_add_test(t, zset_scores_are_doubles);
+    tcase_add_test(t, list_push_both_ends_and_range);
+    tcase_add_test(t, list_trim_keeps_first_64_and_empties);
+    tcase_add_test(t, list_rem_pos_pop_rotate);
+    tcase_add_test(t, set_add_rem_members_in_byte_order);
+    tcase_add_test(t, wrongtype_on_every_family);
+    tcase_add_test(t, binary_safe_keys_fields_members_values);
+    tcase_add_test(t, key_scan_by_prefix_in_byte_order);
+    tcase_add_test(t, rollback_leaves_nothing_behind);
+    suite_add_tcase(s, t);
+
+    TCase *f = tcase_create("files");
+    tcase_add_checked_fixture(f, tmp_setup, tmp_teardown);
+    tcase_add_test(f, persistence_across_close_and_reopen);
+    tcase_add_test(f, foreign_sqlite_file_is_refused_untouched);
+    tcase_add_test(f, newer_schema_is_refused_untouched);
+    tcase_add_test(f, garbage_and_truncated_files_are_refused_untouched);
+    tcase_add_test(f, readonly_open_refuses_writes_and_keeps_bytes);
+    suite_add_tcase(s, f);
+    return s;
+}
