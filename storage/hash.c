@@ -257,3 +257,59 @@ done:
     emq_buf_free(&raw);
     return rc;
 }
+
+int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
+                   size_t n, int *existed)
+{
+    int exists, wrote = 0;
+    int rc = load(st, key, klen, &exists);
+    if (existed)
+        *existed = rc == EMQ_OK && exists;
+    if (rc != EMQ_OK)
+        return rc;
+    for (size_t k = 0; k < n; k++) {
+        emq_hop *o = &ops[k];
+        long i = emq_hc_find(&st->hf, o->f.p, o->f.n);
+        o->found = i >= 0;
+        switch (o->op) {
+        case EMQ_HOP_GET:
+            if (i >= 0 && o->out &&
+                emq_buf_set(o->out, st->hf.e[i].v, st->hf.e[i].vlen) != EMQ_OK)
+                return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+            break;
+        case EMQ_HOP_SET:
+            if (emq_hc_put(&st->hf, o->f.p, o->f.n, o->v.p, o->v.n, -1))
+                return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+            wrote = 1;
+            break;
+        case EMQ_HOP_DEL:
+            if (i >= 0) {
+                emq_hc_remove(&st->hf, (size_t)i);
+                wrote = 1;
+            }
+            break;
+        case EMQ_HOP_INCR: {
+            int64_t cur = 0, expire = -1;
+            if (i >= 0) {
+                if (emq_parse_i64(st->hf.e[i].v, st->hf.e[i].vlen, &cur))
+                    return emq_store_err(st, EMQ_EPROTO,
+                                         "ERR hash value is not an integer");
+                expire = st->hf.e[i].expire;
+            }
+            if ((o->by > 0 && cur > INT64_MAX - o->by) ||
+                (o->by < 0 && cur < INT64_MIN - o->by))
+                return emq_store_err(st, EMQ_EPROTO, "ERR increment or "
+                                     "decrement would overflow");
+            o->result = cur + o->by;
+            size_t len = emq_fmt_i64(o->num, o->result);
+            if (emq_hc_put(&st->hf, o->f.p, o->f.n, o->num, len, expire))
+                return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+            wrote = 1;
+            break;
+        }
+        default:
+            return emq_store_err(st, EMQ_EINTERNAL, "bad hash step");
+        }
+    }
+    return wrote ? store_back(st, key, klen, exists) : EMQ_OK;
+}

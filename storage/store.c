@@ -48,8 +48,10 @@ static const char *const sql[S_COUNT] = {
                         " VALUES(?1, ?2, 0, NULL, ?3) ON CONFLICT DO NOTHING",
     [S_KID_NEXT] = "UPDATE emq_meta SET v = v + 1 WHERE k = 'next_kid'"
                    " RETURNING v - 1",
-    [S_Z_ADD] = "INSERT INTO zset(kid, member, score) VALUES(?1, ?2, ?3)"
-                " ON CONFLICT(kid, member) DO UPDATE SET score = excluded.score",
+    [S_Z_INSERT_NX] = "INSERT INTO zset(kid, member, score)"
+                      " VALUES(?1, ?2, ?3) ON CONFLICT DO NOTHING",
+    [S_Z_SET_SCORE] = "UPDATE zset SET score = ?3 WHERE kid = ?1"
+                      " AND member = ?2",
     [S_Z_REM] = "DELETE FROM zset WHERE kid = ?1 AND member = ?2",
     [S_Z_SCORE] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2",
     [S_Z_CARD] = "SELECT count(*) FROM zset WHERE kid = ?1",

@@ -171,6 +171,28 @@ int emq_hash_expire_at(emq_store *st, const void *key, size_t klen,
 int emq_hash_field_expiry(emq_store *st, const void *key, size_t klen,
                           const void *f, size_t flen, int64_t *at);
 
+/** One step of emq_hash_apply(). */
+enum { EMQ_HOP_GET, EMQ_HOP_SET, EMQ_HOP_INCR, EMQ_HOP_DEL };
+typedef struct emq_hop {
+    int op;          /* EMQ_HOP_*                                        */
+    emq_bytes f;     /* the field                                        */
+    emq_bytes v;     /* SET: the value                                   */
+    int64_t by;      /* INCR: the increment                              */
+    int found;       /* out: the field existed when this step ran        */
+    emq_buf *out;    /* GET (may be NULL): the value, copied              */
+    int64_t result;  /* out, INCR: the new value                         */
+    char num[24];    /* private: INCR's decimal text                     */
+} emq_hop;
+/**
+ * Run `n` hash steps on `key` in order with one read and at most one write
+ * of the row: HGET, HSET, HINCRBY and HDEL as Valkey would run them one after
+ * another (an absent key is an empty hash; a hash left empty is deleted).
+ * *existed (may be NULL) = the key existed before. A failed step (a
+ * non-integer INCR) fails the call with nothing written.
+ */
+int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
+                   size_t n, int *existed);
+
 /** HGETALL: the callback sees each live field in stored order. */
 typedef int (*emq_field_cb)(void *ctx, const unsigned char *f, size_t flen,
                             const unsigned char *v, size_t vlen,

@@ -24,28 +24,12 @@ int emq_zset_add(emq_store *st, const void *key, size_t klen,
 {
     int64_t kid;
     int rc = find(st, key, klen, &kid);
-    int fresh = 0;
     if (rc != EMQ_OK)
         return rc;
-    if (!kid) {
-        if ((rc = emq_key_create(st, key, klen, EMQ_T_ZSET, &kid)) != EMQ_OK)
-            return rc;
-        fresh = 1;
-    }
-    int existed = 0;
-    if (added && !fresh) {
-        sqlite3_stmt *q = emq_stmt(st, S_Z_SCORE);
-        if (!q)
-            return emq_store_fail(st, sqlite3_errcode(st->db));
-        sqlite3_bind_int64(q, 1, kid);
-        emq_bind_blob(q, 2, m, mlen);
-        rc = sqlite3_step(q);
-        existed = rc == SQLITE_ROW;
-        emq_stmt_done(q);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-            return emq_store_fail(st, rc);
-    }
-    sqlite3_stmt *s = emq_stmt(st, S_Z_ADD);
+    if (!kid && (rc = emq_key_create(st, key, klen, EMQ_T_ZSET, &kid)))
+        return rc;
+    /* Insert a new member in one statement; update an old one's score. */
+    sqlite3_stmt *s = emq_stmt(st, S_Z_INSERT_NX);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     sqlite3_bind_int64(s, 1, kid);
@@ -55,8 +39,21 @@ int emq_zset_add(emq_store *st, const void *key, size_t klen,
     emq_stmt_done(s);
     if (rc != SQLITE_DONE)
         return emq_store_fail(st, rc);
+    int fresh = sqlite3_changes(st->db) == 1;
+    if (!fresh) {
+        s = emq_stmt(st, S_Z_SET_SCORE);
+        if (!s)
+            return emq_store_fail(st, sqlite3_errcode(st->db));
+        sqlite3_bind_int64(s, 1, kid);
+        emq_bind_blob(s, 2, m, mlen);
+        sqlite3_bind_double(s, 3, score);
+        rc = sqlite3_step(s);
+        emq_stmt_done(s);
+        if (rc != SQLITE_DONE)
+            return emq_store_fail(st, rc);
+    }
     if (added)
-        *added = !existed;
+        *added = fresh;
     return EMQ_OK;
 }
 

@@ -280,6 +280,56 @@ START_TEST(hash_field_expiry_hides_only_that_field)
 }
 END_TEST
 
+START_TEST(hash_apply_runs_steps_in_order_with_one_write)
+{
+    emq_buf pay = {0}, st0 = {0};
+    int existed;
+    emq_hop ops[4] = {
+        {.op = EMQ_HOP_INCR, .f = {"attempts", 8}, .by = 1},
+        {.op = EMQ_HOP_GET, .f = {"state", 5}, .out = &st0},
+        {.op = EMQ_HOP_SET, .f = {"state", 5}, .v = {"active", 6}},
+        {.op = EMQ_HOP_GET, .f = {"payload", 7}, .out = &pay},
+    };
+    /* On an absent row: a partial row appears, the payload is absent. */
+    ck_assert_int_eq(emq_hash_apply(st, K("j"), ops, 4, &existed), EMQ_OK);
+    ck_assert_int_eq(existed, 0);
+    ck_assert_int_eq(ops[0].result, 1);
+    ck_assert_int_eq(ops[1].found, 0);
+    ck_assert_int_eq(ops[3].found, 0);
+    emq_bytes fv[] = {{"payload", 7}, {"p\0q", 3}, {"state", 5}, {"pending", 7}};
+    ck_assert_int_eq(emq_hash_set(st, K("j"), fv, 2, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_apply(st, K("j"), ops, 4, &existed), EMQ_OK);
+    ck_assert_int_eq(existed, 1);
+    ck_assert_int_eq(ops[0].result, 2);
+    ck_assert_int_eq(ops[1].found, 1);
+    ck_assert_str_eq((char *)st0.p, "pending");
+    ck_assert_int_eq(pay.len, 3);
+    ck_assert_mem_eq(pay.p, "p\0q", 3);
+    emq_buf v = {0};
+    ck_assert_int_eq(emq_hash_get(st, K("j"), K("state"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "active");
+    ck_assert_int_eq(emq_hash_get(st, K("j"), K("attempts"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "2");
+    /* Deleting every field deletes the key; a bad INCR writes nothing. */
+    emq_hop del[3] = {{.op = EMQ_HOP_DEL, .f = {"attempts", 8}},
+                      {.op = EMQ_HOP_DEL, .f = {"state", 5}},
+                      {.op = EMQ_HOP_DEL, .f = {"payload", 7}}};
+    ck_assert_int_eq(emq_hash_apply(st, K("j"), del, 3, NULL), EMQ_OK);
+    ck_assert_int_eq(type_of(K("j")), EMQ_T_NONE);
+    emq_bytes txt[] = {{"n", 1}, {"x", 1}};
+    ck_assert_int_eq(emq_hash_set(st, K("t"), txt, 1, NULL), EMQ_OK);
+    emq_hop bad[2] = {{.op = EMQ_HOP_SET, .f = {"m", 1}, .v = {"1", 1}},
+                      {.op = EMQ_HOP_INCR, .f = {"n", 1}, .by = 1}};
+    ck_assert_int_eq(emq_hash_apply(st, K("t"), bad, 2, NULL), EMQ_EPROTO);
+    int64_t n;
+    ck_assert_int_eq(emq_hash_len(st, K("t"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    emq_buf_free(&pay);
+    emq_buf_free(&st0);
+    emq_buf_free(&v);
+}
+END_TEST
+
 /* --------------------------------------------------------- sorted sets */
 
 struct members {
@@ -865,6 +915,7 @@ Suite *suite_store(void)
     tcase_add_test(t, hash_last_field_removed_deletes_key);
     tcase_add_test(t, hash_create_only_when_absent);
     tcase_add_test(t, hash_field_expiry_hides_only_that_field);
+    tcase_add_test(t, hash_apply_runs_steps_in_order_with_one_write);
     tcase_add_test(t, zset_orders_by_score_then_member_bytes);
     tcase_add_test(t, zset_add_updates_score_and_reports_new);
     tcase_add_test(t, zset_range_by_score_is_inclusive_with_limit);
