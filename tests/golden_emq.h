@@ -1,0 +1,17 @@
+/*
+ * golden_emq.h — the emqlite executor of the golden replay (golden_emq.c).
+ *
+ * Owns: nothing but the constructor: the executor runs each case on a fresh
+ * ":memory:" handle with an injected clock; see golden.h for the interface.
+ */
+#ifndef EMQ_TEST_GOLDEN_EMQ_H
+#define EMQ_TEST_GOLDEN_EMQ_H
+
+#include "golden.h"
+
+/** Fill `ex` with the emqlite executor. Returns 0, or -1 (out of memory).
+ *  Release with emq_golden_emq_exec_free. */
+int emq_golden_emq_exec(emq_golden_exec *ex);
+void emq_golden_emq_exec_free(emq_golden_exec *ex);
+
+#endif /* EMQ_TEST_GOLDEN_EMQ_H */
