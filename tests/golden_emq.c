@@ -53,7 +53,6 @@ static int x_begin(void *ctx, const emq_golden_case *c, emq_json_buf *err)
     emq_options o;
     char msg[256] = "";
     int rc;
-    (void)c;
     x->now = c->n ? c->steps[0].now : 0;
     emq_options_init(&o);
     o.clock = virtual_clock;
@@ -170,11 +169,6 @@ static int64_t a_int(argv_ *a, const char *name)
 
 /* ================================================================= raw */
 
-static int parse_i64(const char *s, size_t n, int64_t *out)
-{
-    return emq_parse_i64(s, n, out);
-}
-
 static int parse_score(const char *s, size_t n, double *out)
 {
     char tmp[64], *end;
@@ -254,7 +248,7 @@ static int raw_body(emq_store *st, int64_t now, const emq_json *cmd,
         int64_t at = -1, px;
         if (n == 5) {
             if (strcasecmp(it[3]->s, "PX") != 0 ||
-                !parse_i64(it[4]->s, it[4]->len, &px) || px <= 0) {
+                !emq_parse_i64(it[4]->s, it[4]->len, &px) || px <= 0) {
                 say(err, "raw: %s", "SET takes only PX <ms> here");
                 return -1;
             }
