@@ -7,6 +7,13 @@
  * list and sset tables under a `kid` that is never reused; an expired key is
  * absent to every read and is deleted by the first write transaction that
  * looks at it.
+ *
+ * An aggregate's key row is a registration (name -> type, kid) that may
+ * outlive its last element: a queue's pending set empties and refills all
+ * day, and re-creating its row each time would cost a kid allocation and two
+ * dirty pages per transition. Existence is therefore judged by elements: an
+ * aggregate registration with no element is absent to every command (TYPE,
+ * DEL, EXISTS, the scan, a write of another type, which replaces it).
  */
 #include <string.h>
 #include <stdlib.h>
@@ -32,6 +39,30 @@ static int expired(const emq_store *st, int64_t expire)
 
 /* ------------------------------------------------------------ key rows */
 
+static int is_aggregate(int type)
+{
+    return type == EMQ_T_ZSET || type == EMQ_T_LIST || type == EMQ_T_SET;
+}
+
+/* 1 when aggregate `kid` of `type` has no element (or on error: *rc). */
+static int agg_empty(emq_store *st, int type, int64_t kid, int *rc)
+{
+    int id = type == EMQ_T_ZSET ? S_Z_ANY
+           : type == EMQ_T_LIST ? S_L_ANY : S_S_ANY;
+    sqlite3_stmt *s = emq_stmt(st, id);
+    *rc = EMQ_OK;
+    if (!s) {
+        *rc = emq_store_fail(st, sqlite3_errcode(st->db));
+        return 0;
+    }
+    sqlite3_bind_int64(s, 1, kid);
+    int r = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (r != SQLITE_ROW && r != SQLITE_DONE)
+        *rc = emq_store_fail(st, r);
+    return r == SQLITE_DONE;
+}
+
 int emq_key_lookup(emq_store *st, const void *key, size_t klen, int want,
                    emq_keyrow *kr, int keep_val)
 {
@@ -51,28 +82,39 @@ int emq_key_lookup(emq_store *st, const void *key, size_t klen, int want,
         emq_stmt_done(s);
         return emq_store_fail(st, rc);
     }
-    kr->type = sqlite3_column_int(s, 0);
-    kr->kid = sqlite3_column_int64(s, 1);
-    kr->expire = sqlite3_column_type(s, 2) == SQLITE_NULL
-                     ? -1 : sqlite3_column_int64(s, 2);
-    if (expired(st, kr->expire)) {
-        int type = kr->type;
-        int64_t kid = kr->kid;
+    int type = sqlite3_column_int(s, 0);
+    int64_t kid = sqlite3_column_int64(s, 1);
+    int64_t expire = sqlite3_column_type(s, 2) == SQLITE_NULL
+                         ? -1 : sqlite3_column_int64(s, 2);
+    if (expired(st, expire)) {
         emq_stmt_done(s);
-        memset(kr, 0, sizeof *kr);
-        kr->expire = -1;
-        if (st->tx_write)
-            return emq_key_drop(st, key, klen, type, kid);
-        return EMQ_OK;
+        return st->tx_write ? emq_key_drop(st, key, klen, type, kid) : EMQ_OK;
     }
-    if (want != EMQ_T_NONE && kr->type != want) {
+    rc = EMQ_OK;
+    if (is_aggregate(type)) {
         emq_stmt_done(s);
+        /* An empty registration counts only where its type is wanted. */
+        if (want != type && agg_empty(st, type, kid, &rc)) {
+            if (rc == EMQ_OK && st->tx_write)
+                rc = emq_key_drop(st, key, klen, type, kid);
+            return rc;
+        }
+        if (rc != EMQ_OK)
+            return rc;
+        keep_val = 0;
+    }
+    if (want != EMQ_T_NONE && type != want) {
+        if (!is_aggregate(type))
+            emq_stmt_done(s);
         return emq_store_err(st, EMQ_EWRONGTYPE, EMQ_WRONGTYPE_MSG);
     }
+    kr->type = type;
+    kr->kid = kid;
+    kr->expire = expire;
     if (keep_val) {
         kr->val = sqlite3_column_blob(s, 3);
         kr->vlen = (size_t)sqlite3_column_bytes(s, 3);
-    } else {
+    } else if (!is_aggregate(type)) {
         emq_stmt_done(s);
     }
     return EMQ_OK;
@@ -130,28 +172,6 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
     if (rc != EMQ_OK)
         return rc;
     sqlite3_stmt *s = emq_stmt(st, S_KEY_DELETE);
-    if (!s)
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    emq_bind_blob(s, 1, key, klen);
-    rc = sqlite3_step(s);
-    emq_stmt_done(s);
-    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
-}
-
-int emq_key_drop_if_empty(emq_store *st, const void *key, size_t klen,
-                          int any_stmt, int64_t kid)
-{
-    sqlite3_stmt *s = emq_stmt(st, any_stmt);
-    if (!s)
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    sqlite3_bind_int64(s, 1, kid);
-    int rc = sqlite3_step(s);
-    emq_stmt_done(s);
-    if (rc == SQLITE_ROW)
-        return EMQ_OK;
-    if (rc != SQLITE_DONE)
-        return emq_store_fail(st, rc);
-    s = emq_stmt(st, S_KEY_DELETE);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     emq_bind_blob(s, 1, key, klen);
@@ -268,7 +288,7 @@ int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
     sqlite3_stmt *s = NULL;
     int rc = sqlite3_prepare_v2(st->db,
                                 "SELECT name, type, expire,"
-                                " CASE type WHEN 2 THEN val END FROM kv"
+                                " CASE type WHEN 2 THEN val END, kid FROM kv"
                                 " WHERE name >= ?1 ORDER BY name", -1, &s,
                                 NULL);
     if (rc != SQLITE_OK)
@@ -289,6 +309,16 @@ int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
             !hash_alive(st, sqlite3_column_blob(s, 3),
                         (size_t)sqlite3_column_bytes(s, 3)))
             continue;
+        if (is_aggregate(type)) {
+            int erc;
+            int empty = agg_empty(st, type, sqlite3_column_int64(s, 4), &erc);
+            if (erc != EMQ_OK) {
+                out = erc;
+                break;
+            }
+            if (empty)
+                continue;
+        }
         if ((out = cb(ctx, k ? k : (const unsigned char *)"", kl, type)) != 0)
             break;
     }

@@ -4,7 +4,7 @@
  * ends are O(log n); positions are not indices: index arithmetic (LRANGE,
  * LTRIM, LPOS) goes through rank order.
  *
- * Rule: the key row exists exactly while the list has an element.
+ * Rule: a list with no element is absent (kv.c keeps its registration).
  */
 #include <string.h>
 #include "store_int.h"
@@ -230,9 +230,7 @@ int emq_list_rem(emq_store *st, const void *key, size_t klen, int64_t count,
         return rc;
     if (removed)
         *removed = d.removed;
-    if (!d.removed)
-        return EMQ_OK;
-    return emq_key_drop_if_empty(st, key, klen, S_L_ANY, kid);
+    return EMQ_OK;
 }
 
 struct pos_ctx {
@@ -282,7 +280,8 @@ int emq_list_pop(emq_store *st, const void *key, size_t klen, int right,
         return emq_store_fail(st, sqlite3_errcode(st->db));
     sqlite3_bind_int64(s, 1, kid);
     rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
+    int got = rc == SQLITE_ROW;
+    if (got) {
         if (emq_buf_set(out, sqlite3_column_blob(s, 0),
                         (size_t)sqlite3_column_bytes(s, 0)) != EMQ_OK) {
             emq_stmt_done(s);
@@ -293,7 +292,7 @@ int emq_list_pop(emq_store *st, const void *key, size_t klen, int right,
     emq_stmt_done(s);
     if (rc != SQLITE_DONE)
         return emq_store_fail(st, rc);
-    return emq_key_drop_if_empty(st, key, klen, S_L_ANY, kid);
+    return got ? EMQ_OK : EMQ_NOTFOUND;
 }
 
 int emq_list_rotate(emq_store *st, const void *key, size_t klen, emq_buf *out)

@@ -1,6 +1,7 @@
 /*
  * set.c — the set type: rows (kid, member), members unique, listed in
- * memcmp order. The key row exists exactly while the set has a member.
+ * memcmp order. A set with no member is absent (kv.c keeps its
+ * registration).
  */
 #include <string.h>
 #include "store_int.h"
@@ -56,8 +57,6 @@ int emq_set_rem(emq_store *st, const void *key, size_t klen, const void *m,
     int rc = find(st, key, klen, &kid);
     if (rc == EMQ_OK && kid) {
         rc = member_op(st, S_S_REM, kid, m, mlen, &ch);
-        if (rc == EMQ_OK && ch)
-            rc = emq_key_drop_if_empty(st, key, klen, S_S_ANY, kid);
     }
     if (removed)
         *removed = ch;

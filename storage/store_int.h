@@ -72,9 +72,6 @@ int emq_key_create(emq_store *st, const void *key, size_t klen, int type,
 /** Delete the key row and, for aggregates, its elements. */
 int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
                  int64_t kid);
-/** Delete the key row if aggregate `kid` of table `any_stmt` has no element. */
-int emq_key_drop_if_empty(emq_store *st, const void *key, size_t klen,
-                          int any_stmt, int64_t kid);
 
 /** Bind helpers. */
 int emq_bind_blob(sqlite3_stmt *s, int i, const void *p, size_t n);

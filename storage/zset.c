@@ -4,8 +4,7 @@
  * (memcmp, a proper prefix first), scores as IEEE doubles as Valkey keeps
  * them.
  *
- * Rule: the key row exists exactly while the set has a member; every removal
- * path ends with emq_key_drop_if_empty().
+ * Rule: a set with no member is absent (kv.c keeps its registration).
  */
 #include <string.h>
 #include "store_int.h"
@@ -79,7 +78,7 @@ int emq_zset_rem(emq_store *st, const void *key, size_t klen,
         return EMQ_OK;
     if (removed)
         *removed = 1;
-    return emq_key_drop_if_empty(st, key, klen, S_Z_ANY, kid);
+    return EMQ_OK;
 }
 
 int emq_zset_score(emq_store *st, const void *key, size_t klen,
@@ -146,9 +145,7 @@ int emq_zset_popmin(emq_store *st, const void *key, size_t klen,
     emq_stmt_done(s);
     if (rc != SQLITE_DONE)
         return emq_store_fail(st, rc);
-    if (sqlite3_changes(st->db) == 0)
-        return EMQ_NOTFOUND;
-    return emq_key_drop_if_empty(st, key, klen, S_Z_ANY, kid);
+    return sqlite3_changes(st->db) == 0 ? EMQ_NOTFOUND : EMQ_OK;
 }
 
 /* Walk the rows of a prepared range statement into the callback. The

@@ -597,6 +597,62 @@ START_TEST(set_add_rem_members_in_byte_order)
 }
 END_TEST
 
+struct keys {
+    int n;
+    char k[16][32];
+    int t[16];
+};
+
+static int collect_key(void *ctx, const unsigned char *k, size_t n, int t)
+{
+    struct keys *c = ctx;
+    memcpy(c->k[c->n], k, n);
+    c->k[c->n][n] = 0;
+    c->t[c->n++] = t;
+    return 0;
+}
+
+START_TEST(emptied_aggregates_are_absent_to_every_command)
+{
+    int rm, done, created, del;
+    emq_buf b = {0};
+    /* zset, list and set emptied by their own removals */
+    ck_assert_int_eq(emq_zset_add(st, K("z"), "m", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_rem(st, K("z"), "m", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("l"), 1, "v", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_pop(st, K("l"), 0, &b), EMQ_OK);
+    ck_assert_int_eq(emq_list_pop(st, K("l"), 0, &b), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_set_add(st, K("s"), "v", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_set_rem(st, K("s"), "v", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(type_of(K("z")), EMQ_T_NONE);
+    ck_assert_int_eq(type_of(K("l")), EMQ_T_NONE);
+    ck_assert_int_eq(type_of(K("s")), EMQ_T_NONE);
+    struct keys c = {0};
+    ck_assert_int_eq(emq_key_scan(st, "", 0, collect_key, &c), EMQ_OK);
+    ck_assert_int_eq(c.n, 0);
+    /* DEL says nothing was there; other types may take the names. */
+    ck_assert_int_eq(emq_key_del(st, K("z"), &del), EMQ_OK);
+    ck_assert_int_eq(del, 0);
+    ck_assert_int_eq(emq_str_set(st, K("l"), "x", 1, -1, EMQ_SET_NX, &done),
+                     EMQ_OK);
+    ck_assert_int_eq(done, 1);
+    emq_bytes fv[] = {{"f", 1}, {"v", 1}};
+    ck_assert_int_eq(emq_hash_create(st, K("s"), fv, 1, &created), EMQ_OK);
+    ck_assert_int_eq(created, 1);
+    ck_assert_int_eq(type_of(K("s")), EMQ_T_HASH);
+    int64_t n;
+    ck_assert_int_eq(emq_set_card(st, K("s"), &n), EMQ_EWRONGTYPE);
+    /* Refilling an emptied set works and shows the new members only. */
+    ck_assert_int_eq(emq_zset_add(st, K("z2"), "a", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_popmin(st, K("z2"), &b, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(st, K("z2"), "b", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_card(st, K("z2"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(type_of(K("z2")), EMQ_T_ZSET);
+    emq_buf_free(&b);
+}
+END_TEST
+
 /* ----------------------------------------------------------- semantics */
 
 START_TEST(wrongtype_on_every_family)
@@ -649,21 +705,6 @@ START_TEST(binary_safe_keys_fields_members_values)
     emq_buf_free(&b);
 }
 END_TEST
-
-struct keys {
-    int n;
-    char k[16][32];
-    int t[16];
-};
-
-static int collect_key(void *ctx, const unsigned char *k, size_t n, int t)
-{
-    struct keys *c = ctx;
-    memcpy(c->k[c->n], k, n);
-    c->k[c->n][n] = 0;
-    c->t[c->n++] = t;
-    return 0;
-}
 
 START_TEST(key_scan_by_prefix_in_byte_order)
 {
@@ -926,6 +967,7 @@ Suite *suite_store(void)
     tcase_add_test(t, list_trim_keeps_first_64_and_empties);
     tcase_add_test(t, list_rem_pos_pop_rotate);
     tcase_add_test(t, set_add_rem_members_in_byte_order);
+    tcase_add_test(t, emptied_aggregates_are_absent_to_every_command);
     tcase_add_test(t, wrongtype_on_every_family);
     tcase_add_test(t, binary_safe_keys_fields_members_values);
     tcase_add_test(t, key_scan_by_prefix_in_byte_order);
