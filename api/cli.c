@@ -1,0 +1,1202 @@
+/*
+ * cli.c — the emqlite command-line tool: global options, the command table,
+ * argument parsing, result-code to exit-status mapping, and the commands that
+ * map one-to-one onto the public API (enqueue ... resume). The demo lives in
+ * cli_demo.c, the JSON codec in cli_json.c.
+ *
+ * Rules: only api/emqlite.h is used; a command is one row of `commands[]`
+ * plus one function; under --json every invocation writes exactly one JSON
+ * document to stdout (a result, or {"error": ...}), and every failure also
+ * writes one line "emqlite: <message>" to stderr.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+#define DEFAULT_DB "./emqlite.db"
+
+typedef int (*cmd_fn)(emq_cli *c, int argc, char **argv);
+
+/* One command: its name, function, argument synopsis and help text. */
+typedef struct command {
+    const char *name;
+    cmd_fn fn;
+    const char *synopsis;
+    const char *help;
+} command;
+
+static int cmd_enqueue(emq_cli *c, int argc, char **argv);
+static int cmd_enqueue_many(emq_cli *c, int argc, char **argv);
+static int cmd_claim(emq_cli *c, int argc, char **argv);
+static int cmd_complete(emq_cli *c, int argc, char **argv);
+static int cmd_retry(emq_cli *c, int argc, char **argv);
+static int cmd_extend(emq_cli *c, int argc, char **argv);
+static int cmd_promote(emq_cli *c, int argc, char **argv);
+static int cmd_reap(emq_cli *c, int argc, char **argv);
+static int cmd_browse(emq_cli *c, int argc, char **argv);
+static int cmd_stats(emq_cli *c, int argc, char **argv);
+static int cmd_job(emq_cli *c, int argc, char **argv);
+static int cmd_slot(emq_cli *c, int argc, char **argv);
+static int cmd_version(emq_cli *c, int argc, char **argv);
+static int cmd_pause(emq_cli *c, int argc, char **argv);
+static int cmd_resume(emq_cli *c, int argc, char **argv);
+static int cmd_help(emq_cli *c, int argc, char **argv);
+static int cmd_reserved(emq_cli *c, int argc, char **argv);
+
+#define RESERVED "reserved: not built yet (exits 10)."
+
+/* The command table: adding a command is one row here and one function. */
+static const command commands[] = {
+    { "enqueue", cmd_enqueue, "QUEUE [PAYLOAD|-] [--id ID] [--at MS | --in MS]",
+      "Admit one job into QUEUE and print its id. The payload is PAYLOAD, or\n"
+      "all of stdin (byte for byte) when PAYLOAD is absent or '-'.\n"
+      "  --id ID   use this branded id (else one is minted, namespace JOB)\n"
+      "  --at MS   schedule it at absolute Unix time MS (milliseconds)\n"
+      "  --in MS   schedule it MS milliseconds from now\n"
+      "Exit: 0 enqueued or scheduled, 3 duplicate (the first payload stands),\n"
+      "4 EMQKIND (the id is not JOB-namespaced), 1 invalid queue or id." },
+    { "enqueue-many", cmd_enqueue_many, "QUEUE [FILE|-] [--ndjson]",
+      "Enqueue one job per line of FILE (or stdin) in one transaction and\n"
+      "print the counts: enqueued N duplicate N kind N.\n"
+      "  --ndjson  each line is a JSON string (the payload) or an object\n"
+      "            {\"id\": ID, \"payload\": P}, P a string or {\"b64\": ...};\n"
+      "            blank lines are skipped. Without it each line's bytes,\n"
+      "            without the newline, are one payload.\n"
+      "Exit: 0 applied (see the counts), 1 malformed input or empty batch." },
+    { "claim", cmd_claim, "QUEUE [--lease MS]",
+      "Claim the oldest pending job of QUEUE. Prints a line 'ID TOKEN', then\n"
+      "the payload bytes and a newline. TOKEN (the attempts count) must be\n"
+      "presented to complete, retry and extend.\n"
+      "  --lease MS  lease length in milliseconds (default 30000)\n"
+      "Exit: 0 claimed, 2 empty (nothing pending, or the queue is paused)." },
+    { "complete", cmd_complete, "QUEUE ID TOKEN",
+      "Complete a claimed job: its row is deleted and counted as completed.\n"
+      "Exit: 0 ok, 5 EMQSTALE (token mismatch), 6 gone (no such job)." },
+    { "retry", cmd_retry,
+      "QUEUE ID TOKEN [--delay MS] [--max N] [--error TEXT]",
+      "Fail a claimed job: record TEXT as last_error and schedule it again in\n"
+      "MS milliseconds, or dead-letter it once its attempts reach N.\n"
+      "Prints 'scheduled' or 'dead'.\n"
+      "  --delay MS    backoff before the next attempt (default 1000)\n"
+      "  --max N       attempts cap (default 3)\n"
+      "  --error TEXT  the reason (default empty)\n"
+      "Exit: 0 scheduled or dead, 5 EMQSTALE (token mismatch or job gone)." },
+    { "extend", cmd_extend, "QUEUE ID TOKEN [--lease MS]",
+      "Extend a claimed job's lease to now + MS (default 30000).\n"
+      "Exit: 0 ok, 5 EMQSTALE (token mismatch), 6 gone (no such job)." },
+    { "promote", cmd_promote, "QUEUE [--batch N]",
+      "Move up to N (default 100) due scheduled jobs to pending; prints the\n"
+      "number moved." },
+    { "reap", cmd_reap, "QUEUE",
+      "Return up to 100 jobs whose lease lapsed to pending; prints the\n"
+      "number reaped." },
+    { "browse", cmd_browse, "QUEUE [-n N]",
+      "Print the newest N (default 10) pending ids, newest first." },
+    { "stats", cmd_stats, "[QUEUE...]",
+      "Print, per queue, the pending/active/scheduled/dead set sizes and the\n"
+      "completed/failed counters as an aligned table (all queues of the file\n"
+      "when none is named)." },
+    { "job", cmd_job, "QUEUE ID",
+      "Print the fields of a job's row, one 'name value' line each (bytes\n"
+      "that are not printable are shown as C escapes).\n"
+      "Exit: 0 found, 6 gone (no such row)." },
+    { "slot", cmd_slot, "KEY",
+      "Print the cluster slot of KEY (CRC16 of its hash tag, mod 16384)." },
+    { "version", cmd_version, "",
+      "Print the library version, the wire identity and the SQLite version." },
+    { "pause", cmd_pause, "QUEUE",
+      "Pause QUEUE: claims answer empty until it is resumed." },
+    { "resume", cmd_resume, "QUEUE", "Resume a paused QUEUE." },
+    { "demo", emq_cli_demo, "",
+      "Run a short, self-contained story on the file: a few thousand jobs\n"
+      "over the queues mail, thumbnails and billing, a worker that completes\n"
+      "most, retries with exponential backoff until one dead-letters, a\n"
+      "delayed job promoted, a lapsed lease reaped. A virtual clock drives\n"
+      "time, so it never sleeps. Safe to run again." },
+    { "help", cmd_help, "[COMMAND]", "Show the commands, or one command's help." },
+    { "export", cmd_reserved, "", RESERVED },
+    { "import", cmd_reserved, "", RESERVED },
+    { "push", cmd_reserved, "", RESERVED },
+    { "pull", cmd_reserved, "", RESERVED },
+    { "verify", cmd_reserved, "", RESERVED },
+    { "check", cmd_reserved, "", RESERVED },
+    { "bench", cmd_reserved, "", RESERVED },
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------ help, usage */
+
+static void print_usage(FILE *f)
+{
+    fputs("usage: emqlite [--db PATH] [--json] COMMAND [ARGS...]\n"
+          "       emqlite COMMAND --help\n\n"
+          "Options (anywhere on the line):\n"
+          "  --db PATH  the emqlite file (default $EMQLITE_DB, else "
+          DEFAULT_DB ")\n"
+          "  --json     write one JSON document to stdout\n"
+          "  --help     show help\n\n"
+          "Commands:\n", f);
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (commands[i].fn == cmd_reserved)
+            continue;
+        fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].synopsis);
+    }
+    fputs("Reserved (not built yet):", f);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (commands[i].fn == cmd_reserved)
+            fprintf(f, " %s", commands[i].name);
+    fputs("\n\nSee emqlite(1) for exit statuses and the JSON shapes.\n", f);
+}
+
+static void print_command_help(FILE *f, const command *cmd)
+{
+    fprintf(f, "usage: emqlite [--db PATH] [--json] %s%s%s\n\n%s\n", cmd->name,
+            cmd->synopsis[0] ? " " : "", cmd->synopsis, cmd->help);
+}
+
+int emq_cli_usage(emq_cli *c, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "emqlite: %s%s%s\n", c->cmd ? c->cmd : "",
+            c->cmd ? ": " : "", msg);
+    if (c->cmd)
+        fprintf(stderr, "usage: emqlite %s %s (see 'emqlite %s --help')\n",
+                c->cmd, find_command(c->cmd)->synopsis, c->cmd);
+    if (c->json) {
+        fputs("{\"error\":{\"class\":\"usage\",\"message\":", stdout);
+        emq_cli_json_str(stdout, msg);
+        printf("},\"exit\":%d}\n", EMQ_EXIT_USAGE);
+    }
+    return EMQ_EXIT_USAGE;
+}
+
+/* ---------------------------------------------------------------- options */
+
+int emq_cli_parse(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
+                  const char **pos, int minpos, int maxpos, int *npos)
+{
+    int n = 0, dashdash = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (dashdash || a[0] != '-' || a[1] == 0) {
+            if (n >= maxpos)
+                return emq_cli_usage(c, "unexpected argument '%s'", a);
+            pos[n++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            dashdash = 1;
+            continue;
+        }
+        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+        size_t nlen = eq ? (size_t)(eq - a) : strlen(a);
+        if ((nlen == 6 && strncmp(a, "--help", 6) == 0) ||
+            (nlen == 2 && strncmp(a, "-h", 2) == 0)) {
+            print_command_help(stdout, find_command(c->cmd));
+            return EMQ_EXIT_OK;
+        }
+        if (nlen == 6 && strncmp(a, "--json", 6) == 0 && !eq) {
+            c->json = 1;
+            continue;
+        }
+        const char *val = NULL;
+        int takes = 0, is_db = 0;
+        const emq_cli_opt *o = NULL;
+        if (nlen == 4 && strncmp(a, "--db", 4) == 0) {
+            takes = 1;
+            is_db = 1;
+        } else {
+            for (o = opts; o && o->name; o++)
+                if (strlen(o->name) == nlen && strncmp(o->name, a, nlen) == 0)
+                    break;
+            if (!o || !o->name)
+                return emq_cli_usage(c, "unknown option '%.*s'", (int)nlen, a);
+            takes = o->takes_value;
+        }
+        if (takes) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                return emq_cli_usage(c, "option '%s' needs a value", a);
+        } else {
+            if (eq)
+                return emq_cli_usage(c, "option '%.*s' takes no value",
+                                     (int)nlen, a);
+            val = "1";
+        }
+        if (is_db)
+            c->db_path = val;
+        else
+            *o->value = val;
+    }
+    if (n < minpos)
+        return emq_cli_usage(c, "missing argument%s", minpos - n > 1 ? "s" : "");
+    *npos = n;
+    return -1;
+}
+
+int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (s[0] == 0 || *end != 0 || errno == ERANGE || s[0] == ' ' ||
+        s[0] == '+')
+        return emq_cli_usage(c, "%s must be a decimal integer, not '%s'",
+                             what, s);
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* -------------------------------------------------------- errors and exits */
+
+/* Class name and exit status of each failure code. The wire classes are the
+ * first word of their wire strings; the others are emqlite's own. */
+static const struct {
+    int rc;
+    const char *cls;
+    int exit;
+} failures[] = {
+    { EMQ_EKIND, "EMQKIND", EMQ_EXIT_KIND },
+    { EMQ_ESTALE, "EMQSTALE", EMQ_EXIT_STALE },
+    { EMQ_EWRONGTYPE, "WRONGTYPE", EMQ_EXIT_ERROR },
+    { EMQ_EWIRE, "version_fence", EMQ_EXIT_FENCE },
+    { EMQ_EQUEUE, "invalid_queue", EMQ_EXIT_USAGE },
+    { EMQ_EID, "invalid_id", EMQ_EXIT_USAGE },
+    { EMQ_EINVAL, "invalid_argument", EMQ_EXIT_USAGE },
+    { EMQ_EBUSY, "busy", EMQ_EXIT_BUSY },
+    { EMQ_EIO, "io", EMQ_EXIT_ERROR },
+    { EMQ_EFULL, "full", EMQ_EXIT_ERROR },
+    { EMQ_ENOMEM, "nomem", EMQ_EXIT_ERROR },
+    { EMQ_ENOTEMQ, "not_emqlite", EMQ_EXIT_FENCE },
+    { EMQ_ESCHEMA, "schema", EMQ_EXIT_FENCE },
+    { EMQ_ECORRUPT, "corrupt", EMQ_EXIT_ERROR },
+    { EMQ_ETOOBIG, "too_big", EMQ_EXIT_USAGE },
+    { EMQ_EREADONLY, "readonly", EMQ_EXIT_ERROR },
+    { EMQ_ECANTOPEN, "cantopen", EMQ_EXIT_ERROR },
+    { EMQ_EPROTO, "malformed", EMQ_EXIT_USAGE },
+    { EMQ_EINTERNAL, "internal", EMQ_EXIT_ERROR },
+    { EMQ_EEMPTY, "empty_pipeline", EMQ_EXIT_USAGE },
+    { EMQ_ENOTSUP, "not_supported", EMQ_EXIT_NOTBUILT },
+};
+
+int emq_cli_exit_of(int rc)
+{
+    for (size_t i = 0; i < sizeof failures / sizeof failures[0]; i++)
+        if (failures[i].rc == rc)
+            return failures[i].exit;
+    return EMQ_EXIT_ERROR;
+}
+
+const char *emq_cli_class_of(int rc)
+{
+    for (size_t i = 0; i < sizeof failures / sizeof failures[0]; i++)
+        if (failures[i].rc == rc)
+            return failures[i].cls;
+    return "error";
+}
+
+int emq_cli_fail(emq_cli *c, int rc, const char *msg)
+{
+    const char *cls = emq_cli_class_of(rc);
+    int code = emq_cli_exit_of(rc);
+    if (!msg || !msg[0])
+        msg = c->db ? emq_errmsg(c->db) : "";
+    if (!msg[0])
+        msg = emq_strerror(rc);
+    /* Wire errors are printed verbatim (their first word is the class);
+     * other failures are prefixed with emqlite's class name. */
+    size_t cl = strlen(cls);
+    int verbatim = strncmp(msg, cls, cl) == 0 && (msg[cl] == ' ' || !msg[cl]);
+    fprintf(stderr, "emqlite: %s%s%s\n", verbatim ? "" : cls,
+            verbatim ? "" : ": ", msg);
+    if (c->json) {
+        fputs("{\"error\":{\"class\":", stdout);
+        emq_cli_json_str(stdout, cls);
+        fputs(",\"message\":", stdout);
+        emq_cli_json_str(stdout, msg);
+        printf(",\"code\":%d},\"exit\":%d}\n", rc, code);
+    }
+    return code;
+}
+
+/* A verdict that is not a failure but has its own exit status (empty,
+ * duplicate, gone): JSON result document or a stderr note. */
+static int verdict(emq_cli *c, int code, const char *result, const char *q,
+                   const char *id, const char *note)
+{
+    if (c->json) {
+        fputs("{\"queue\":", stdout);
+        emq_cli_json_str(stdout, q);
+        if (id) {
+            fputs(",\"id\":", stdout);
+            emq_cli_json_str(stdout, id);
+        }
+        printf(",\"result\":\"%s\"}\n", result);
+    } else {
+        fprintf(stderr, "emqlite: %s: %s\n", result, note);
+    }
+    return code;
+}
+
+/* Print a success result: text `text` (a line) or {"queue","id","result"}. */
+static int ok_result(emq_cli *c, const char *q, const char *id,
+                     const char *result, const char *text)
+{
+    if (c->json) {
+        fputs("{\"queue\":", stdout);
+        emq_cli_json_str(stdout, q);
+        if (id) {
+            fputs(",\"id\":", stdout);
+            emq_cli_json_str(stdout, id);
+        }
+        printf(",\"result\":\"%s\"}\n", result);
+    } else {
+        puts(text);
+    }
+    return EMQ_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ file */
+
+/* $EMQLITE_NOW_MS pins the clock every transition reads. */
+static int64_t pinned_now;
+
+static int64_t pinned_clock(void *ctx)
+{
+    (void)ctx;
+    return pinned_now;
+}
+
+int emq_cli_open(emq_cli *c)
+{
+    emq_options o;
+    char err[512] = "";
+    const char *bt = getenv("EMQLITE_BUSY_TIMEOUT");
+    const char *now = getenv("EMQLITE_NOW_MS");
+    if (c->db)
+        return 0;
+    emq_options_init(&o);
+    if (bt && bt[0]) {
+        char *end;
+        long v = strtol(bt, &end, 10);
+        if (*end || v < 0 || v > 86400000)
+            return emq_cli_usage(c, "EMQLITE_BUSY_TIMEOUT must be a number "
+                                 "of milliseconds, not '%s'", bt);
+        o.busy_timeout_ms = (int)v;
+    }
+    if (now && now[0]) {
+        if (emq_cli_int(c, "EMQLITE_NOW_MS", now, &pinned_now))
+            return EMQ_EXIT_USAGE;
+        o.clock = pinned_clock;
+    }
+    int rc = emq_open_ex(c->db_path, &o, &c->db, err, sizeof err);
+    if (rc != EMQ_OK) {
+        c->db = NULL;
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s: %s", c->db_path,
+                 err[0] ? err : emq_strerror(rc));
+        return emq_cli_fail(c, rc, msg);
+    }
+    return 0;
+}
+
+int emq_cli_mint(emq_cli *c, char id[EMQ_ID_SIZE])
+{
+    emq_set_clock(c->db, NULL, NULL);
+    int rc = emq_mint(c->db, "JOB", id);
+    if (getenv("EMQLITE_NOW_MS") && getenv("EMQLITE_NOW_MS")[0])
+        emq_set_clock(c->db, pinned_clock, NULL);
+    return rc;
+}
+
+/* Read all of `f` into a malloc'd buffer (NUL-terminated). */
+static int read_all(FILE *f, unsigned char **out, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    unsigned char *buf = malloc(cap + 1), *nb;
+    if (!buf)
+        return -1;
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            if (!(nb = realloc(buf, cap + 1))) {
+                free(buf);
+                return -1;
+            }
+            buf = nb;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) {
+            if (ferror(f)) {
+                free(buf);
+                return -1;
+            }
+            break;
+        }
+    }
+    buf[n] = 0;
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+/* ------------------------------------------------------------- commands */
+
+static int cmd_enqueue(emq_cli *c, int argc, char **argv)
+{
+    const char *idopt = NULL, *at = NULL, *in = NULL, *pos[2];
+    emq_cli_opt opts[] = { { "--id", 1, &idopt }, { "--at", 1, &at },
+                           { "--in", 1, &in }, { NULL, 0, NULL } };
+    int npos, rc, ex;
+    int64_t when = 0;
+    unsigned char *stdin_buf = NULL;
+    const void *payload;
+    size_t len;
+    char id[EMQ_ID_SIZE];
+    const char *idp = id;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 2, &npos)) >= 0)
+        return ex;
+    if (at && in)
+        return emq_cli_usage(c, "--at and --in exclude each other");
+    if ((at && emq_cli_int(c, "--at", at, &when)) ||
+        (in && emq_cli_int(c, "--in", in, &when)))
+        return EMQ_EXIT_USAGE;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if (npos == 2 && strcmp(pos[1], "-") != 0) {
+        payload = pos[1];
+        len = strlen(pos[1]);
+    } else {
+        if (read_all(stdin, &stdin_buf, &len) < 0)
+            return emq_cli_fail(c, EMQ_EIO, "cannot read the payload from stdin");
+        payload = stdin_buf;
+    }
+    if (idopt) {
+        snprintf(id, sizeof id, "%s", idopt); /* for printing only */
+        idp = idopt; /* passed whole: the library gates its length */
+    } else if ((rc = emq_cli_mint(c, id)) != EMQ_OK) {
+        ex = emq_cli_fail(c, rc, NULL);
+        goto done;
+    }
+    if (at)
+        rc = emq_enqueue_at(c->db, pos[0], idp, payload, len, when);
+    else if (in)
+        rc = emq_enqueue_in(c->db, pos[0], idp, payload, len, when);
+    else
+        rc = emq_enqueue(c->db, pos[0], idp, payload, len);
+    if (rc == EMQ_ENQUEUED || rc == EMQ_SCHEDULED) {
+        ex = ok_result(c, pos[0], idp,
+                       rc == EMQ_ENQUEUED ? "enqueued" : "scheduled", idp);
+    } else if (rc == EMQ_DUPLICATE) {
+        char note[200];
+        snprintf(note, sizeof note, "job %s exists; nothing changed (the "
+                 "first payload stands)", idp);
+        if (!c->json)
+            puts(idp);
+        ex = verdict(c, EMQ_EXIT_DUPLICATE, "duplicate", pos[0], idp, note);
+    } else {
+        ex = emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+    }
+done:
+    free(stdin_buf);
+    return ex;
+}
+
+/* One enqueue-many item while the batch is built. */
+typedef struct mitem {
+    char id[EMQ_ID_SIZE];
+    unsigned char *owned; /* a decoded NDJSON payload, or NULL */
+} mitem;
+
+static int cmd_enqueue_many(emq_cli *c, int argc, char **argv)
+{
+    const char *ndjson = NULL, *pos[2];
+    emq_cli_opt opts[] = { { "--ndjson", 0, &ndjson }, { NULL, 0, NULL } };
+    int npos, rc, ex;
+    unsigned char *buf = NULL;
+    size_t len = 0, n = 0, cap = 0, line = 0;
+    emq_item *items = NULL;
+    mitem *mi = NULL;
+    int *verdicts = NULL;
+    FILE *in = stdin;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 2, &npos)) >= 0)
+        return ex;
+    if (npos == 2 && strcmp(pos[1], "-") != 0) {
+        if (!(in = fopen(pos[1], "rb"))) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "%s: %s", pos[1], strerror(errno));
+            return emq_cli_fail(c, EMQ_ECANTOPEN, msg);
+        }
+    }
+    rc = read_all(in, &buf, &len);
+    if (in != stdin)
+        fclose(in);
+    if (rc < 0)
+        return emq_cli_fail(c, EMQ_EIO, "cannot read the input");
+    if ((ex = emq_cli_open(c)))
+        goto done;
+
+    for (size_t off = 0; off < len;) {
+        unsigned char *nl = memchr(buf + off, '\n', len - off);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        const unsigned char *p = buf + off;
+        size_t plen = end - off;
+        unsigned char *owned = NULL;
+        char idbuf[64] = "", err[128];
+        line++;
+        off = end + 1;
+        if (ndjson) {
+            size_t k = 0;
+            while (k < plen && (p[k] == ' ' || p[k] == '\t' || p[k] == '\r'))
+                k++;
+            if (k == plen)
+                continue;
+            if (emq_cli_ndjson_item((const char *)p, plen, idbuf, sizeof idbuf,
+                                    &owned, &plen, err, sizeof err) < 0) {
+                ex = emq_cli_usage(c, "line %zu: %s", line, err);
+                goto done;
+            }
+            p = owned;
+        }
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            emq_item *ni = realloc(items, nc * sizeof *ni);
+            if (ni)
+                items = ni;
+            mitem *nm = ni ? realloc(mi, nc * sizeof *nm) : NULL;
+            if (!nm) {
+                free(owned);
+                ex = emq_cli_fail(c, EMQ_ENOMEM, NULL);
+                goto done;
+            }
+            mi = nm;
+            cap = nc;
+        }
+        mi[n].owned = owned;
+        if (idbuf[0]) {
+            if (strlen(idbuf) != EMQ_ID_LEN) {
+                n++;
+                ex = emq_cli_usage(c, "line %zu: \"id\" is not a branded id",
+                                   line);
+                goto done;
+            }
+            memcpy(mi[n].id, idbuf, EMQ_ID_SIZE);
+        } else if ((rc = emq_cli_mint(c, mi[n].id)) != EMQ_OK) {
+            n++;
+            ex = emq_cli_fail(c, rc, NULL);
+            goto done;
+        }
+        items[n].payload = p;
+        items[n].len = plen;
+        n++;
+    }
+    for (size_t i = 0; i < n; i++)
+        items[i].id = mi[i].id; /* mi may have moved while growing */
+    if (!(verdicts = calloc(n ? n : 1, sizeof *verdicts))) {
+        ex = emq_cli_fail(c, EMQ_ENOMEM, NULL);
+        goto done;
+    }
+    rc = emq_enqueue_many(c->db, pos[0], items, n, verdicts);
+    if (rc != EMQ_OK) {
+        ex = emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+        goto done;
+    }
+    size_t ne = 0, nd = 0, nk = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (verdicts[i] == EMQ_ENQUEUED)
+            ne++;
+        else if (verdicts[i] == EMQ_DUPLICATE)
+            nd++;
+        else
+            nk++;
+    }
+    if (c->json) {
+        fputs("{\"queue\":", stdout);
+        emq_cli_json_str(stdout, pos[0]);
+        printf(",\"enqueued\":%zu,\"duplicate\":%zu,\"kind\":%zu,\"items\":[",
+               ne, nd, nk);
+        for (size_t i = 0; i < n; i++)
+            printf("%s{\"id\":\"%s\",\"result\":\"%s\"}", i ? "," : "",
+                   mi[i].id, verdicts[i] == EMQ_ENQUEUED ? "enqueued"
+                             : verdicts[i] == EMQ_DUPLICATE ? "duplicate"
+                             : "kind");
+        puts("]}");
+    } else {
+        printf("enqueued %zu duplicate %zu kind %zu\n", ne, nd, nk);
+    }
+    ex = EMQ_EXIT_OK;
+done:
+    for (size_t i = 0; i < n; i++)
+        free(mi[i].owned);
+    free(mi);
+    free(items);
+    free(verdicts);
+    free(buf);
+    return ex;
+}
+
+static int cmd_claim(emq_cli *c, int argc, char **argv)
+{
+    const char *lease_s = NULL, *pos[1];
+    emq_cli_opt opts[] = { { "--lease", 1, &lease_s }, { NULL, 0, NULL } };
+    int npos, rc, ex;
+    int64_t lease = 30000;
+    emq_job job;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if (lease_s && emq_cli_int(c, "--lease", lease_s, &lease))
+        return EMQ_EXIT_USAGE;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    memset(&job, 0, sizeof job);
+    rc = emq_claim(c->db, pos[0], lease, &job);
+    if (rc == EMQ_EMPTY)
+        return verdict(c, EMQ_EXIT_EMPTY, "empty", pos[0], NULL,
+                       "nothing to claim (no pending job, or the queue is "
+                       "paused)");
+    if (rc != EMQ_OK)
+        return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+    if (c->json) {
+        fputs("{\"queue\":", stdout);
+        emq_cli_json_str(stdout, pos[0]);
+        printf(",\"id\":\"%s\",\"attempts\":%lld,\"payload\":", job.id,
+               (long long)job.attempts);
+        if (job.payload)
+            emq_cli_json_bytes(stdout, job.payload, job.payload_len);
+        else
+            fputs("null", stdout);
+        puts("}");
+    } else {
+        printf("%s %lld\n", job.id, (long long)job.attempts);
+        if (job.payload)
+            fwrite(job.payload, 1, job.payload_len, stdout);
+        putchar('\n');
+    }
+    emq_job_clear(&job);
+    return EMQ_EXIT_OK;
+}
+
+/* Parse the QUEUE ID TOKEN positionals shared by complete/retry/extend. */
+static int token_of(emq_cli *c, const char *s, int64_t *token)
+{
+    return emq_cli_int(c, "TOKEN", s, token);
+}
+
+static int cmd_complete(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[3];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, rc, ex;
+    int64_t token;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 3, 3, &npos)) >= 0)
+        return ex;
+    if (token_of(c, pos[2], &token))
+        return EMQ_EXIT_USAGE;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    rc = emq_complete(c->db, pos[0], pos[1], token);
+    if (rc == EMQ_OK)
+        return ok_result(c, pos[0], pos[1], "ok", "ok");
+    if (rc == EMQ_GONE)
+        return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
+                       "no such job (already completed or never enqueued)");
+    return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+}
+
+static int cmd_retry(emq_cli *c, int argc, char **argv)
+{
+    const char *delay_s = NULL, *max_s = NULL, *error = "", *pos[3];
+    emq_cli_opt opts[] = { { "--delay", 1, &delay_s }, { "--max", 1, &max_s },
+                           { "--error", 1, &error }, { NULL, 0, NULL } };
+    int npos, rc, ex;
+    int64_t token, delay = 1000, max = 3;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 3, 3, &npos)) >= 0)
+        return ex;
+    if (token_of(c, pos[2], &token) ||
+        (delay_s && emq_cli_int(c, "--delay", delay_s, &delay)) ||
+        (max_s && emq_cli_int(c, "--max", max_s, &max)))
+        return EMQ_EXIT_USAGE;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    rc = emq_retry(c->db, pos[0], pos[1], token, delay, max, error,
+                   strlen(error));
+    if (rc == EMQ_SCHEDULED)
+        return ok_result(c, pos[0], pos[1], "scheduled", "scheduled");
+    if (rc == EMQ_DEAD)
+        return ok_result(c, pos[0], pos[1], "dead", "dead");
+    return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+}
+
+static int cmd_extend(emq_cli *c, int argc, char **argv)
+{
+    const char *lease_s = NULL, *pos[3];
+    emq_cli_opt opts[] = { { "--lease", 1, &lease_s }, { NULL, 0, NULL } };
+    int npos, rc, ex;
+    int64_t token, lease = 30000;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 3, 3, &npos)) >= 0)
+        return ex;
+    if (token_of(c, pos[2], &token) ||
+        (lease_s && emq_cli_int(c, "--lease", lease_s, &lease)))
+        return EMQ_EXIT_USAGE;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    rc = emq_extend_lock(c->db, pos[0], pos[1], token, lease);
+    if (rc == EMQ_OK)
+        return ok_result(c, pos[0], pos[1], "ok", "ok");
+    if (rc == EMQ_GONE)
+        return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
+                       "no such job");
+    return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+}
+
+/* Print {"queue": q, "<what>": n} or n. */
+static int count_result(emq_cli *c, const char *q, const char *what, int64_t n)
+{
+    if (c->json) {
+        fputs("{\"queue\":", stdout);
+        emq_cli_json_str(stdout, q);
+        printf(",\"%s\":%lld}\n", what, (long long)n);
+    } else {
+        printf("%lld\n", (long long)n);
+    }
+    return EMQ_EXIT_OK;
+}
+
+static int cmd_promote(emq_cli *c, int argc, char **argv)
+{
+    const char *batch_s = NULL, *pos[1];
+    emq_cli_opt opts[] = { { "--batch", 1, &batch_s }, { NULL, 0, NULL } };
+    int npos, rc, ex;
+    int64_t batch = 100, count = 0;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if (batch_s && emq_cli_int(c, "--batch", batch_s, &batch))
+        return EMQ_EXIT_USAGE;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if ((rc = emq_promote(c->db, pos[0], batch, &count)) < 0)
+        return emq_cli_fail(c, rc, NULL);
+    return count_result(c, pos[0], "promoted", count);
+}
+
+static int cmd_reap(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[1];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, rc, ex;
+    int64_t count = 0;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if ((rc = emq_reap(c->db, pos[0], &count)) < 0)
+        return emq_cli_fail(c, rc, NULL);
+    return count_result(c, pos[0], "reaped", count);
+}
+
+static int cmd_browse(emq_cli *c, int argc, char **argv)
+{
+    const char *n_s = NULL, *pos[1];
+    emq_cli_opt opts[] = { { "-n", 1, &n_s }, { NULL, 0, NULL } };
+    int npos, rc, ex;
+    int64_t n = 10;
+    size_t count = 0;
+    char (*ids)[EMQ_ID_SIZE];
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if (n_s && emq_cli_int(c, "-n", n_s, &n))
+        return EMQ_EXIT_USAGE;
+    if (n <= 0 || n > 1000000)
+        return emq_cli_fail(c, EMQ_EINVAL, "-n must be between 1 and 1000000");
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if (!(ids = calloc((size_t)n, sizeof *ids)))
+        return emq_cli_fail(c, EMQ_ENOMEM, NULL);
+    if ((rc = emq_browse(c->db, pos[0], (size_t)n, ids, &count)) < 0) {
+        free(ids);
+        return emq_cli_fail(c, rc, NULL);
+    }
+    if (c->json) {
+        fputs("{\"queue\":", stdout);
+        emq_cli_json_str(stdout, pos[0]);
+        fputs(",\"ids\":[", stdout);
+        for (size_t i = 0; i < count; i++)
+            printf("%s\"%s\"", i ? "," : "", ids[i]);
+        puts("]}");
+    } else {
+        for (size_t i = 0; i < count; i++)
+            puts(ids[i]);
+    }
+    free(ids);
+    return EMQ_EXIT_OK;
+}
+
+static int num_width(int64_t v)
+{
+    char b[32];
+    return snprintf(b, sizeof b, "%lld", (long long)v);
+}
+
+void emq_cli_stats_table(FILE *f, char **names, const emq_stats *st, size_t n)
+{
+    static const char *hdr[] = { "QUEUE", "PENDING", "ACTIVE", "SCHEDULED",
+                                 "DEAD", "COMPLETED", "FAILED" };
+    int w[7];
+    for (int k = 0; k < 7; k++)
+        w[k] = (int)strlen(hdr[k]);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v[6] = { st[i].pending, st[i].active, st[i].scheduled,
+                         st[i].dead, st[i].completed, st[i].failed };
+        if ((int)strlen(names[i]) > w[0])
+            w[0] = (int)strlen(names[i]);
+        for (int k = 0; k < 6; k++)
+            if (num_width(v[k]) > w[k + 1])
+                w[k + 1] = num_width(v[k]);
+    }
+    fprintf(f, "%-*s", w[0], hdr[0]);
+    for (int k = 1; k < 7; k++)
+        fprintf(f, "  %*s", w[k], hdr[k]);
+    fputc('\n', f);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v[6] = { st[i].pending, st[i].active, st[i].scheduled,
+                         st[i].dead, st[i].completed, st[i].failed };
+        fprintf(f, "%-*s", w[0], names[i]);
+        for (int k = 0; k < 6; k++)
+            fprintf(f, "  %*lld", w[k + 1], (long long)v[k]);
+        fputs(st[i].paused ? "  (paused)\n" : "\n", f);
+    }
+}
+
+static int cmd_stats(emq_cli *c, int argc, char **argv)
+{
+    const char **pos = NULL;
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, rc, ex;
+    char **names = NULL, **owned = NULL;
+    size_t n = 0, nowned = 0;
+    emq_stats *st = NULL;
+
+    if (!(pos = calloc((size_t)argc + 1, sizeof *pos)))
+        return emq_cli_fail(c, EMQ_ENOMEM, NULL);
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, argc, &npos)) >= 0)
+        goto done;
+    if ((ex = emq_cli_open(c)))
+        goto done;
+    if (npos == 0) {
+        if ((rc = emq_queues(c->db, &owned, &nowned)) < 0) {
+            ex = emq_cli_fail(c, rc, NULL);
+            goto done;
+        }
+        names = owned;
+        n = nowned;
+    } else {
+        names = (char **)pos;
+        n = (size_t)npos;
+    }
+    if (!(st = calloc(n ? n : 1, sizeof *st))) {
+        ex = emq_cli_fail(c, EMQ_ENOMEM, NULL);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = emq_stats_get(c->db, names[i], &st[i])) < 0) {
+            ex = emq_cli_fail(c, rc, NULL);
+            goto done;
+        }
+    }
+    if (c->json) {
+        fputs("{\"queues\":[", stdout);
+        for (size_t i = 0; i < n; i++) {
+            fputs(i ? ",{\"queue\":" : "{\"queue\":", stdout);
+            emq_cli_json_str(stdout, names[i]);
+            printf(",\"pending\":%lld,\"active\":%lld,\"scheduled\":%lld,"
+                   "\"dead\":%lld,\"completed\":%lld,\"failed\":%lld,"
+                   "\"paused\":%s}",
+                   (long long)st[i].pending, (long long)st[i].active,
+                   (long long)st[i].scheduled, (long long)st[i].dead,
+                   (long long)st[i].completed, (long long)st[i].failed,
+                   st[i].paused ? "true" : "false");
+        }
+        puts("]}");
+    } else if (n == 0) {
+        puts("no queues in this file");
+    } else {
+        emq_cli_stats_table(stdout, names, st, n);
+    }
+    ex = EMQ_EXIT_OK;
+done:
+    if (owned)
+        emq_queues_free(owned, nowned);
+    free(st);
+    free(pos);
+    return ex;
+}
+
+/* A JSON object key: the bytes as a JSON string, bytes that are not valid
+ * UTF-8 escaped one by one as \u00xx (field names are ASCII in practice). */
+static void json_key(FILE *f, const char *p, size_t len)
+{
+    if (emq_cli_utf8_valid((const unsigned char *)p, len)) {
+        emq_cli_json_bytes(f, p, len);
+        return;
+    }
+    fputc('"', f);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char b = (unsigned char)p[i];
+        if (b < 0x20 || b >= 0x7F || b == '"' || b == '\\')
+            fprintf(f, "\\u%04x", b);
+        else
+            fputc(b, f);
+    }
+    fputc('"', f);
+}
+
+static int cmd_job(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[2];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, rc, ex;
+    emq_field *fields = NULL;
+    size_t n = 0;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
+        return ex;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    rc = emq_job_get(c->db, pos[0], pos[1], &fields, &n);
+    if (rc == EMQ_GONE)
+        return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
+                       "no such job");
+    if (rc != EMQ_OK)
+        return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+    if (c->json) {
+        fputs("{\"queue\":", stdout);
+        emq_cli_json_str(stdout, pos[0]);
+        fputs(",\"id\":", stdout);
+        emq_cli_json_str(stdout, pos[1]);
+        fputs(",\"fields\":{", stdout);
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                fputc(',', stdout);
+            json_key(stdout, fields[i].name, fields[i].name_len);
+            fputc(':', stdout);
+            emq_cli_json_bytes(stdout, fields[i].value, fields[i].value_len);
+        }
+        puts("}}");
+    } else {
+        int w = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((int)fields[i].name_len > w)
+                w = (int)fields[i].name_len;
+        for (size_t i = 0; i < n; i++) {
+            emq_cli_text_bytes(stdout, fields[i].name, fields[i].name_len);
+            printf("%*s  ", w - (int)fields[i].name_len, "");
+            emq_cli_text_bytes(stdout, fields[i].value, fields[i].value_len);
+            putchar('\n');
+        }
+    }
+    emq_fields_free(fields, n);
+    return EMQ_EXIT_OK;
+}
+
+static int cmd_slot(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[1];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, ex;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    unsigned slot = emq_slot(pos[0], strlen(pos[0]));
+    if (c->json) {
+        fputs("{\"key\":", stdout);
+        emq_cli_json_str(stdout, pos[0]);
+        printf(",\"slot\":%u}\n", slot);
+    } else {
+        printf("%u\n", slot);
+    }
+    return EMQ_EXIT_OK;
+}
+
+static int cmd_version(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[1];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, ex;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
+        return ex;
+    if (c->json) {
+        fputs("{\"emqlite\":", stdout);
+        emq_cli_json_str(stdout, emq_version());
+        fputs(",\"wire\":", stdout);
+        emq_cli_json_str(stdout, EMQ_WIRE);
+        fputs(",\"sqlite\":", stdout);
+        emq_cli_json_str(stdout, emq_sqlite_version());
+        puts("}");
+    } else {
+        printf("emqlite %s\nwire    %s\nsqlite  %s\n", emq_version(), EMQ_WIRE,
+               emq_sqlite_version());
+    }
+    return EMQ_EXIT_OK;
+}
+
+static int pause_resume(emq_cli *c, int argc, char **argv, int pause)
+{
+    const char *pos[1];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, rc, ex;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    rc = pause ? emq_pause(c->db, pos[0]) : emq_resume(c->db, pos[0]);
+    if (rc < 0)
+        return emq_cli_fail(c, rc, NULL);
+    if (c->json) {
+        fputs("{\"queue\":", stdout);
+        emq_cli_json_str(stdout, pos[0]);
+        printf(",\"paused\":%s}\n", pause ? "true" : "false");
+    } else {
+        puts("ok");
+    }
+    return EMQ_EXIT_OK;
+}
+
+static int cmd_pause(emq_cli *c, int argc, char **argv)
+{
+    return pause_resume(c, argc, argv, 1);
+}
+
+static int cmd_resume(emq_cli *c, int argc, char **argv)
+{
+    return pause_resume(c, argc, argv, 0);
+}
+
+static int cmd_help(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[1];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, ex;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 1, &npos)) >= 0)
+        return ex;
+    if (npos == 0) {
+        print_usage(stdout);
+        return EMQ_EXIT_OK;
+    }
+    const command *cmd = find_command(pos[0]);
+    if (!cmd)
+        return emq_cli_usage(c, "unknown command '%s'", pos[0]);
+    print_command_help(stdout, cmd);
+    return EMQ_EXIT_OK;
+}
+
+static int cmd_reserved(emq_cli *c, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            print_command_help(stdout, find_command(c->cmd));
+            return EMQ_EXIT_OK;
+        }
+        if (strcmp(argv[i], "--json") == 0)
+            c->json = 1;
+    }
+    char msg[128];
+    snprintf(msg, sizeof msg, "'%s' is not built yet", c->cmd);
+    fprintf(stderr, "emqlite: %s\n", msg);
+    if (c->json) {
+        fputs("{\"error\":{\"class\":\"not_built\",\"message\":", stdout);
+        emq_cli_json_str(stdout, msg);
+        printf("},\"exit\":%d}\n", EMQ_EXIT_NOTBUILT);
+    }
+    return EMQ_EXIT_NOTBUILT;
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+    emq_cli c;
+    int i, ex;
+
+    memset(&c, 0, sizeof c);
+    c.db_path = getenv("EMQLITE_DB");
+    if (!c.db_path || !c.db_path[0])
+        c.db_path = DEFAULT_DB;
+
+    /* global options before the command */
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            c.json = 1;
+        } else if (strcmp(a, "--db") == 0) {
+            if (i + 1 >= argc)
+                return emq_cli_usage(&c, "option '--db' needs a value");
+            c.db_path = argv[++i];
+        } else if (strncmp(a, "--db=", 5) == 0) {
+            c.db_path = a + 5;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            print_usage(stdout);
+            return EMQ_EXIT_OK;
+        } else if (strcmp(a, "--version") == 0) {
+            char *v[] = { "version", NULL };
+            c.cmd = "version";
+            return cmd_version(&c, 1, v);
+        } else if (a[0] == '-' && a[1] != 0) {
+            return emq_cli_usage(&c, "unknown option '%s'", a);
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        print_usage(stderr);
+        if (c.json)
+            return emq_cli_usage(&c, "no command given");
+        return EMQ_EXIT_USAGE;
+    }
+    const command *cmd = find_command(argv[i]);
+    if (!cmd) {
+        emq_cli_usage(&c, "unknown command '%s' (see 'emqlite --help')",
+                      argv[i]);
+        return EMQ_EXIT_USAGE;
+    }
+    c.cmd = cmd->name;
+    ex = cmd->fn(&c, argc - i, argv + i);
+    emq_close(c.db);
+    if (fflush(stdout) != 0 && ex == EMQ_EXIT_OK) {
+        fprintf(stderr, "emqlite: io: cannot write the output: %s\n",
+                strerror(errno));
+        ex = EMQ_EXIT_ERROR;
+    }
+    return ex;
+}

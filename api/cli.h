@@ -1,0 +1,120 @@
+/*
+ * cli.h — internals shared by the files of the emqlite command-line tool
+ * (api/cli.c: dispatch, options, errors and the queue commands;
+ * api/cli_json.c: JSON output and NDJSON input; api/cli_demo.c: the demo).
+ *
+ * Rules: the tool speaks to the library through api/emqlite.h only. Every
+ * command writes at most one JSON document to stdout under --json, and every
+ * failure goes through emq_cli_fail(), which prints "emqlite: <message>" on
+ * stderr and maps the result code to the documented exit status.
+ */
+#ifndef EMQ_CLI_H
+#define EMQ_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "emqlite.h"
+
+/* Exit statuses, fixed and documented in doc/emqlite.1 (EXIT STATUS). */
+enum {
+    EMQ_EXIT_OK = 0,        /* success                                      */
+    EMQ_EXIT_USAGE = 1,     /* bad usage or a refused argument (host gate)  */
+    EMQ_EXIT_EMPTY = 2,     /* claim: nothing to claim                      */
+    EMQ_EXIT_DUPLICATE = 3, /* enqueue: the id exists, nothing changed      */
+    EMQ_EXIT_KIND = 4,      /* EMQKIND: the id is not JOB-namespaced        */
+    EMQ_EXIT_STALE = 5,     /* EMQSTALE: token mismatch / job gone (retry)  */
+    EMQ_EXIT_GONE = 6,      /* complete, extend, job: no such row           */
+    EMQ_EXIT_FENCE = 7,     /* version fence, not an emqlite file, schema   */
+    EMQ_EXIT_BUSY = 8,      /* the file stayed locked past the busy timeout */
+    EMQ_EXIT_ERROR = 9,     /* I/O, corruption, memory, any other failure   */
+    EMQ_EXIT_NOTBUILT = 10  /* the command is reserved, not built yet       */
+};
+
+/* The state of one invocation. */
+typedef struct emq_cli {
+    const char *db_path; /* --db, $EMQLITE_DB, or "./emqlite.db"       */
+    int json;            /* --json given                                */
+    const char *cmd;     /* the command's name                          */
+    emq_db *db;          /* opened by emq_cli_open(), closed by main    */
+} emq_cli;
+
+/* One option a command accepts ("--lease", "-n"). When `takes_value` is 0
+ * the option is a flag and *value is set to "1". */
+typedef struct emq_cli_opt {
+    const char *name;
+    int takes_value;
+    const char **value;
+} emq_cli_opt;
+
+/*
+ * Parse a command's arguments (argv[0] is the command name): the options in
+ * `opts` (a NULL-named entry ends the list) plus the global --json, --db and
+ * --help, anywhere; "--" ends the options. Positionals go to pos[0..maxpos).
+ * Returns -1 to proceed, or an exit status (>= 0) to return at once (usage
+ * errors are reported; --help prints the command's help: EMQ_EXIT_OK).
+ */
+int emq_cli_parse(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
+                  const char **pos, int minpos, int maxpos, int *npos);
+
+/* Print an aligned per-queue table of the four sets and two counters. */
+void emq_cli_stats_table(FILE *f, char **names, const emq_stats *st, size_t n);
+
+/* Report a usage error for the current command; returns EMQ_EXIT_USAGE. */
+int emq_cli_usage(emq_cli *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Parse a decimal int64 option value named `what`; on error reports usage
+ * and returns EMQ_EXIT_USAGE, else 0. */
+int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out);
+
+/* Open the file (once); returns 0 or the exit status of the failure. */
+int emq_cli_open(emq_cli *c);
+
+/* Mint a JOB id. Ids are always minted under the wall clock, even when
+ * $EMQLITE_NOW_MS pins the transitions' clock, so that two invocations at
+ * one pinned instant never mint the same id. */
+int emq_cli_mint(emq_cli *c, char id[EMQ_ID_SIZE]);
+
+/* Report the failure `rc` (a negative EMQ_E* code) with the handle's message
+ * (or `msg` when not NULL) and return its exit status. */
+int emq_cli_fail(emq_cli *c, int rc, const char *msg);
+
+/* The exit status and class name (wire class for wire errors) of `rc`. */
+int emq_cli_exit_of(int rc);
+const char *emq_cli_class_of(int rc);
+
+/* ------------------------------------------------------------ JSON output */
+
+/* Write `len` bytes as a JSON value: a string when they are valid UTF-8
+ * (control bytes as \b \t \n \f \r or \u00xx), else {"b64":"..."}. */
+void emq_cli_json_bytes(FILE *f, const void *p, size_t len);
+/* A NUL-terminated string as a JSON value (same rule). */
+void emq_cli_json_str(FILE *f, const char *s);
+/* 1 when the bytes are valid UTF-8. */
+int emq_cli_utf8_valid(const unsigned char *p, size_t len);
+/* Standard base64 (RFC 4648, padded) of `len` bytes to `f`. */
+void emq_cli_b64_write(FILE *f, const unsigned char *p, size_t len);
+
+/* Write bytes for a human: printable ASCII and UTF-8 as they are, other
+ * bytes as C escapes (\n, \t, \\, \xNN), so one value stays on one line. */
+void emq_cli_text_bytes(FILE *f, const void *p, size_t len);
+
+/* ------------------------------------------------------------ NDJSON input */
+
+/*
+ * Parse one NDJSON line: a JSON string (the payload), or an object with
+ * "payload" (a string or {"b64": "..."}) and optional "id" (a string).
+ * On success returns 0, *payload is a malloc'd buffer of *plen bytes (plus a
+ * NUL) and id[] holds the id or "" when absent. On failure returns -1 and
+ * writes a short reason to err.
+ */
+int emq_cli_ndjson_item(const char *line, size_t len, char *id, size_t idsize,
+                        unsigned char **payload, size_t *plen, char *err,
+                        size_t errlen);
+
+/* ------------------------------------------------------------------ demo */
+
+int emq_cli_demo(emq_cli *c, int argc, char **argv);
+
+#endif /* EMQ_CLI_H */

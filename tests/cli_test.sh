@@ -1,0 +1,631 @@
+#!/bin/sh
+# cli_test.sh — the emqlite command-line tool, end to end: every command's
+# happy path, the JSON documents (checked with grep and a small awk JSON
+# validator; no python, no jq), and every documented exit status.
+#
+# Run by `make check` from the build directory (./emqlite, tests/cli_helper),
+# or by hand: EMQLITE=/path/to/emqlite CLI_HELPER=/path/to/cli_helper sh cli_test.sh
+# Uses a temporary directory and --db; time is pinned with EMQLITE_NOW_MS
+# where it matters; nothing sleeps. Prints "N passed, N failed" last.
+
+LC_ALL=C
+export LC_ALL
+unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_BUSY_TIMEOUT
+
+top=$(pwd)
+EMQLITE=${EMQLITE:-$top/emqlite}
+HELPER=${CLI_HELPER:-$top/tests/cli_helper}
+if [ ! -x "$EMQLITE" ]; then
+    echo "cli_test: $EMQLITE not found (run from the build directory)" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-cli.XXXXXX") || exit 1
+helper_pid=
+cleanup() {
+    exec 3>&- 2>/dev/null
+    [ -n "$helper_pid" ] && wait "$helper_pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+db=$tmp/t.db
+passed=0
+failed=0
+
+# ------------------------------------------------------------------ harness
+
+# run CMD...: run it, keeping stdout in $tmp/out, stderr in $tmp/err, $rc.
+run() {
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    out=$(tr -d '\000' <"$tmp/out")
+    err=$(tr -d '\000' <"$tmp/err")
+}
+
+# e ARGS...: run emqlite on the test file.
+e() {
+    run "$EMQLITE" --db "$db" "$@"
+}
+
+# at MS ARGS...: the same with the clock pinned at Unix ms MS.
+at() {
+    ms=$1
+    shift
+    run env EMQLITE_NOW_MS="$ms" "$EMQLITE" --db "$db" "$@"
+}
+
+pass() { passed=$((passed + 1)); }
+fail() {
+    failed=$((failed + 1))
+    echo "FAIL: $1"
+    echo "  exit $rc; stdout: $(head -c 400 "$tmp/out")"
+    echo "  stderr: $(head -c 400 "$tmp/err")"
+}
+
+# rc_is NAME WANT
+rc_is() { if [ "$rc" -eq "$2" ]; then pass; else fail "$1 (exit $rc, want $2)"; fi; }
+# out_is NAME TEXT: stdout equals TEXT exactly
+out_is() { if [ "$out" = "$2" ]; then pass; else fail "$1 (stdout != '$2')"; fi; }
+# out_has NAME ERE: some stdout line matches
+out_has() { if grep -Eq -- "$2" "$tmp/out"; then pass; else fail "$1 (stdout !~ $2)"; fi; }
+# err_is NAME TEXT: stderr equals TEXT exactly
+err_is() { if [ "$err" = "$2" ]; then pass; else fail "$1 (stderr != '$2')"; fi; }
+# err_has NAME ERE
+err_has() { if grep -Eq -- "$2" "$tmp/err"; then pass; else fail "$1 (stderr !~ $2)"; fi; }
+# check NAME CONDITION...: a test(1) condition
+check() {
+    name=$1
+    shift
+    if [ "$@" ]; then pass; else fail "$name ($*)"; fi
+}
+
+# json NAME: stdout is exactly one line holding one valid JSON document.
+json() {
+    if [ "$(wc -l <"$tmp/out")" -eq 1 ] && awk "$json_awk" "$tmp/out"; then
+        pass
+    else
+        fail "$1 (not one JSON document)"
+    fi
+}
+
+# A JSON validator in portable awk: exits 0 when the input is exactly one
+# JSON value (RFC 8259 grammar; bytes >= 0x80 are accepted in strings).
+json_awk='
+function err(m) { bad = 1; pos = n + 1 }
+function ws() { while (pos <= n && index(" \t\r\n", substr(s, pos, 1))) pos++ }
+function str(   c) {
+    pos++
+    while (pos <= n) {
+        c = substr(s, pos, 1)
+        if (c == "\"") { pos++; return }
+        if (c == "\\") {
+            c = substr(s, pos + 1, 1)
+            if (c == "u") {
+                if (substr(s, pos + 2, 4) !~ /^[0-9a-fA-F][0-9a-fA-F][0-9a-fA-F][0-9a-fA-F]$/) { err("u"); return }
+                pos += 6
+            } else if (index("\"\\/bfnrt", c)) pos += 2
+            else { err("esc"); return }
+        } else if (c < " ") { err("ctl"); return }
+        else pos++
+    }
+    err("unterminated")
+}
+function num(   t) {
+    t = substr(s, pos)
+    if (match(t, /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/)) pos += RLENGTH
+    else err("num")
+}
+function value(depth,   c) {
+    if (depth > 100) { err("deep"); return }
+    ws()
+    c = substr(s, pos, 1)
+    if (c == "{") {
+        pos++; ws()
+        if (substr(s, pos, 1) == "}") { pos++; return }
+        while (!bad) {
+            ws()
+            if (substr(s, pos, 1) != "\"") { err("key"); return }
+            str(); ws()
+            if (substr(s, pos, 1) != ":") { err("colon"); return }
+            pos++
+            value(depth + 1); ws()
+            c = substr(s, pos, 1)
+            if (c == ",") { pos++; continue }
+            if (c == "}") { pos++; return }
+            err("obj"); return
+        }
+    } else if (c == "[") {
+        pos++; ws()
+        if (substr(s, pos, 1) == "]") { pos++; return }
+        while (!bad) {
+            value(depth + 1); ws()
+            c = substr(s, pos, 1)
+            if (c == ",") { pos++; continue }
+            if (c == "]") { pos++; return }
+            err("arr"); return
+        }
+    } else if (c == "\"") str()
+    else if (substr(s, pos, 4) == "true" || substr(s, pos, 4) == "null") pos += 4
+    else if (substr(s, pos, 5) == "false") pos += 5
+    else if (c == "-" || (c >= "0" && c <= "9")) num()
+    else err("value")
+}
+{ s = s (NR > 1 ? "\n" : "") $0 }
+END {
+    n = length(s); pos = 1; bad = 0
+    value(0); ws()
+    if (bad || pos != n + 1) exit 1
+    exit 0
+}'
+
+ID='JOB[0-9A-Za-z]{11}'
+
+# The validator itself must refuse what is not JSON.
+printf '{"a":[1,2,{"b":null}],"c":"x\\"y"}\n' >"$tmp/out"; rc=0
+json "validator accepts a document"
+for bad_doc in '{"a":1' '{"a":1}{"b":2}' '{a:1}' '"x' '[1,]' '{"a":01}'; do
+    printf '%s\n' "$bad_doc" >"$tmp/out"
+    if awk "$json_awk" "$tmp/out"; then
+        rc=0; fail "validator refuses $bad_doc"
+    else
+        pass
+    fi
+done
+
+# ------------------------------------------------------------ help, version
+
+run "$EMQLITE" --help
+rc_is "--help exits 0" 0
+out_has "--help lists the commands" '^  enqueue-many '
+out_has "--help lists the reserved commands" '^Reserved.*export.*bench'
+
+for cmd in enqueue enqueue-many claim complete retry extend promote reap \
+           browse stats job slot version pause resume demo export bench; do
+    run "$EMQLITE" "$cmd" --help
+    if [ "$rc" -eq 0 ] && grep -q "^usage: emqlite .*$cmd" "$tmp/out"; then
+        pass
+    else
+        fail "$cmd --help"
+    fi
+done
+check "--help does not create the file" ! -e "$db"
+
+run "$EMQLITE" help claim
+rc_is "help claim" 0
+out_has "help claim shows the lease option" '--lease MS'
+
+e version
+rc_is "version" 0
+out_has "version: library" '^emqlite [0-9]+\.[0-9]+\.[0-9]+$'
+out_has "version: wire" '^wire +echomq:4\.0\.0$'
+out_has "version: sqlite" '^sqlite +3\.[0-9]+'
+e version --json
+json "version --json"
+out_has "version --json shape" '^\{"emqlite":"[0-9.]+","wire":"echomq:4\.0\.0","sqlite":"3\.[0-9.]+"\}$'
+check "version does not create the file" ! -e "$db"
+
+# ------------------------------------------------------------------- slot
+
+e slot 123456789
+out_is "slot of the reference vector" 12739
+e slot 'emq:{orders}:pending'
+out_is "slot of a queue key" 105
+e slot 'emq:{orders}:job:JOB0KHTOWnGLuC'
+out_is "slot of a job key" 105
+e slot '{emq}:version'
+out_is "slot of the version key" 9051
+e --json slot 'emq:{q1}:pending'
+json "slot --json"
+out_is "slot --json shape" '{"key":"emq:{q1}:pending","slot":7450}'
+
+# ---------------------------------------------------------------- enqueue
+
+e enqueue mail hello
+rc_is "enqueue" 0
+out_has "enqueue prints a minted JOB id" "^$ID\$"
+id1=$out
+check "enqueue created the file" -f "$db"
+
+printf 'from stdin\n' >"$tmp/in"
+run "$EMQLITE" --db "$db" enqueue mail <"$tmp/in"
+rc_is "enqueue from stdin" 0
+id2=$out
+run "$EMQLITE" --db "$db" enqueue mail - <"$tmp/in"
+rc_is "enqueue from stdin with -" 0
+id3=$out
+check "minted ids increase" "$id1" \< "$id2"
+check "minted ids increase again" "$id2" \< "$id3"
+
+e enqueue mail --json 'with "quotes"'
+rc_is "enqueue --json" 0
+json "enqueue --json"
+out_has "enqueue --json shape" "^\\{\"queue\":\"mail\",\"id\":\"$ID\",\"result\":\"enqueued\"\\}\$"
+idq=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/out")
+
+e enqueue ids --id JOB0KHTOWnGLuC first
+rc_is "enqueue --id" 0
+out_is "enqueue --id prints the given id" JOB0KHTOWnGLuC
+
+e enqueue ids --id JOB0KHTOWnGLuC second
+rc_is "enqueue duplicate exits 3" 3
+out_is "enqueue duplicate prints the id" JOB0KHTOWnGLuC
+err_has "enqueue duplicate says so" '^emqlite: duplicate: '
+e enqueue ids --id JOB0KHTOWnGLuC third --json
+rc_is "enqueue duplicate --json exits 3" 3
+json "enqueue duplicate --json"
+out_is "enqueue duplicate --json shape" '{"queue":"ids","id":"JOB0KHTOWnGLuC","result":"duplicate"}'
+e claim ids
+check "the first payload stands" "$(tail -n +2 "$tmp/out")" = first
+
+e enqueue mail --id USR0KHTOWnGLuC x
+rc_is "enqueue of a USR id exits 4 (EMQKIND)" 4
+err_is "EMQKIND wire string" 'emqlite: EMQKIND job id must be JOB-namespaced'
+e --json enqueue mail --id USR0KHTOWnGLuC x
+json "EMQKIND --json"
+out_has "EMQKIND --json error shape" '^\{"error":\{"class":"EMQKIND","message":"EMQKIND job id must be JOB-namespaced","code":-[0-9]+\},"exit":4\}$'
+
+e enqueue mail --id nope x
+rc_is "enqueue of an invalid id exits 1" 1
+err_has "invalid id message" '^emqlite: invalid_id: '
+e enqueue 'bad queue' x
+rc_is "enqueue into an invalid queue exits 1" 1
+err_has "invalid queue message" '^emqlite: invalid_queue: '
+e enqueue emq x
+rc_is "enqueue into the reserved queue name exits 1" 1
+
+# -------------------------------------------------------- claim, complete
+
+e claim mail
+rc_is "claim" 0
+check "claim: first line is ID TOKEN" "$(head -n 1 "$tmp/out")" = "$id1 1"
+check "claim: then the payload" "$(tail -n +2 "$tmp/out")" = "hello"
+
+e complete mail "$id1" 1
+rc_is "complete" 0
+out_is "complete prints ok" ok
+e complete mail "$id1" 1
+rc_is "complete again exits 6 (gone)" 6
+err_has "gone message" '^emqlite: gone: '
+e complete mail "$id1" 1 --json
+json "complete gone --json"
+out_is "complete gone --json shape" "{\"queue\":\"mail\",\"id\":\"$id1\",\"result\":\"gone\"}"
+
+e claim mail --json
+rc_is "claim --json" 0
+json "claim --json"
+out_is "claim --json shape (the stdin payload keeps its newline)" \
+    "{\"queue\":\"mail\",\"id\":\"$id2\",\"attempts\":1,\"payload\":\"from stdin\\n\"}"
+
+e complete mail "$id2" 7
+rc_is "complete with a wrong token exits 5" 5
+err_is "EMQSTALE complete wire string" 'emqlite: EMQSTALE complete token mismatch'
+e complete mail "$id2" 7 --json
+json "EMQSTALE --json"
+out_has "EMQSTALE --json error shape" '^\{"error":\{"class":"EMQSTALE","message":"EMQSTALE complete token mismatch","code":-[0-9]+\},"exit":5\}$'
+e complete mail "$id2" 1 --json
+json "complete --json"
+out_is "complete --json shape" "{\"queue\":\"mail\",\"id\":\"$id2\",\"result\":\"ok\"}"
+
+# ------------------------------------------------------ retry and extend
+
+e claim mail
+id=$(head -n 1 "$tmp/out" | cut -d' ' -f1)
+check "third claim is the third job" "$id" = "$id3"
+e extend mail "$id3" 1 --lease 60000
+rc_is "extend" 0
+out_is "extend prints ok" ok
+e extend mail "$id3" 2
+rc_is "extend with a wrong token exits 5" 5
+err_is "EMQSTALE extend wire string" 'emqlite: EMQSTALE extend token mismatch'
+e extend mail JOB00000000000 1 --json
+rc_is "extend of a missing job exits 6" 6
+json "extend gone --json"
+out_is "extend gone --json shape" '{"queue":"mail","id":"JOB00000000000","result":"gone"}'
+e extend mail "$id3" 1 --lease 0
+rc_is "extend --lease 0 exits 1" 1
+
+e retry mail "$id3" 1 --delay 0 --max 3 --error 'smtp 421'
+rc_is "retry" 0
+out_is "retry prints scheduled" scheduled
+e retry mail "$id3" 5
+rc_is "retry with a wrong token exits 5" 5
+err_is "EMQSTALE retry wire string" 'emqlite: EMQSTALE retry token mismatch'
+e retry mail JOB00000000000 1
+rc_is "retry of a missing job exits 5" 5
+err_is "EMQSTALE job gone wire string" 'emqlite: EMQSTALE job gone'
+e job mail "$id3"
+rc_is "job" 0
+out_has "job shows the state" '^state +scheduled$'
+out_has "job shows the attempts" '^attempts +1$'
+out_has "job shows the last error" '^last_error +smtp 421$'
+out_has "job shows the payload, escaped" '^payload +from stdin\\n$'
+e job mail "$id3" --json
+json "job --json"
+out_has "job --json shape" "^\\{\"queue\":\"mail\",\"id\":\"$id3\",\"fields\":\\{.*\"state\":\"scheduled\".*\\}\\}\$"
+out_has "job --json payload" '"payload":"from stdin\\n"'
+e job mail JOB00000000000
+rc_is "job of a missing row exits 6" 6
+
+# ------------------------------------------------- promote, reap (pinned)
+
+e promote mail
+rc_is "promote" 0
+out_is "promote moves the due retry" 1
+e claim mail --json
+out_has "the promoted job is claimed with token 2" "\"id\":\"$id3\",\"attempts\":2"
+e retry mail "$id3" 2 --max 2 --error 'gave up' --json
+rc_is "retry at the cap" 0
+json "retry --json"
+out_is "retry --json dead shape" "{\"queue\":\"mail\",\"id\":\"$id3\",\"result\":\"dead\"}"
+e job mail "$id3"
+out_has "the dead job's state" '^state +dead$'
+
+at 1000000 enqueue later --in 5000 soon
+rc_is "enqueue --in" 0
+idl=$out
+at 1000000 enqueue later --at 2000000 much-later --json
+json "enqueue --at --json"
+out_has "enqueue --at --json says scheduled" '"result":"scheduled"\}$'
+at 1004999 promote later
+out_is "promote before the run-at moves nothing" 0
+at 1005000 promote later --batch 10 --json
+json "promote --json"
+out_is "promote at the run-at moves it" '{"queue":"later","promoted":1}'
+at 1000000 claim later --lease 500
+check "claim under the pinned clock" "$(head -n 1 "$tmp/out")" = "$idl 1"
+at 1000499 reap later
+out_is "reap before the deadline returns nothing" 0
+at 1000500 reap later --json
+json "reap --json"
+out_is "reap at the deadline returns it" '{"queue":"later","reaped":1}'
+at 1000500 claim later
+check "the reaped job is claimed again with token 2" "$(head -n 1 "$tmp/out")" = "$idl 2"
+at 1000500 complete later "$idl" 1
+rc_is "the first worker's token is now stale" 5
+at 1000500 complete later "$idl" 2
+rc_is "complete with the new token" 0
+at abc stats
+rc_is "a bad EMQLITE_NOW_MS exits 1" 1
+e promote later --batch 0
+rc_is "promote --batch 0 exits 1" 1
+
+# ------------------------------------------------------------ enqueue-many
+
+printf 'one\ntwo\n\nfour' >"$tmp/in"
+run "$EMQLITE" --db "$db" enqueue-many bulk <"$tmp/in"
+rc_is "enqueue-many" 0
+out_is "enqueue-many counts" 'enqueued 4 duplicate 0 kind 0'
+printf 'a\nb\nc\n' >"$tmp/lines"
+e enqueue-many bulk "$tmp/lines" --json
+rc_is "enqueue-many FILE --json" 0
+json "enqueue-many --json"
+out_has "enqueue-many --json shape" "^\\{\"queue\":\"bulk\",\"enqueued\":3,\"duplicate\":0,\"kind\":0,\"items\":\\[\\{\"id\":\"$ID\",\"result\":\"enqueued\"\\},\\{\"id\":\"$ID\",\"result\":\"enqueued\"\\},\\{\"id\":\"$ID\",\"result\":\"enqueued\"\\}\\]\\}\$"
+last=$(sed 's/.*"id":"\([^"]*\)","result":"enqueued"}]}$/\1/' "$tmp/out")
+
+e browse bulk -n 2
+rc_is "browse" 0
+check "browse shows the newest first" "$(head -n 1 "$tmp/out")" = "$last"
+check "browse -n 2 shows two" "$(wc -l <"$tmp/out")" -eq 2
+e browse bulk --json
+json "browse --json"
+out_has "browse --json shape" "^\\{\"queue\":\"bulk\",\"ids\":\\[\"$last\"(,\"$ID\"){6}\\]\\}\$"
+e browse bulk -n 0
+rc_is "browse -n 0 exits 1" 1
+
+cat >"$tmp/nd" <<'EOF'
+"plain string"
+
+{"id":"JOB0KHTOWnGLuD","payload":"tab\there"}
+{"payload":{"b64":"/wB4"},"note":[1,{"x":null}]}
+{"id":"JOB0KHTOWnGLuD","payload":"again"}
+{"id":"USR0KHTOWnGLuD","payload":"wrong kind"}
+"caf\u00e9 \ud83d\ude00"
+EOF
+e enqueue-many nd "$tmp/nd" --ndjson
+rc_is "enqueue-many --ndjson" 0
+out_is "enqueue-many --ndjson counts" 'enqueued 4 duplicate 1 kind 1'
+e claim nd --json
+out_has "ndjson object with an id (oldest id first)" '"id":"JOB0KHTOWnGLuD","attempts":1,"payload":"tab\\there"\}$'
+e claim nd --json
+out_has "ndjson string payload" '"payload":"plain string"\}$'
+e claim nd --json
+json "claim of a binary payload --json"
+out_has "binary payload comes back as b64" '"payload":\{"b64":"/wB4"\}\}$'
+e claim nd --json
+out_has "ndjson unicode escapes decode to UTF-8" "\"payload\":\"caf$(printf '\303\251') $(printf '\360\237\230\200')\"\\}\$"
+e claim nd
+rc_is "the ndjson batch is drained (kind and duplicate not admitted)" 2
+
+printf '{"payload":1}\n' >"$tmp/in"
+run "$EMQLITE" --db "$db" enqueue-many nd --ndjson <"$tmp/in"
+rc_is "enqueue-many malformed ndjson exits 1" 1
+err_has "malformed ndjson names the line" 'line 1: '
+printf '"ok"\n{"id":"short","payload":"x"}\n' >"$tmp/in"
+run "$EMQLITE" --db "$db" enqueue-many nd --ndjson <"$tmp/in"
+rc_is "enqueue-many with an invalid id exits 1" 1
+: >"$tmp/in"
+run "$EMQLITE" --db "$db" enqueue-many nd <"$tmp/in"
+rc_is "enqueue-many of nothing exits 1 (empty batch)" 1
+err_has "empty batch message" 'empty_pipeline'
+e enqueue-many nd "$tmp/does-not-exist"
+rc_is "enqueue-many of a missing file exits 9" 9
+e stats nd --json
+out_has "failed batches applied nothing" '"pending":0,'
+
+# ------------------------------------------------------------ binary, JSON
+
+printf 'a\000b\tc"\\\001\177' >"$tmp/bin"
+run "$EMQLITE" --db "$db" enqueue esc <"$tmp/bin"
+run "$EMQLITE" --db "$db" enqueue esc <"$tmp/bin"
+e claim esc --json
+json "control bytes --json"
+out_has "control bytes are escaped" '"payload":"a\\u0000b\\tc\\"\\\\\\u0001\\u007f"\}$'
+idb=$(sed 's/.*"id":"\([^"]*\)".*/\1/' "$tmp/out")
+e claim esc
+check "text mode writes the payload raw" "$(tail -n +2 "$tmp/out" | od -An -tx1 | tr -d ' \n')" = 6100620963225c017f0a
+e retry esc "$idb" 1 --error "$(printf 'bad\001')" --delay 0
+e job esc "$idb" --json
+json "job --json with control bytes"
+out_has "job --json last_error escaped" '"last_error":"bad\\u0001"'
+e job esc "$idb"
+out_has "job text mode escapes bytes" '^payload +a\\x00b\\tc"\\\\\\x01\\x7f$'
+
+# -------------------------------------------------------- pause and stats
+
+e pause mail
+rc_is "pause" 0
+out_is "pause prints ok" ok
+e enqueue mail while-paused
+e claim mail
+rc_is "claim of a paused queue exits 2" 2
+e stats mail
+out_has "stats marks a paused queue" '^mail .*\(paused\)$'
+e resume mail --json
+json "resume --json"
+out_is "resume --json shape" '{"queue":"mail","paused":false}'
+e pause mail --json
+out_is "pause --json shape" '{"queue":"mail","paused":true}'
+e resume mail
+e claim mail
+rc_is "claim after resume" 0
+e claim mail
+out_has "the job enqueued while paused is claimed last" '^while-paused$'
+e claim mail --json
+rc_is "claim of an empty queue exits 2" 2
+json "claim empty --json"
+out_is "claim empty --json shape" '{"queue":"mail","result":"empty"}'
+e claim empty-queue
+rc_is "claim of a never-used queue exits 2" 2
+err_has "empty message" '^emqlite: empty: '
+
+e stats
+rc_is "stats" 0
+out_has "stats header" '^QUEUE +PENDING +ACTIVE +SCHEDULED +DEAD +COMPLETED +FAILED$'
+out_has "stats lists mail" '^mail +0 +2 +0 +1 +2 +1$'
+out_has "stats lists later" '^later +0 +0 +1 +0 +1 +0$'
+out_has "stats lists bulk" '^bulk +7 +0 +0 +0 +0 +0$'
+hdr=$(head -n 1 "$tmp/out")
+row=$(grep '^later ' "$tmp/out")
+check "stats columns are aligned" "${#hdr}" -eq "${#row}"
+e stats later bulk --json
+json "stats --json"
+out_is "stats --json shape" '{"queues":[{"queue":"later","pending":0,"active":0,"scheduled":1,"dead":0,"completed":1,"failed":0,"paused":false},{"queue":"bulk","pending":7,"active":0,"scheduled":0,"dead":0,"completed":0,"failed":0,"paused":false}]}'
+e stats 'bad queue'
+rc_is "stats of an invalid queue exits 1" 1
+
+run env EMQLITE_DB="$db" "$EMQLITE" stats bulk
+out_has "EMQLITE_DB selects the file" '^bulk +7 '
+(cd "$tmp" && "$EMQLITE" enqueue here x >/dev/null 2>&1)
+check "the default file is ./emqlite.db" -f "$tmp/emqlite.db"
+
+# ------------------------------------------------------------------ usage
+
+e frobnicate
+rc_is "an unknown command exits 1" 1
+e claim mail --bogus
+rc_is "an unknown option exits 1" 1
+e complete mail
+rc_is "missing arguments exit 1" 1
+e claim mail --lease soon
+rc_is "a bad number exits 1" 1
+e claim mail --lease 0
+rc_is "a lease of 0 exits 1" 1
+e enqueue mail x --at 1 --in 1
+rc_is "--at with --in exits 1" 1
+e --json frobnicate
+rc_is "--json unknown command exits 1" 1
+json "usage error --json"
+out_has "usage error --json shape" '^\{"error":\{"class":"usage","message":".*"\},"exit":1\}$'
+run "$EMQLITE"
+rc_is "no command exits 1" 1
+
+# ------------------------------------------------------- reserved commands
+
+for cmd in export import push pull verify check bench; do
+    e "$cmd"
+    if [ "$rc" -eq 10 ] && [ "$err" = "emqlite: '$cmd' is not built yet" ]; then
+        pass
+    else
+        fail "$cmd is reserved (exit 10)"
+    fi
+done
+e export --json
+json "reserved --json"
+out_has "reserved --json shape" '^\{"error":\{"class":"not_built",.*"exit":10\}$'
+
+# ----------------------------------------------- fence, foreign, I/O, busy
+
+if [ -x "$HELPER" ]; then
+    fdb=$tmp/fence.db
+    run "$EMQLITE" --db "$fdb" enqueue q x
+    run "$HELPER" stamp "$fdb" echomq:3.0.0
+    rc_is "stamping a 3.x wire" 0
+    run "$EMQLITE" --db "$fdb" stats
+    rc_is "a file of another wire exits 7" 7
+    err_has "the fence names the found wire" 'echomq:3\.0\.0'
+    run "$EMQLITE" --db "$fdb" --json claim q
+    json "fence --json"
+    out_has "fence --json class" '"class":"version_fence"'
+
+    run "$HELPER" foreign "$tmp/foreign.db"
+    run "$EMQLITE" --db "$tmp/foreign.db" stats
+    rc_is "a foreign SQLite file exits 7" 7
+
+    # busy: a helper holds the write lock until we close its stdin
+    run "$EMQLITE" --db "$tmp/busy.db" enqueue q x
+    mkfifo "$tmp/lock.in" "$tmp/lock.out"
+    "$HELPER" lock "$tmp/busy.db" <"$tmp/lock.in" >"$tmp/lock.out" &
+    helper_pid=$!
+    exec 3>"$tmp/lock.in"
+    read -r line <"$tmp/lock.out"
+    check "the helper holds the lock" "$line" = locked
+    run env EMQLITE_BUSY_TIMEOUT=0 "$EMQLITE" --db "$tmp/busy.db" enqueue q y
+    rc_is "a locked file exits 8" 8
+    err_has "busy message" '^emqlite: busy'
+    exec 3>&-
+    wait "$helper_pid"
+    helper_pid=
+    run "$EMQLITE" --db "$tmp/busy.db" enqueue q y
+    rc_is "the lock released, enqueue works" 0
+else
+    rc=1
+    fail "tests/cli_helper not built: fence, foreign and busy untested"
+fi
+
+printf 'garbage, not a database at all %0200d' 0 >"$tmp/garbage.db"
+run "$EMQLITE" --db "$tmp/garbage.db" stats
+check "a garbage file is refused (exit 7 or 9)" "$rc" -eq 7 -o "$rc" -eq 9
+run "$EMQLITE" --db "$tmp/no/such/dir/x.db" stats
+rc_is "a file that cannot be opened exits 9" 9
+err_has "I/O message names the path" 'no/such/dir/x\.db'
+
+# -------------------------------------------------------------------- demo
+
+ddb=$tmp/demo.db
+run "$EMQLITE" --db "$ddb" demo
+rc_is "demo" 0
+out_has "demo tells the stale completion" 'EMQSTALE complete token mismatch'
+out_has "demo dead-letters one job" 'dead-lettered'
+out_has "demo promotes the report" 'promoted, claimed and completed'
+out_has "demo reaps the crashed lease" 'reaper: .*lapsed'
+out_has "demo prints throughput" 'jobs/s'
+out_has "demo prints cycles per second" 'cycles/s'
+out_has "demo prints the totals table" '^QUEUE +PENDING +ACTIVE +SCHEDULED +DEAD +COMPLETED +FAILED$'
+out_has "demo suggests export" 'export > emqlite\.resp'
+out_has "demo suggests redis-cli --pipe" 'redis-cli --pipe'
+run "$EMQLITE" --db "$ddb" stats
+out_has "after the demo: billing" '^billing +0 +0 +0 +1 +400 +1$'
+out_has "after the demo: mail" '^mail +25 +0 +0 +0 +2000 +0$'
+out_has "after the demo: thumbnails" '^thumbnails +0 +0 +0 +0 +1200 +0$'
+run "$EMQLITE" --db "$ddb" --json demo
+rc_is "demo again" 0
+json "demo --json"
+out_has "demo --json run figures" '"run":\{"queues":\[\{"queue":"mail","enqueued":2025,"duplicate":0,"completed":2025,'
+out_has "demo --json totals" '"totals":\{"queues":\[\{"queue":"billing","pending":0,"active":0,"scheduled":0,"dead":2,"completed":800,"failed":2,'
+dead=$(sed 's/.*"dead_letter":"\([^"]*\)".*/\1/' "$tmp/out")
+run "$EMQLITE" --db "$ddb" job billing "$dead"
+out_has "the dead letter's last error" '^last_error +card_declined'
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
