@@ -377,6 +377,80 @@ void emq_queues_free(char **queues, size_t n);
 /** Free memory the library returned (not a job: see emq_job_clear). */
 void emq_free(void *p);
 
+/* ------------------------------------------------------ export and import */
+
+/**
+ * A sink for export bytes: write `n` bytes from `p`; return 0 on success,
+ * nonzero to abort the export (which then returns EMQ_EIO).
+ */
+typedef int (*emq_write_fn)(void *ctx, const void *p, size_t n);
+
+/** Export options; initialise with emq_export_options_init(). */
+typedef struct emq_export_options {
+    const char *const *queues; /**< export only these queues' keys (plus
+                                    "{emq}:version"); NULL: every key     */
+    size_t n_queues;           /**< entries in `queues`                   */
+    int by_slot;               /**< 1: order keys by (cluster slot, name)
+                                    and wrap each slot's keys in MULTI ..
+                                    EXEC; 0 (default): plain byte order  */
+} emq_export_options;
+
+/** Fill `o` with the defaults: every key, byte order. */
+void emq_export_options_init(emq_export_options *o);
+
+/** What an export wrote, or what an import left in the file. */
+typedef struct emq_transfer_summary {
+    uint64_t keys;     /**< keys (export: written; import: live after it)  */
+    uint64_t commands; /**< RESP commands written / read                   */
+    uint64_t bytes;    /**< bytes written / read                           */
+    uint64_t digest;   /**< XXH3-64 of the logical keyspace (doc/EXPORT.md):
+                            export: of the keys written; import: of the
+                            whole file after the import                  */
+} emq_transfer_summary;
+
+/**
+ * Export the file's L1 image (PROTOCOL.md §8) as a RESP command stream that
+ * `redis-cli --pipe` (or any RESP client) replays into Valkey. Taken inside
+ * one read transaction, so the cut falls between transitions. The stream is
+ * `SET {emq}:version echomq:4.0.0` and then every live key in byte order of
+ * names (see `opt->by_slot`): strings by SET, hashes by HSET (stored field
+ * order), sorted sets by ZADD (decimal integer scores), lists by RPUSH (head
+ * to tail), sets by SADD — at most 64 elements per command — followed by
+ * PEXPIREAT for a key expiry and HPEXPIREAT .. FIELDS 1 f for a field expiry
+ * (both absolute ms; the latter needs Valkey >= 9.0). The bytes depend only
+ * on the keyspace and the options. `write` receives them in chunks; `sum`
+ * (may be NULL) receives the counts and the logical digest.
+ * Returns EMQ_OK, EMQ_EIO (the sink failed), EMQ_EINVAL (bad queue name),
+ * EMQ_ENOMEM, or a store failure.
+ */
+int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
+               void *ctx, emq_transfer_summary *sum);
+
+/**
+ * Import a RESP command stream (an emq_export, or an AOF of the same
+ * commands) into the file in one write transaction. Accepted: SET key value
+ * [PXAT ms], HSET, ZADD (bare score/member pairs), RPUSH, SADD, PEXPIREAT,
+ * HPEXPIREAT key ms FIELDS n f..., and SELECT, MULTI and EXEC, which are
+ * ignored. Commands apply as Valkey applies them, on top of what the file
+ * holds. The stream must set "{emq}:version" to exactly "echomq:4.0.0":
+ * otherwise (or without such a SET) EMQ_EWIRE. Malformed or truncated RESP,
+ * an unknown command, bad arguments, or a key outside the EchoMQ grammar (or
+ * of the wrong type for its name) give EMQ_EPROTO with a message naming the
+ * byte offset of the refused frame. On any failure nothing is applied.
+ * `sum` (may be NULL) receives the counts and the digest of the file after
+ * the import.
+ */
+int emq_import(emq_db *db, const void *bytes, size_t len,
+               emq_transfer_summary *sum);
+
+/**
+ * The logical digest of the file's live keyspace (doc/EXPORT.md), filtered
+ * like an export with `opt` (NULL: every key), in one read transaction;
+ * `sum->commands` and `sum->bytes` are 0.
+ */
+int emq_digest(emq_db *db, const emq_export_options *opt,
+               emq_transfer_summary *sum);
+
 #ifdef __cplusplus
 }
 #endif
