@@ -410,8 +410,11 @@ int emq_cli_open(emq_cli *c)
     if (rc != EMQ_OK) {
         c->db = NULL;
         char msg[700];
-        snprintf(msg, sizeof msg, "%s: %s", c->db_path,
-                 err[0] ? err : emq_strerror(rc));
+        if (err[0] && strstr(err, c->db_path))
+            snprintf(msg, sizeof msg, "%s", err);
+        else
+            snprintf(msg, sizeof msg, "%s: %s", c->db_path,
+                     err[0] ? err : emq_strerror(rc));
         return emq_cli_fail(c, rc, msg);
     }
     return 0;

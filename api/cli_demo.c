@@ -606,6 +606,15 @@ int emq_cli_demo(emq_cli *c, int argc, char **argv)
         return ex;
     if ((ex = emq_cli_open(c)))
         return ex;
+    for (int k = 0; k < NQ; k++) {
+        emq_stats st;
+        int rc = emq_stats_get(c->db, qname[k], &st);
+        if (rc < 0)
+            return emq_cli_fail(c, rc, NULL);
+        if (st.paused)
+            return emq_cli_usage(c, "queue '%s' is paused; 'emqlite resume "
+                                 "%s' first", qname[k], qname[k]);
+    }
     memset(&d, 0, sizeof d);
     d.c = c;
     d.db = c->db;

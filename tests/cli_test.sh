@@ -624,6 +624,11 @@ json "demo --json"
 out_has "demo --json run figures" '"run":\{"queues":\[\{"queue":"mail","enqueued":2025,"duplicate":0,"completed":2025,'
 out_has "demo --json totals" '"totals":\{"queues":\[\{"queue":"billing","pending":0,"active":0,"scheduled":0,"dead":2,"completed":800,"failed":2,'
 dead=$(sed 's/.*"dead_letter":"\([^"]*\)".*/\1/' "$tmp/out")
+run "$EMQLITE" --db "$ddb" pause billing
+run "$EMQLITE" --db "$ddb" demo
+rc_is "demo refuses a paused story queue" 1
+err_has "demo says which queue is paused" "'billing' is paused"
+run "$EMQLITE" --db "$ddb" resume billing
 run "$EMQLITE" --db "$ddb" job billing "$dead"
 out_has "the dead letter's last error" '^last_error +card_declined'
 
