@@ -489,6 +489,7 @@ out_is "pause --json shape" '{"queue":"mail","paused":true}'
 e resume mail
 e claim mail
 rc_is "claim after resume" 0
+check "claim after resume takes the oldest" "$(head -n 1 "$tmp/out")" = "$idq 1"
 e claim mail
 out_has "the job enqueued while paused is claimed last" '^while-paused$'
 e claim mail --json
