@@ -451,6 +451,48 @@ int emq_import(emq_db *db, const void *bytes, size_t len,
 int emq_digest(emq_db *db, const emq_export_options *opt,
                emq_transfer_summary *sum);
 
+/* ------------------------------------------------------ Invariant checker */
+
+#define EMQ_CHECK_VIOLATION 1 /**< an invariant is broken: no sequence of
+                                   transitions produces this state        */
+#define EMQ_CHECK_NOTE      2 /**< a state the protocol itself produces but a
+                                   disciplined workload never does (an id in
+                                   two sets, a set entry without a row, a
+                                   partial row); not counted as a violation */
+
+/** One finding of emq_check(). Every pointer is valid during the callback
+ *  only. */
+typedef struct emq_finding {
+    int severity;        /**< EMQ_CHECK_VIOLATION or EMQ_CHECK_NOTE        */
+    const char *code;    /**< a stable short name: "integrity", "stamp",
+                              "fence", "key", "type", "member",
+                              "score", "counter", "ring", "wake", "row",
+                              "state", "state-set", "read" (violations);
+                              "ghost", "multi", "partial", "reserve" (notes) */
+    const char *key;     /**< the key concerned, printable (bytes outside
+                              ASCII as \xNN), or "" for the file        */
+    const char *message; /**< one sentence naming the broken rule         */
+} emq_finding;
+
+/** Receives each finding of emq_check(). */
+typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
+
+/**
+ * Check the invariants of the whole file in one read transaction, reporting
+ * every finding (not just the first) to `cb` (may be NULL): SQLite's
+ * PRAGMA integrity_check and the file's stamp; the version fence; every key
+ * belongs to the EchoMQ grammar with the type the grammar gives it; job sets and lanes hold JOB ids with their score rules
+ * (0 in pending, dead and lanes; integer ms in active and schedule); counters
+ * are decimal integers; every job row's `state` is one of the five and the
+ * set it names holds the id. The tolerated states are reported as notes;
+ * doc/RELIABILITY.md lists each with the transition that produces it.
+ * Never writes. `*nviolations` (may be NULL) receives the number of
+ * violations (notes are not counted).
+ * Returns EMQ_OK (no violation), EMQ_ECORRUPT (at least one), or EMQ_EBUSY,
+ * EMQ_EIO, EMQ_ENOMEM when the check could not run to its end.
+ */
+int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations);
+
 #ifdef __cplusplus
 }
 #endif
