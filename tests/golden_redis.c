@@ -3,6 +3,7 @@
  * (tests/lua/) on a real redis-server or valkey-server.
  *
  *   tests/golden_redis [--host H] [--port N] [--lua DIR] [replay options] FILE...
+ *   tests/golden_redis --isolated [--quiet] [--port N] [--lua DIR] FILE...
  *
  * The port defaults to $EMQ_REDIS_PORT, the bundle directory to $EMQ_LUA_DIR
  * (else "tests/lua"); the replay options are those of emq_golden_main
@@ -43,7 +44,7 @@ typedef struct argv_t {
     const char *v[MAXARGS];
     size_t n[MAXARGS];
     char num[MAXARGS][24];
-    char keys[8][600];
+    char keys[12][600];
     size_t argc, nkeys;
 } argv_t;
 
@@ -82,7 +83,7 @@ static int push_i(argv_t *a, int64_t v)
 /* Push the key B(q) + suffix (suffix may be "" for the base itself). */
 static int push_key(argv_t *a, const char *q, const char *sfx)
 {
-    if (a->nkeys >= 8)
+    if (a->nkeys >= 12)
         return -1;
     char *k = a->keys[a->nkeys++];
     int n = snprintf(k, sizeof a->keys[0], "emq:{%s}:%s", q, sfx);
@@ -202,6 +203,50 @@ static void x_end(void *ctx)
         }                                                                 \
     } while (0)
 
+/*
+ * LINK(id) as the reference's host reads it before complete and retry:
+ * fields parent, parent_queue, parent_policy of J(id). Fills `p` (parent,
+ * or "" for none), `pq` (parent_queue when the link is cross-queue, else ""),
+ * and *policy_id (1 when parent_policy is exactly "id"). Returns 0 or -1.
+ */
+static int read_link(rx *x, const char *jkey, const char *q, char *p,
+                     char *pq, int *policy_id, emq_json_buf *err)
+{
+    redisReply *r = redisCommand(x->c, "HMGET %s parent parent_queue "
+                                 "parent_policy", jkey);
+    p[0] = pq[0] = '\0';
+    *policy_id = 0;
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+        say(err, "HMGET failed: %s", r && r->str ? r->str : x->c->errstr);
+        if (r)
+            freeReplyObject(r);
+        return -1;
+    }
+    const redisReply *par = r->element[0], *prq = r->element[1],
+                     *pol = r->element[2];
+    if (par->type == REDIS_REPLY_STRING && par->len < 256) {
+        memcpy(p, par->str, par->len);
+        p[par->len] = '\0';
+        if (prq->type == REDIS_REPLY_STRING && prq->len < 256 &&
+            (prq->len != strlen(q) || memcmp(prq->str, q, prq->len) != 0)) {
+            memcpy(pq, prq->str, prq->len);
+            pq[prq->len] = '\0';
+        }
+        *policy_id = pol->type == REDIS_REPLY_STRING && pol->len == 2 &&
+                     memcmp(pol->str, "id", 2) == 0;
+    }
+    freeReplyObject(r);
+    return 0;
+}
+
+/* J(p) + suffix of queue q into a key slot of `a`. */
+static int push_pkey(argv_t *a, const char *q, const char *p, const char *sub)
+{
+    char sfx[300];
+    snprintf(sfx, sizeof sfx, "job:%s%s%s", p, sub[0] ? ":" : "", sub);
+    return push_key(a, q, sfx);
+}
+
 static int x_step(void *ctx, const emq_golden_step *s, emq_golden_result *res,
                   emq_json_buf *err)
 {
@@ -294,30 +339,75 @@ static int x_step(void *ctx, const emq_golden_step *s, emq_golden_result *res,
         return evalsha(x, &a, S_CLAIM, 2, res, err);
     }
     if (strcmp(verb, "complete") == 0) {
+        char p[256], pq[256];
+        int pid;
+        const emq_json *res_arg = emq_golden_arg(s, "result");
         INT("token", v1);
+        if (read_link(x, jkey, q, p, pq, &pid, err) != 0)
+            return -1;
         push_key(&a, q, "active");
         push_s(&a, jkey);
+        if (p[0] && !pq[0]) {
+            push_pkey(&a, q, p, "dependencies");
+            push_pkey(&a, q, p, "processed");
+            push_pkey(&a, q, p, "");
+        } else if (p[0]) {
+            push_key(&a, q, "flow:outbox");
+        }
+        size_t nkeys = a.argc - 3;
         push(&a, id, idl);
         push_i(&a, v1);
         push_key(&a, q, "");
-        return evalsha(x, &a, S_COMPLETE, 2, res, err);
+        if (p[0]) {
+            push_s(&a, p);
+            if (res_arg && res_arg->type == EMQ_JSON_STRING)
+                push(&a, res_arg->s, res_arg->len);
+            else
+                push(&a, id, idl);
+            if (pq[0]) {
+                push_s(&a, "xq");
+                push_s(&a, pq);
+            }
+        }
+        return evalsha(x, &a, S_COMPLETE, nkeys, res, err);
     }
     if (strcmp(verb, "retry") == 0) {
+        char p[256], pq[256];
+        int pid;
         INT("token", v1);
         INT("delay_ms", v2);
         INT("max_attempts", v3);
         STR("error", e, el);
+        if (read_link(x, jkey, q, p, pq, &pid, err) != 0)
+            return -1;
         push_key(&a, q, "active");
         push_key(&a, q, "schedule");
         push_key(&a, q, "dead");
         push_s(&a, jkey);
+        if (p[0] && !pq[0]) {
+            push_pkey(&a, q, p, "failed");
+            push_pkey(&a, q, p, "unsuccessful");
+            push_pkey(&a, q, p, "dependencies");
+            push_pkey(&a, q, p, "");
+        } else if (p[0]) {
+            push_key(&a, q, "flow:outbox");
+        }
+        size_t nkeys = a.argc - 3;
         push(&a, id, idl);
         push_i(&a, v1);
         push_i(&a, v2);
         push_i(&a, v3);
         push(&a, e, el);
         push_key(&a, q, "");
-        return evalsha(x, &a, S_RETRY, 4, res, err);
+        if (p[0] && !pq[0]) {
+            push_s(&a, pid ? "sq:id" : "sq:fp");
+            push_s(&a, p);
+        } else if (p[0]) {
+            push_s(&a, pid ? "xq:id" : "xq:fp");
+            push_s(&a, pq);
+            push_s(&a, p);
+        }
+        return evalsha(x, &a, S_RETRY, nkeys, res, err);
     }
     if (strcmp(verb, "promote") == 0) {
         INT("batch", v1);
@@ -541,6 +631,207 @@ done:
     return rc;
 }
 
+/* ====================================================== isolated steps */
+
+/* The verbs the bundle (and the host reads around it) can run. */
+static int in_bundle(const char *verb)
+{
+    static const char *const v[] = {
+        "enqueue", "enqueue_at", "enqueue_in", "claim", "complete", "retry",
+        "promote", "reap", "extend_lock", "extend_locks", "set_paused",
+        "clear_paused", "browse", "pending_size", NULL};
+    for (int i = 0; v[i]; i++)
+        if (strcmp(verb, v[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Send one command built from views; 0 unless the server refused it. */
+static int send_cmd(rx *x, size_t argc, const char **v, const size_t *n,
+                    emq_json_buf *err)
+{
+    redisReply *r = redisCommandArgv(x->c, (int)argc, v, n);
+    int ok = r && r->type != REDIS_REPLY_ERROR;
+    if (!ok)
+        say(err, "loading the keyspace: %s",
+            r && r->str ? r->str : x->c->errstr);
+    if (r)
+        freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+/*
+ * Write a trace keyspace into the (flushed) server: one HSET / ZADD / RPUSH /
+ * SADD / SET per key. Key expiries are not loaded (the trace's virtual
+ * instants are in the server's past); the caller leaves them out of the
+ * comparison too.
+ */
+static int load_keyspace(rx *x, const emq_json *ks, emq_json_buf *err)
+{
+    for (size_t i = 0; i < ks->n; i++) {
+        const emq_json_member *m = &ks->members[i];
+        const emq_json *t = emq_json_get(m->val, "type");
+        const emq_json *v = emq_json_get(m->val, "value");
+        if (!t || t->type != EMQ_JSON_STRING || !v) {
+            say(err, "%s", "malformed keyspace entry");
+            return -1;
+        }
+        size_t cap = 2 + 2 * (v->type == EMQ_JSON_STRING ? 1 : v->n);
+        const char **av = calloc(cap, sizeof *av);
+        size_t *an = calloc(cap, sizeof *an);
+        char (*num)[32] = calloc(cap, sizeof *num);
+        size_t argc = 0;
+        int rc = -1;
+        if (!av || !an || !num)
+            goto next;
+        av[1] = m->key;
+        an[1] = m->klen;
+        argc = 2;
+        if (strcmp(t->s, "string") == 0 && v->type == EMQ_JSON_STRING) {
+            av[0] = "SET";
+            av[argc] = v->s;
+            an[argc++] = v->len;
+        } else if (strcmp(t->s, "hash") == 0 && v->type == EMQ_JSON_OBJECT) {
+            av[0] = "HSET";
+            for (size_t j = 0; j < v->n; j++) {
+                av[argc] = v->members[j].key;
+                an[argc++] = v->members[j].klen;
+                av[argc] = v->members[j].val->s;
+                an[argc++] = v->members[j].val->len;
+            }
+        } else if (strcmp(t->s, "zset") == 0 && v->type == EMQ_JSON_ARRAY) {
+            av[0] = "ZADD";
+            for (size_t j = 0; j < v->n; j++) {
+                const emq_json *pr = v->items[j];
+                const emq_json *sc = pr->items[1];
+                if (sc->type == EMQ_JSON_INT)
+                    snprintf(num[argc], sizeof num[0], "%lld",
+                             (long long)sc->i);
+                else
+                    snprintf(num[argc], sizeof num[0], "%.17g", sc->d);
+                av[argc] = num[argc];
+                an[argc] = strlen(num[argc]);
+                argc++;
+                av[argc] = pr->items[0]->s;
+                an[argc++] = pr->items[0]->len;
+            }
+        } else if ((strcmp(t->s, "list") == 0 || strcmp(t->s, "set") == 0) &&
+                   v->type == EMQ_JSON_ARRAY) {
+            av[0] = t->s[0] == 'l' ? "RPUSH" : "SADD";
+            for (size_t j = 0; j < v->n; j++) {
+                av[argc] = v->items[j]->s;
+                an[argc++] = v->items[j]->len;
+            }
+        } else {
+            say(err, "cannot load a key of type %s", t->s);
+            goto next;
+        }
+        an[0] = strlen(av[0]);
+        rc = send_cmd(x, argc, av, an, err);
+    next:
+        free(av);
+        free(an);
+        free(num);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A copy of a trace keyspace without its key expiries (see load_keyspace). */
+static emq_json *without_expiry(const emq_json *ks)
+{
+    emq_json *out = emq_json_new_object();
+    for (size_t i = 0; out && i < ks->n; i++) {
+        const emq_json *e = ks->members[i].val;
+        emq_json *c = emq_json_new_object();
+        const emq_json *t = emq_json_get(e, "type"), *v = emq_json_get(e, "value");
+        if (!c || emq_json_set(c, "type", 4, emq_json_dup(t)) ||
+            emq_json_set(c, "value", 5, emq_json_dup(v)) ||
+            emq_json_set(out, ks->members[i].key, ks->members[i].klen, c)) {
+            emq_json_free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+/*
+ * --isolated: every step whose verb the bundle runs is replayed alone: the
+ * server is loaded with the keyspace the trace recorded before it, the step
+ * runs at its `now`, and its reply and the keyspace after it are compared
+ * with the trace. This checks the bundle's group and flow paths against the
+ * Tier 2-4 traces, whose other verbs the bundle does not implement.
+ */
+static int isolated_main(rx *x, int argc, char **argv, int quiet)
+{
+    long passed = 0, failed = 0, skipped = 0;
+    int load_error = 0;
+    for (int i = 0; i < argc; i++) {
+        emq_golden_file *f;
+        emq_golden_case *c;
+        char err[600];
+        int rc;
+        if (emq_golden_open(argv[i], &f, err, sizeof err) != 0) {
+            fprintf(stderr, "ERROR %s\n", err);
+            load_error = 1;
+            continue;
+        }
+        while ((rc = emq_golden_next_case(f, &c, err, sizeof err)) == 1) {
+            for (size_t k = 0; k < c->n; k++) {
+                const emq_golden_step *s = &c->steps[k];
+                emq_json_buf msg = {0};
+                emq_golden_result res = {0};
+                emq_json *ks = NULL, *want = NULL;
+                int bad = 0;
+                if (!in_bundle(s->verb)) {
+                    skipped++;
+                    continue;
+                }
+                if (x_begin(x, c, &msg) != 0 ||
+                    (k > 0 && load_keyspace(x, c->steps[k - 1].keyspace,
+                                            &msg) != 0)) {
+                    bad = 1;
+                } else {
+                    x->now = s->now;
+                    if (x_step(x, s, &res, &msg) != 0)
+                        bad = 1;
+                    else if (emq_golden_reply_diff(s->reply, res.reply, &msg))
+                        bad = 1;
+                    else if (x_dump(x, &ks, &msg) != 0 ||
+                             !(want = without_expiry(s->keyspace)))
+                        bad = 1;
+                    else if (emq_golden_keyspace_diff(want, ks, &msg))
+                        bad = 1;
+                }
+                if (bad) {
+                    failed++;
+                    printf("FAIL %s: step %lld (%s): %s\n", c->name,
+                           (long long)s->step, s->verb, msg.p ? msg.p : "");
+                } else {
+                    passed++;
+                    if (!quiet)
+                        printf("PASS %s step %lld (%s)\n", c->name,
+                               (long long)s->step, s->verb);
+                }
+                emq_json_free(res.reply);
+                emq_json_free(ks);
+                emq_json_free(want);
+                emq_json_buf_free(&msg);
+            }
+            emq_golden_case_free(c);
+        }
+        if (rc < 0) {
+            fprintf(stderr, "ERROR %s\n", err);
+            load_error = 1;
+        }
+        emq_golden_close(f);
+    }
+    printf("isolated: %ld steps passed, %ld failed, %ld skipped (verbs "
+           "outside the bundle)\n", passed, failed, skipped);
+    return load_error ? 2 : failed ? 1 : 0;
+}
+
 /* ============================================================ main */
 
 static int load_scripts(rx *x, const char *dir)
@@ -596,7 +887,7 @@ int main(int argc, char **argv)
     const char *port_s = getenv("EMQ_REDIS_PORT");
     const char *lua = getenv("EMQ_LUA_DIR");
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
-    int nrest = 0, rc;
+    int nrest = 0, rc, isolated = 0, quiet = 0;
     rx x;
 
     if (!rest)
@@ -609,8 +900,13 @@ int main(int argc, char **argv)
             port_s = argv[++i];
         else if (strcmp(argv[i], "--lua") == 0 && i + 1 < argc)
             lua = argv[++i];
-        else
+        else if (strcmp(argv[i], "--isolated") == 0)
+            isolated = 1;
+        else {
+            if (strcmp(argv[i], "--quiet") == 0)
+                quiet = 1;
             rest[nrest++] = argv[i];
+        }
     }
     if (!lua)
         lua = "tests/lua";
@@ -636,7 +932,14 @@ int main(int argc, char **argv)
     }
     emq_golden_exec ex = {"redis", &x, x_begin, x_clock, x_step, x_dump,
                           x_end};
-    rc = emq_golden_main(nrest, rest, &ex);
+    if (isolated) {
+        int first = 1;
+        while (first < nrest && rest[first][0] == '-')
+            first++;
+        rc = isolated_main(&x, nrest - first, rest + first, quiet);
+    } else {
+        rc = emq_golden_main(nrest, rest, &ex);
+    }
     redisFree(x.c);
     free(rest);
     return rc;
