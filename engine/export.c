@@ -195,14 +195,10 @@ static int flush_chunk(walk *w, const char *cmd)
 static int chunk_add(walk *w, const char *cmd, const void *p, size_t n,
                      double score)
 {
-    if (w->ne == 0) {
-        if (!w->elem) {
-            w->elem = malloc(2 * CHUNK * sizeof *w->elem);
-            w->scores = malloc(CHUNK * sizeof *w->scores);
-            if (!w->elem || !w->scores)
-                return EMQ_ENOMEM;
-        }
-    }
+    if (!w->elem && !(w->elem = malloc(2 * CHUNK * sizeof *w->elem)))
+        return EMQ_ENOMEM;
+    if (!w->scores && !(w->scores = malloc(CHUNK * sizeof *w->scores)))
+        return EMQ_ENOMEM;
     w->elem[2 * w->ne] = w->arena.len;
     w->elem[2 * w->ne + 1] = n;
     w->scores[w->ne] = score;
