@@ -1,0 +1,246 @@
+/*
+ * db.c — the emq_db handle: open (store, fence, node lease), close, options,
+ * the last message, the clock, minting, checkpoints, and emq_db_run, the one
+ * way a transition touches the store.
+ *
+ * Rules: the handle is opened only after the fence passed, and a failed open
+ * leaves nothing behind (store closed, lease released). A transition reads
+ * the clock exactly once, before its transaction begins, and that value is
+ * both its NOW and the store's expiry clock; every negative result rolls the
+ * transaction back, so the handle stays usable after any failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sqlite3.h>
+#include "db.h"
+#include "brandedid.h"
+
+#define DEFAULT_MAX_PAYLOAD (UINT64_C(512) * 1024 * 1024)
+
+const char *emq_version(void) { return EMQLITE_VERSION; }
+const char *emq_sqlite_version(void) { return sqlite3_libversion(); }
+
+void emq_options_init(emq_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->synchronous = EMQ_SYNC_NORMAL;
+    o->busy_timeout_ms = 5000;
+    o->node_id = -1;
+    o->clock = NULL;
+    o->clock_ctx = NULL;
+    o->exclusive = 0;
+    o->readonly = 0;
+    o->max_payload = DEFAULT_MAX_PAYLOAD;
+    o->checkpoint_frames = 1000;
+}
+
+int64_t emq_wall_clock(void *ctx)
+{
+    struct timespec ts;
+    (void)ctx;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+emq_store *emq_db_store(emq_db *db) { return db->st; }
+
+/* ----------------------------------------------------------------- messages */
+
+void emq_db_clear(emq_db *db) { db->errmsg[0] = 0; }
+
+int emq_db_wire(emq_db *db, int rc, const char *msg)
+{
+    snprintf(db->errmsg, sizeof db->errmsg, "%s", msg);
+    return rc;
+}
+
+int emq_db_fail(emq_db *db, int rc, const char *detail)
+{
+    if (detail && detail[0])
+        snprintf(db->errmsg, sizeof db->errmsg, "%s: %s", emq_strerror(rc),
+                 detail);
+    else
+        snprintf(db->errmsg, sizeof db->errmsg, "%s", emq_strerror(rc));
+    return rc;
+}
+
+/* A store-level failure: WRONGTYPE is a wire error with its exact string;
+ * others name their class and carry the store's detail. */
+static int store_fail(emq_db *db, int rc)
+{
+    if (rc == EMQ_EWRONGTYPE) return emq_db_wire(db, rc, EMQ_MSG_WRONGTYPE);
+    return emq_db_fail(db, rc, emq_store_errmsg(db->st));
+}
+
+const char *emq_errmsg(const emq_db *db)
+{
+    return db ? db->errmsg : "";
+}
+
+/* --------------------------------------------------------------- the runner */
+
+int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
+{
+    int64_t now;
+    int rc, c;
+    if (write && db->opt.readonly)
+        return emq_db_fail(db, EMQ_EREADONLY, "the handle was opened "
+                                              "read-only");
+    now = db->clock(db->clock_ctx);
+    rc = emq_store_begin(db->st, write, now);
+    if (rc < 0) return store_fail(db, rc);
+    rc = fn(db, db->st, now, ctx);
+    if (rc < 0) {
+        emq_store_rollback(db->st);
+        if (db->errmsg[0] == 0) store_fail(db, rc);
+        return rc;
+    }
+    c = emq_store_commit(db->st);
+    if (c < 0) return store_fail(db, c);
+    return rc;
+}
+
+/* ------------------------------------------------------------ open / close */
+
+static int bad_options(const emq_options *o)
+{
+    return (o->synchronous != EMQ_SYNC_NORMAL &&
+            o->synchronous != EMQ_SYNC_FULL) ||
+           o->busy_timeout_ms < 0 || o->node_id < -1 || o->node_id > 1023 ||
+           o->checkpoint_frames < 0;
+}
+
+static void put_err(char *errbuf, size_t errlen, const char *msg)
+{
+    if (errbuf && errlen) snprintf(errbuf, errlen, "%s", msg);
+}
+
+int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
+                char *errbuf, size_t errlen)
+{
+    emq_options o;
+    emq_store_opts so;
+    emq_store *st = NULL;
+    emq_db *db = NULL;
+    char err[EMQ_ERRMSG_MAX];
+    int rc, node = -1, fd = -1;
+    emq_clock_fn clock;
+
+    err[0] = 0;
+    if (out) *out = NULL;
+    if (opt) o = *opt;
+    else emq_options_init(&o);
+    if (out == NULL || path == NULL || bad_options(&o)) {
+        rc = EMQ_EINVAL;
+        snprintf(err, sizeof err, "%s: NULL path or handle pointer, or an "
+                 "option out of range", emq_strerror(rc));
+        goto fail;
+    }
+    clock = o.clock ? o.clock : emq_wall_clock;
+
+    memset(&so, 0, sizeof so);
+    so.synchronous = o.synchronous;
+    so.busy_timeout_ms = o.busy_timeout_ms;
+    so.exclusive = o.exclusive;
+    so.readonly = o.readonly;
+    so.checkpoint_frames = o.checkpoint_frames;
+    rc = emq_store_open(path, &so, &st, err, sizeof err);
+    if (rc < 0) {
+        if (err[0] == 0) snprintf(err, sizeof err, "%s", emq_strerror(rc));
+        goto fail;
+    }
+    rc = emq_fence_pass(st, o.readonly, clock(o.clock_ctx), err, sizeof err);
+    if (rc < 0) goto fail;
+    rc = emq_node_lease(path, o.node_id, o.readonly, &node, &fd, err,
+                        sizeof err);
+    if (rc < 0) goto fail;
+
+    db = calloc(1, sizeof *db);
+    if (db == NULL) {
+        rc = EMQ_ENOMEM;
+        snprintf(err, sizeof err, "%s", emq_strerror(rc));
+        goto fail;
+    }
+    db->st = st;
+    db->clock = clock;
+    db->clock_ctx = o.clock_ctx;
+    db->node_id = node;
+    db->opt = o;
+    db->lease_fd = fd;
+    *out = db;
+    return EMQ_OK;
+fail:
+    emq_node_release(fd);
+    if (st) emq_store_close(st);
+    put_err(errbuf, errlen, err);
+    return rc;
+}
+
+int emq_open(const char *path, const emq_options *opt, emq_db **out)
+{
+    return emq_open_ex(path, opt, out, NULL, 0);
+}
+
+void emq_close(emq_db *db)
+{
+    if (db == NULL) return;
+    emq_store_close(db->st);
+    emq_node_release(db->lease_fd);
+    free(db);
+}
+
+int emq_node_id(const emq_db *db) { return db->node_id; }
+
+void emq_set_clock(emq_db *db, emq_clock_fn clock, void *ctx)
+{
+    db->clock = clock ? clock : emq_wall_clock;
+    db->clock_ctx = clock ? ctx : NULL;
+    db->opt.clock = clock;
+    db->opt.clock_ctx = db->clock_ctx;
+}
+
+int64_t emq_now(emq_db *db) { return db->clock(db->clock_ctx); }
+
+int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE])
+{
+    uint64_t snow;
+    emq_db_clear(db);
+    if (ns == NULL || out == NULL)
+        return emq_db_fail(db, EMQ_EINVAL, "NULL namespace or output");
+    if (strlen(ns) != 3 || emq_id_encode(ns, 0, out) != EMQ_OK)
+        return emq_db_wire(db, EMQ_EID, "a namespace is three bytes A-Z");
+    snow = emq_snow_mint((unsigned)db->node_id, db->clock(db->clock_ctx));
+    return emq_id_encode(ns, snow, out);
+}
+
+int emq_checkpoint(emq_db *db)
+{
+    int rc;
+    emq_db_clear(db);
+    rc = emq_store_checkpoint(db->st);
+    return rc < 0 ? store_fail(db, rc) : EMQ_OK;
+}
+
+/* ---------------------------------------------------------- owned memory */
+
+void emq_free(void *p) { free(p); }
+
+void emq_job_clear(emq_job *job)
+{
+    if (job == NULL) return;
+    free(job->payload);
+    memset(job, 0, sizeof *job);
+}
+
+void emq_fields_free(emq_field *fields, size_t n)
+{
+    size_t i;
+    if (fields == NULL) return;
+    for (i = 0; i < n; i++) {
+        free(fields[i].name);
+        free(fields[i].value);
+    }
+    free(fields);
+}

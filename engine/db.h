@@ -1,0 +1,127 @@
+/*
+ * db.h — the emq_db handle and the transition runner (internal to the engine).
+ *
+ * Owns: the handle struct (store, clock, node id, options, last message, node
+ * lease), the one way a transition runs — `emq_db_run`: read NOW once, open
+ * one store transaction, run the body, commit on success and roll back on any
+ * negative result so the handle stays usable — and the small helpers every
+ * transition shares (decimal rendering, token comparison, host-gate
+ * messages, the queue keys of one call).
+ *
+ * Rules: a transition body never begins, commits or rolls back itself; it
+ * returns a verdict (>= 0) or an EMQ_E* code, and sets a wire message with
+ * emq_db_wire() when the code is a wire error. Host gates run before
+ * emq_db_run (they touch nothing).
+ */
+#ifndef EMQ_DB_H
+#define EMQ_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "emqlite.h"
+#include "store.h"
+#include "keys.h"
+
+#define EMQ_ERRMSG_MAX 512
+
+struct emq_db {
+    emq_store *st;           /* the typed keyspace                        */
+    emq_clock_fn clock;      /* never NULL (the wall clock by default)    */
+    void *clock_ctx;
+    int node_id;             /* 0..1023                                   */
+    emq_options opt;         /* as opened (clock fields mirror the above) */
+    int lease_fd;            /* the <path>-emqnode sidecar, or -1         */
+    char errmsg[EMQ_ERRMSG_MAX];
+};
+
+/** The store under a handle (tests, the golden replayer, tools). */
+emq_store *emq_db_store(emq_db *db);
+
+/** The wall clock (Unix ms), the default emq_clock_fn. */
+int64_t emq_wall_clock(void *ctx);
+
+/**
+ * A transition body: runs inside the open transaction with the NOW read for
+ * it. Returns a verdict (>= 0) or an EMQ_E* code (< 0).
+ */
+typedef int (*emq_tx_fn)(emq_db *db, emq_store *st, int64_t now, void *ctx);
+
+/**
+ * Run `fn` as one transition: read the clock once (NOW, also the store's
+ * expiry clock), begin a write (write = 1) or read (write = 0) transaction,
+ * run the body, then commit when it returned >= 0 or roll back when it
+ * returned < 0. Sets the handle's message for every failure (a body that
+ * set a wire message keeps it). Returns the body's result or the failure.
+ */
+int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx);
+
+/** Clear the handle's message (start of every verb). */
+void emq_db_clear(emq_db *db);
+/** Set the message to `msg` verbatim and return `rc` (wire errors, gates). */
+int emq_db_wire(emq_db *db, int rc, const char *msg);
+/** Set the message to a sentence naming `rc`'s class plus `detail` (may be
+ *  NULL or ""), and return `rc`. */
+int emq_db_fail(emq_db *db, int rc, const char *detail);
+
+/* ------------------------------------------------------- open-time pieces */
+
+/** 1 for "" and ":memory:" (a private in-memory database). */
+int emq_path_is_memory(const char *path);
+/**
+ * The version fence (§5) in one transaction of its own. EMQ_OK, EMQ_EWIRE
+ * (message names the found and the expected value; rolled back) or a store
+ * failure; the message goes to err.
+ */
+int emq_fence_pass(emq_store *st, int readonly, int64_t now, char *err,
+                   size_t errlen);
+/**
+ * Lease a node id for a handle on `path`: `want` 0..1023 is used as given,
+ * -1 leases the first free one (see nodeid.c). *fd receives the sidecar
+ * descriptor holding the lease, or -1; release it with emq_node_release.
+ */
+int emq_node_lease(const char *path, int want, int readonly, int *node,
+                   int *fd, char *err, size_t errlen);
+void emq_node_release(int fd);
+
+/* ------------------------------------------------------------ wire strings */
+
+#define EMQ_MSG_KIND      "EMQKIND job id must be JOB-namespaced"
+#define EMQ_MSG_STALE_CMP "EMQSTALE complete token mismatch"
+#define EMQ_MSG_STALE_RTY "EMQSTALE retry token mismatch"
+#define EMQ_MSG_STALE_GONE "EMQSTALE job gone"
+#define EMQ_MSG_STALE_EXT "EMQSTALE extend token mismatch"
+#define EMQ_MSG_WRONGTYPE \
+    "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+/* ------------------------------------------------------------- host gates */
+
+/** GATE-Q: EMQ_OK, or EMQ_EQUEUE with the message set. */
+int emq_gate_q(emq_db *db, const char *q);
+/** GATE-ID: EMQ_OK, or EMQ_EID ("job_key requires a valid branded id"). */
+int emq_gate_id(emq_db *db, const char *id);
+/** Bytes gate: NULL with len > 0 is EMQ_EINVAL; len > max_payload is
+ *  EMQ_ETOOBIG. */
+int emq_gate_bytes(emq_db *db, const void *p, size_t len);
+
+/* ---------------------------------------------------------------- helpers */
+/* (Decimal rendering and parsing are the store's emq_fmt_i64 and
+ * emq_parse_i64, so counters read and written agree byte-for-byte.) */
+
+/** 1 when the stored bytes equal the decimal rendering of `token`. */
+int emq_token_eq(const emq_buf *att, int64_t token);
+/** A NOW-derived score: (double)a + (double)b, as the reference's Lua
+ *  arithmetic computes it (no int64 overflow). */
+double emq_score_add(int64_t a, int64_t b);
+/** KIND(id): 1 when the first three bytes are "JOB". */
+int emq_is_job_kind(const void *id, size_t len);
+
+/** B.x of queue q into a caller buffer of EMQ_KEY_MAX; returns the length. */
+#define EMQ_QKEY(buf, q, sfx) emq_key_q((buf), (q), (sfx))
+
+/**
+ * J(member) for a member read from the store (any bytes, any length):
+ * `emq:{q}:job:` + member into `b` (reset first).
+ */
+int emq_jkey(emq_buf *b, const char *q, const void *m, size_t mlen);
+
+#endif /* EMQ_DB_H */

@@ -1,0 +1,27 @@
+/*
+ * jobs.h — internal entry points shared by the Tier 1 transition files and
+ * reused by later tiers (flows complete with a result; lane verbs release).
+ */
+#ifndef EMQ_JOBS_H
+#define EMQ_JOBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "db.h"
+
+/**
+ * Steps 3-5 of T1.5 (also step 3 of T1.6): g = J(id).group; was = remove id
+ * from B.active; with g: RELEASE(g) when was, else UNCLAIMED(g, id); without
+ * g and not was: remove id from B.pending. *was receives was.
+ */
+int emq_job_release(emq_store *st, const char *q, const char *id, int *was);
+
+/**
+ * T1.5 complete with an explicit result `r` (NULL: the job's own id) — the
+ * value recorded in the parent's `processed` or carried by the COMPLETE
+ * outbox entry. emq_complete() is this with r = NULL.
+ */
+int emq_complete_r(emq_db *db, const char *q, const char *id, int64_t token,
+                   const void *r, size_t rlen);
+
+#endif /* EMQ_JOBS_H */

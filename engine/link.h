@@ -1,0 +1,53 @@
+/*
+ * link.h — a row's flow link (PROTOCOL.md §6.0 LINK) and the outbox entries
+ * and re-emit of §6.4 that complete and retry need.
+ *
+ * Owns: reading `parent`, `parent_queue`, `parent_policy` of J(id) inside
+ * the caller's transaction and classifying them none / same / cross; the
+ * byte layout of COMPLETE and FAIL outbox entries (T4.9); REEMIT (T4.14).
+ */
+#ifndef EMQ_LINK_H
+#define EMQ_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "store.h"
+
+enum emq_link_kind { EMQ_LINK_NONE = 0, EMQ_LINK_SAME, EMQ_LINK_CROSS };
+
+typedef struct emq_link {
+    int kind;          /* enum emq_link_kind                          */
+    emq_buf parent;    /* the parent's id (bytes as stored)            */
+    emq_buf pqueue;    /* parent_queue (cross only)                    */
+    int policy_id;     /* 1: policy `id`; 0: `fp` (absent or other)   */
+} emq_link;
+
+/**
+ * LINK(id) of J(id) in queue q. For `same` the parent must be a valid
+ * branded id (GATE-ID): otherwise EMQ_EID. Free with emq_link_free.
+ */
+int emq_link_read(emq_store *st, const char *q, const void *id, size_t idlen,
+                  emq_link *l);
+void emq_link_free(emq_link *l);
+
+/** COMPLETE entry: parent_queue NUL parent NUL child NUL result. */
+int emq_outbox_complete(emq_buf *b, const void *pq, size_t pql,
+                        const void *parent, size_t pl, const void *child,
+                        size_t cl, const void *r, size_t rl);
+/** FAIL entry: NUL fail NUL parent_queue NUL parent NUL child NUL policy NUL
+ *  error. */
+int emq_outbox_fail(emq_buf *b, const void *pq, size_t pql,
+                    const void *parent, size_t pl, const void *child,
+                    size_t cl, int policy_id, const void *err, size_t el);
+
+/**
+ * REEMIT(nq, node, error) (T4.14): read the node's link in nq; without a
+ * parent nothing happens (*outlen = -1); otherwise push-right the FAIL
+ * entry (pq, parent, node, policy(node), error) onto emq:{nq}:flow:outbox
+ * and store the outbox's new length in *outlen (may be NULL).
+ */
+int emq_flow_reemit(emq_store *st, const char *nq, const void *node,
+                    size_t nlen, const void *err, size_t elen,
+                    int64_t *outlen);
+
+#endif /* EMQ_LINK_H */

@@ -1,0 +1,121 @@
+/*
+ * nodeid.c — the node id a handle mints with (PROTOCOL.md §4.2).
+ *
+ * Owns: leasing a 10-bit node id so that distinct live handles on one file,
+ * in one process or in many, never mint with the same node. A file handle
+ * opens the sidecar `<path>-emqnode` and takes an open-file-description
+ * (OFD) write lock on byte N for the first N in 0..1023 that is free. OFD
+ * locks belong to the open file description, not the process: two handles
+ * of one process conflict, closing one handle's descriptor releases only
+ * its byte, and the kernel releases every byte of a process that dies. An
+ * in-memory handle (private database) takes the next value of a
+ * process-wide counter mod 1024. See doc/IDS.md.
+ *
+ * Rule: the sidecar is never written; only byte-range locks are taken on it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "db.h"
+
+#define NODE_COUNT 1024
+
+static atomic_uint mem_next;
+
+int emq_path_is_memory(const char *path)
+{
+    return path[0] == 0 || strcmp(path, ":memory:") == 0;
+}
+
+static int lock_byte(int fd, int n)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = n;
+    fl.l_len = 1;
+    fl.l_pid = 0;               /* required by F_OFD_SETLK */
+    return fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+int emq_node_lease(const char *path, int want, int readonly, int *node,
+                   int *fd_out, char *err, size_t errlen)
+{
+    char *side = NULL;
+    size_t pl;
+    int fd = -1, n, rc;
+
+    *fd_out = -1;
+    if (emq_path_is_memory(path)) {
+        *node = want >= 0 ? want
+                          : (int)(atomic_fetch_add(&mem_next, 1) % NODE_COUNT);
+        return EMQ_OK;
+    }
+    pl = strlen(path);
+    side = malloc(pl + sizeof "-emqnode");
+    if (side == NULL) return EMQ_ENOMEM;
+    memcpy(side, path, pl);
+    memcpy(side + pl, "-emqnode", sizeof "-emqnode");
+    fd = open(side, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        if (readonly && (e == EACCES || e == EROFS || e == EPERM)) {
+            /* A read-only handle on a read-only file: no other handle can
+             * lease there, so fall back to the process counter. */
+            *node = want >= 0 ? want
+                   : (int)(atomic_fetch_add(&mem_next, 1) % NODE_COUNT);
+            rc = EMQ_OK;
+            goto done;
+        }
+        if (err && errlen)
+            snprintf(err, errlen, "cannot open the node-id sidecar %s: %s",
+                     side, strerror(e));
+        rc = (e == EACCES || e == EROFS || e == EPERM) ? EMQ_EREADONLY
+                                                        : EMQ_ECANTOPEN;
+        goto done;
+    }
+    if (want >= 0) {
+        /* Used as given; the lock is taken when free so that leasing
+         * handles skip it, and its absence is not an error. */
+        (void)lock_byte(fd, want);
+        *node = want;
+        *fd_out = fd;
+        fd = -1;
+        rc = EMQ_OK;
+        goto done;
+    }
+    for (n = 0; n < NODE_COUNT; n++) {
+        if (lock_byte(fd, n) == 0) {
+            *node = n;
+            *fd_out = fd;
+            fd = -1;
+            rc = EMQ_OK;
+            goto done;
+        }
+        if (errno != EAGAIN && errno != EACCES) {
+            if (err && errlen)
+                snprintf(err, errlen, "cannot lock the node-id sidecar %s: %s",
+                         side, strerror(errno));
+            rc = EMQ_EIO;
+            goto done;
+        }
+    }
+    if (err && errlen)
+        snprintf(err, errlen, "all %d node ids of %s are leased by live "
+                 "handles", NODE_COUNT, path);
+    rc = EMQ_EBUSY;
+done:
+    if (fd >= 0) close(fd);
+    free(side);
+    return rc;
+}
+
+void emq_node_release(int fd)
+{
+    if (fd >= 0) close(fd);
+}

@@ -1,0 +1,341 @@
+/*
+ * reads.c — the pure reads: T1.9 browse, T1.10 pending_size, the job row
+ * (emq_job_get), per-queue figures (emq_stats_get) and the queue list
+ * (emq_queues). Each runs in one read transaction and writes nothing.
+ *
+ * Rule: everything returned is a fresh malloc'd copy owned by the caller.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "db.h"
+
+/* ------------------------------------------------------------------ browse */
+
+typedef struct browse_ctx {
+    const char *q;
+    size_t n;
+    char (*ids)[EMQ_ID_SIZE];
+    size_t count;
+    int bad;
+} browse_ctx;
+
+static int browse_cb(void *ctx, const unsigned char *m, size_t mlen, double s)
+{
+    browse_ctx *b = ctx;
+    (void)s;
+    if (mlen != EMQ_ID_LEN) { b->bad = 1; return EMQ_ECORRUPT; }
+    memcpy(b->ids[b->count], m, EMQ_ID_LEN);
+    b->ids[b->count][EMQ_ID_LEN] = 0;
+    b->count++;
+    return 0;
+}
+
+static int browse_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    browse_ctx *b = ctx;
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key_q(k, b->q, "pending");
+    int64_t lim = b->n > (size_t)INT64_MAX ? INT64_MAX : (int64_t)b->n;
+    int rc;
+    (void)now;
+    b->count = 0;
+    rc = emq_zset_range(st, k, kl, 1, lim, browse_cb, b);
+    if (b->bad)
+        return emq_db_fail(db, EMQ_ECORRUPT, "the pending set holds a member "
+                                             "that is not a 14-byte id");
+    return rc < 0 ? rc : EMQ_OK;
+}
+
+/*
+ * T1.9 browse(q, n > 0): the first n members of B.pending in memcmp-
+ * descending order (newest first) into ids, their number into *count.
+ * Keys: B.pending. Clock: none (read transaction).
+ */
+int emq_browse(emq_db *db, const char *q, size_t n, char (*ids)[EMQ_ID_SIZE],
+               size_t *count)
+{
+    browse_ctx b = {q, n, ids, 0, 0};
+    int rc;
+    emq_db_clear(db);
+    if (count) *count = 0;
+    if ((rc = emq_gate_q(db, q)) < 0) return rc;
+    if (n == 0)
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: n must be > 0");
+    if (ids == NULL || count == NULL)
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL ids or count");
+    rc = emq_db_run(db, 0, browse_body, &b);
+    if (rc == EMQ_OK) *count = b.count;
+    return rc;
+}
+
+/* ------------------------------------------------------------ pending_size */
+
+typedef struct size_ctx {
+    const char *q;
+    int64_t size;
+} size_ctx;
+
+static int size_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    size_ctx *c = ctx;
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key_q(k, c->q, "pending");
+    (void)db;
+    (void)now;
+    return emq_zset_card(st, k, kl, &c->size);
+}
+
+/*
+ * T1.10 pending_size(q): card(B.pending) into *size.
+ * Keys: B.pending. Clock: none (read transaction).
+ */
+int emq_pending_size(emq_db *db, const char *q, int64_t *size)
+{
+    size_ctx c = {q, 0};
+    int rc;
+    emq_db_clear(db);
+    if ((rc = emq_gate_q(db, q)) < 0) return rc;
+    if (size == NULL)
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL size");
+    rc = emq_db_run(db, 0, size_body, &c);
+    if (rc >= 0) {
+        *size = c.size;
+        rc = EMQ_OK;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ job_get */
+
+typedef struct row_ctx {
+    const char *q, *id;
+    emq_field *f;
+    size_t n, cap;
+} row_ctx;
+
+static char *dup_bytes(const unsigned char *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s == NULL) return NULL;
+    if (n) memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
+
+static int row_cb(void *ctx, const unsigned char *f, size_t flen,
+                  const unsigned char *v, size_t vlen, int64_t expire_at)
+{
+    row_ctx *r = ctx;
+    emq_field *e;
+    (void)expire_at;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 8;
+        emq_field *nf = realloc(r->f, cap * sizeof *nf);
+        if (nf == NULL) return EMQ_ENOMEM;
+        r->f = nf;
+        r->cap = cap;
+    }
+    e = &r->f[r->n];
+    e->name = dup_bytes(f, flen);
+    e->value = dup_bytes(v, vlen);
+    e->name_len = flen;
+    e->value_len = vlen;
+    r->n++;
+    if (e->name == NULL || e->value == NULL) return EMQ_ENOMEM;
+    return 0;
+}
+
+static int row_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    row_ctx *r = ctx;
+    char jk[EMQ_KEY_MAX];
+    size_t jkl = emq_key_job(jk, r->q, r->id);
+    int rc;
+    (void)db;
+    (void)now;
+    rc = emq_hash_getall(st, jk, jkl, row_cb, r);
+    if (rc < 0) return rc;
+    return r->n == 0 ? EMQ_GONE : EMQ_OK;
+}
+
+/*
+ * The job row J(id) (T2.5 get_job's read): every live field in stored order.
+ * Returns EMQ_OK with *fields / *n, or EMQ_GONE when no row exists.
+ * Keys: J(id). Clock: none (read transaction; expiry judged at its clock).
+ */
+int emq_job_get(emq_db *db, const char *q, const char *id,
+                emq_field **fields, size_t *n)
+{
+    row_ctx r = {q, id, NULL, 0, 0};
+    int rc;
+    emq_db_clear(db);
+    if (fields) *fields = NULL;
+    if (n) *n = 0;
+    if ((rc = emq_gate_q(db, q)) < 0) return rc;
+    if ((rc = emq_gate_id(db, id)) < 0) return rc;
+    if (fields == NULL || n == NULL)
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL fields or n");
+    rc = emq_db_run(db, 0, row_body, &r);
+    if (rc != EMQ_OK) {
+        emq_fields_free(r.f, r.n);
+        return rc;
+    }
+    *fields = r.f;
+    *n = r.n;
+    return EMQ_OK;
+}
+
+/* -------------------------------------------------------------------- stats */
+
+typedef struct stats_ctx {
+    const char *q;
+    emq_stats *st;
+} stats_ctx;
+
+static int count_of(emq_store *st, const char *q, const char *sfx,
+                    int64_t *out)
+{
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key_q(k, q, sfx);
+    emq_buf v = {0};
+    int rc = emq_hash_get(st, k, kl, "count", 5, &v);
+    *out = 0;
+    if (rc == EMQ_OK && emq_parse_i64(v.p, v.len, out) != 0) rc = EMQ_EPROTO;
+    emq_buf_free(&v);
+    return rc < 0 ? rc : EMQ_OK;
+}
+
+static int stats_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    stats_ctx *c = ctx;
+    static const char *const sets[4] = {"pending", "active", "schedule",
+                                        "dead"};
+    int64_t *cards[4];
+    char k[EMQ_KEY_MAX];
+    size_t kl;
+    int i, rc;
+    (void)db;
+    (void)now;
+    cards[0] = &c->st->pending;
+    cards[1] = &c->st->active;
+    cards[2] = &c->st->scheduled;
+    cards[3] = &c->st->dead;
+    for (i = 0; i < 4; i++) {
+        kl = emq_key_q(k, c->q, sets[i]);
+        if ((rc = emq_zset_card(st, k, kl, cards[i])) < 0) return rc;
+    }
+    if ((rc = count_of(st, c->q, "metrics:completed", &c->st->completed)) < 0)
+        return rc;
+    if ((rc = count_of(st, c->q, "metrics:failed", &c->st->failed)) < 0)
+        return rc;
+    kl = emq_key_q(k, c->q, "meta");
+    rc = emq_hash_exists(st, k, kl, "paused", 6, &c->st->paused);
+    return rc < 0 ? rc : EMQ_OK;
+}
+
+/*
+ * Per-queue figures in one read transaction: card of B.pending, B.active,
+ * B.schedule, B.dead; `count` of B.metrics:completed / :failed (0 when
+ * absent); whether B.meta has field `paused`. Clock: none.
+ */
+int emq_stats_get(emq_db *db, const char *q, emq_stats *st)
+{
+    stats_ctx c = {q, st};
+    int rc;
+    emq_db_clear(db);
+    if ((rc = emq_gate_q(db, q)) < 0) return rc;
+    if (st == NULL)
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL stats");
+    memset(st, 0, sizeof *st);
+    rc = emq_db_run(db, 0, stats_body, &c);
+    if (rc < 0) memset(st, 0, sizeof *st);
+    return rc;
+}
+
+/* ------------------------------------------------------------------- queues */
+
+typedef struct queues_ctx {
+    char **v;
+    size_t n, cap;
+} queues_ctx;
+
+static int queue_cb(void *ctx, const unsigned char *key, size_t klen,
+                    int type)
+{
+    queues_ctx *c = ctx;
+    const unsigned char *s = key + 5, *e;
+    char *name;
+    (void)type;
+    if (klen <= 5) return 0;
+    e = memchr(s, '}', klen - 5);
+    if (e == NULL || e == s) return 0;
+    if ((name = dup_bytes(s, (size_t)(e - s))) == NULL) return EMQ_ENOMEM;
+    if (strlen(name) != (size_t)(e - s) || !emq_queue_valid(name)) {
+        free(name);
+        return 0;
+    }
+    if (c->n > 0 && strcmp(c->v[c->n - 1], name) == 0) {
+        free(name);             /* the common case: keys of one queue run */
+        return 0;
+    }
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        char **nv = realloc(c->v, cap * sizeof *nv);
+        if (nv == NULL) { free(name); return EMQ_ENOMEM; }
+        c->v = nv;
+        c->cap = cap;
+    }
+    c->v[c->n++] = name;
+    return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int queues_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    (void)db;
+    (void)now;
+    return emq_key_scan(st, "emq:{", 5, queue_cb, ctx);
+}
+
+/*
+ * The queues that have keys: the names between "emq:{" and the first "}" of
+ * every live per-queue key, distinct, in byte order. Clock: none.
+ */
+int emq_queues(emq_db *db, char ***queues, size_t *n)
+{
+    queues_ctx c = {NULL, 0, 0};
+    size_t i, o;
+    int rc;
+    emq_db_clear(db);
+    if (queues) *queues = NULL;
+    if (n) *n = 0;
+    if (queues == NULL || n == NULL)
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL output");
+    rc = emq_db_run(db, 0, queues_body, &c);
+    if (rc < 0) {
+        emq_queues_free(c.v, c.n);
+        return rc;
+    }
+    /* "a.b" sorts before "a" among keys ('.' < '}'), so sort the names and
+     * drop the duplicates the key order left apart. */
+    if (c.n > 1) qsort(c.v, c.n, sizeof *c.v, cmp_name);
+    for (i = 0, o = 0; i < c.n; i++) {
+        if (o > 0 && strcmp(c.v[o - 1], c.v[i]) == 0) free(c.v[i]);
+        else c.v[o++] = c.v[i];
+    }
+    *queues = c.v;
+    *n = o;
+    return EMQ_OK;
+}
+
+void emq_queues_free(char **queues, size_t n)
+{
+    size_t i;
+    if (queues == NULL) return;
+    for (i = 0; i < n; i++) free(queues[i]);
+    free(queues);
+}

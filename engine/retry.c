@@ -1,0 +1,183 @@
+/*
+ * retry.c — T1.6 retry (PROTOCOL.md §6.1): record the error and either
+ * reschedule the job or dead-letter it at its attempts cap, with the
+ * same-queue flow arm and RECURSE-SQ (T4.14) folded into the transaction.
+ *
+ * Rule: `attempts` is never changed here (the next claim increments it); the
+ * cap compares the token — which equals the stored attempts byte-for-byte,
+ * hence numerically — with max_attempts.
+ */
+#include <string.h>
+#include "jobs.h"
+#include "link.h"
+
+typedef struct retry_ctx {
+    const char *q, *id;
+    int64_t token, delay, max;
+    const void *err;
+    size_t elen;
+} retry_ctx;
+
+static int set_state(emq_store *st, const char *k, size_t kl, const char *s)
+{
+    emq_bytes fv[2];
+    int added;
+    fv[0].p = "state";
+    fv[0].n = 5;
+    fv[1].p = s;
+    fv[1].n = strlen(s);
+    return emq_hash_set(st, k, kl, fv, 1, &added);
+}
+
+static int set_field(emq_store *st, const char *k, size_t kl, const void *f,
+                     size_t fl, const void *v, size_t vl)
+{
+    emq_bytes fv[2];
+    int added;
+    fv[0].p = f;
+    fv[0].n = fl;
+    fv[1].p = vl ? v : "";
+    fv[1].n = vl;
+    return emq_hash_set(st, k, kl, fv, 1, &added);
+}
+
+/* Step 5.2 flow arm for a same-queue parent, then RECURSE-SQ. */
+static int same_arm(emq_store *st, const retry_ctx *c, const emq_link *l)
+{
+    char pid[EMQ_ID_SIZE], k[EMQ_KEY_MAX];
+    size_t kl;
+    emq_buf state = {0};
+    int64_t left;
+    int added, removed, rc;
+
+    memcpy(pid, l->parent.p, EMQ_ID_LEN);   /* LINK gated it: 14 bytes */
+    pid[EMQ_ID_LEN] = 0;
+    if (!l->policy_id) {
+        kl = emq_key_jobsub(k, c->q, pid, "failed");
+        rc = set_field(st, k, kl, c->id, EMQ_ID_LEN, c->err, c->elen);
+        if (rc < 0) goto done;
+        kl = emq_key_job(k, c->q, pid);
+        if ((rc = set_state(st, k, kl, "dead")) < 0) goto done;
+        kl = emq_key_q(k, c->q, "dead");
+        rc = emq_zset_add(st, k, kl, pid, EMQ_ID_LEN, 0, &added);
+        if (rc < 0) goto done;
+        kl = emq_key_q(k, c->q, "pending");
+        rc = emq_zset_rem(st, k, kl, pid, EMQ_ID_LEN, &removed);
+        if (rc < 0) goto done;
+    } else {
+        kl = emq_key_jobsub(k, c->q, pid, "unsuccessful");
+        rc = set_field(st, k, kl, c->id, EMQ_ID_LEN, c->err, c->elen);
+        if (rc < 0) goto done;
+        kl = emq_key_jobsub(k, c->q, pid, "dependencies");
+        if ((rc = emq_str_incrby(st, k, kl, -1, &left)) < 0) goto done;
+        if (left <= 0) {
+            kl = emq_key_q(k, c->q, "pending");
+            rc = emq_zset_add(st, k, kl, pid, EMQ_ID_LEN, 0, &added);
+            if (rc < 0) goto done;
+            kl = emq_key_job(k, c->q, pid);
+            if ((rc = set_state(st, k, kl, "pending")) < 0) goto done;
+        }
+    }
+    /* RECURSE-SQ: a parent now dead passes the death one level up. */
+    kl = emq_key_job(k, c->q, pid);
+    rc = emq_hash_get(st, k, kl, "state", 5, &state);
+    if (rc < 0) goto done;
+    if (rc == EMQ_OK && state.len == 4 && memcmp(state.p, "dead", 4) == 0)
+        rc = emq_flow_reemit(st, c->q, pid, EMQ_ID_LEN, c->err, c->elen, NULL);
+    else
+        rc = EMQ_OK;
+done:
+    emq_buf_free(&state);
+    return rc;
+}
+
+static int retry_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    retry_ctx *c = ctx;
+    char jk[EMQ_KEY_MAX], k[EMQ_KEY_MAX];
+    size_t jkl = emq_key_job(jk, c->q, c->id), kl;
+    emq_link l;
+    emq_buf att = {0}, e = {0};
+    int64_t n;
+    int was, added, rc;
+
+    memset(&l, 0, sizeof l);
+    rc = emq_link_read(st, c->q, c->id, EMQ_ID_LEN, &l);
+    if (rc == EMQ_EID) {
+        rc = emq_db_wire(db, rc, "job_key requires a valid branded id");
+        goto done;
+    }
+    if (rc < 0) goto done;
+    rc = emq_hash_get(st, jk, jkl, "attempts", 8, &att);
+    if (rc < 0) goto done;
+    if (rc == EMQ_NOTFOUND) {
+        rc = emq_db_wire(db, EMQ_ESTALE, EMQ_MSG_STALE_GONE);
+        goto done;
+    }
+    if (!emq_token_eq(&att, c->token)) {
+        rc = emq_db_wire(db, EMQ_ESTALE, EMQ_MSG_STALE_RTY);
+        goto done;
+    }
+    if ((rc = emq_job_release(st, c->q, c->id, &was)) < 0) goto done;
+    rc = set_field(st, jk, jkl, "last_error", 10, c->err, c->elen);
+    if (rc < 0) goto done;
+
+    if (c->token >= c->max) {
+        if ((rc = set_state(st, jk, jkl, "dead")) < 0) goto done;
+        kl = emq_key_q(k, c->q, "dead");
+        rc = emq_zset_add(st, k, kl, c->id, EMQ_ID_LEN, 0, &added);
+        if (rc < 0) goto done;
+        kl = emq_key_q(k, c->q, "metrics:failed");
+        if ((rc = emq_hash_incrby(st, k, kl, "count", 5, 1, &n)) < 0)
+            goto done;
+        if (l.kind == EMQ_LINK_SAME) {
+            if ((rc = same_arm(st, c, &l)) < 0) goto done;
+        } else if (l.kind == EMQ_LINK_CROSS) {
+            rc = emq_outbox_fail(&e, l.pqueue.p, l.pqueue.len, l.parent.p,
+                                 l.parent.len, c->id, EMQ_ID_LEN, l.policy_id,
+                                 c->err, c->elen);
+            if (rc < 0) goto done;
+            kl = emq_key_q(k, c->q, "flow:outbox");
+            rc = emq_list_push(st, k, kl, 1, e.p, e.len, &n);
+            if (rc < 0) goto done;
+        }
+        rc = EMQ_DEAD;
+        goto done;
+    }
+    if ((rc = set_state(st, jk, jkl, "scheduled")) < 0) goto done;
+    kl = emq_key_q(k, c->q, "schedule");
+    rc = emq_zset_add(st, k, kl, c->id, EMQ_ID_LEN,
+                      emq_score_add(now, c->delay), &added);
+    if (rc < 0) goto done;
+    rc = EMQ_SCHEDULED;
+done:
+    emq_link_free(&l);
+    emq_buf_free(&att);
+    emq_buf_free(&e);
+    return rc;
+}
+
+/*
+ * T1.6 retry(q, id, token, delay_ms >= 0, max_attempts, error)
+ * Keys: B.active, B.schedule, B.dead, J(id), lane family, B.pending,
+ * B.metrics:failed; with a flow link: J(p), J(p).failed / .unsuccessful /
+ * .dependencies, B.dead, B.pending (same queue; then RECURSE-SQ may push
+ * onto B.flow:outbox), or B.flow:outbox (cross-queue parent).
+ * Replies: "scheduled" (EMQ_SCHEDULED) · "dead" (EMQ_DEAD) ·
+ * "EMQSTALE job gone" / "EMQSTALE retry token mismatch" (EMQ_ESTALE).
+ * Clock: NOW (the schedule arm's run-at = NOW + delay_ms).
+ */
+int emq_retry(emq_db *db, const char *q, const char *id, int64_t token,
+              int64_t delay_ms, int64_t max_attempts, const void *error,
+              size_t error_len)
+{
+    retry_ctx c = {q, id, token, delay_ms, max_attempts, error, error_len};
+    int rc;
+    emq_db_clear(db);
+    if ((rc = emq_gate_q(db, q)) < 0) return rc;
+    if ((rc = emq_gate_id(db, id)) < 0) return rc;
+    if ((rc = emq_gate_bytes(db, error, error_len)) < 0) return rc;
+    if (delay_ms < 0)
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: delay_ms < 0");
+    return emq_db_run(db, 1, retry_body, &c);
+}

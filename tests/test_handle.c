@@ -1,0 +1,456 @@
+/*
+ * test_handle.c — suite "handle": opening and closing, the version fence
+ * (§5), node-id leases, minting, options, messages and emq_strerror.
+ * File tests run in a private mkdtemp directory removed afterwards.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "suites.h"
+#include "tengine.h"
+#include "brandedid.h"
+#include "store.h"
+
+emq_store *emq_db_store(emq_db *db);
+
+static char dir[64];
+static char path[128];
+
+static void fsetup(void)
+{
+    strcpy(dir, "/tmp/emqh5-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/q.db", dir);
+}
+
+static void fteardown(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[512];
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+static unsigned char *slurp(const char *p, size_t *n)
+{
+    FILE *f = fopen(p, "rb");
+    unsigned char *b;
+    long sz;
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = malloc((size_t)sz + 1);
+    ck_assert_uint_eq(fread(b, 1, (size_t)sz, f), (size_t)sz);
+    fclose(f);
+    *n = (size_t)sz;
+    return b;
+}
+
+static int file_exists(const char *p)
+{
+    struct stat s;
+    return stat(p, &s) == 0;
+}
+
+/* Overwrite {emq}:version of the file at `path` with `v` (NULL: delete),
+ * through the store (an emq_open would be refused by the fence). */
+static void restamp(const char *v)
+{
+    emq_store *st;
+    emq_store_opts so;
+    char err[128];
+    memset(&so, 0, sizeof so);
+    so.synchronous = EMQ_SYNC_NORMAL;
+    so.busy_timeout_ms = 1000;
+    ck_assert_int_eq(emq_store_open(path, &so, &st, err, sizeof err), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 0), EMQ_OK);
+    if (v)
+        ck_assert_int_eq(emq_str_set(st, "{emq}:version", 13, v, strlen(v),
+                                     -1, 0, NULL), EMQ_OK);
+    else
+        ck_assert(emq_key_del(st, "{emq}:version", 13, NULL) >= 0);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    emq_store_close(st);
+}
+
+/* ------------------------------------------------------------------ fence */
+
+START_TEST(open_stamps_a_fresh_file_and_reopens_it)
+{
+    emq_db *db;
+    char *v;
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "x", 1),
+                     EMQ_ENQUEUED);
+    emq_close(db);
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    v = tk_str(db, "{emq}:version");
+    ck_assert_str_eq(v, EMQ_WIRE);
+    free(v);
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "x", 1),
+                     EMQ_DUPLICATE);
+    ck_assert_int_eq(emq_checkpoint(db), EMQ_OK);
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(fence_refuses_a_file_stamped_3_0_0_and_leaves_it_unchanged)
+{
+    emq_db *db = (emq_db *)1;
+    char err[256] = "";
+    size_t n1, n2;
+    unsigned char *b1, *b2;
+    char wal[160];
+    restamp("echomq:3.0.0");
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    ck_assert(!file_exists(wal));
+    b1 = slurp(path, &n1);
+    ck_assert_int_eq(emq_open_ex(path, NULL, &db, err, sizeof err), EMQ_EWIRE);
+    ck_assert_ptr_null(db);
+    ck_assert_ptr_nonnull(strstr(err, "echomq:3.0.0"));
+    ck_assert_ptr_nonnull(strstr(err, "echomq:4.0.0"));
+    b2 = slurp(path, &n2);
+    ck_assert_uint_eq(n1, n2);
+    ck_assert_mem_eq(b1, b2, n1);
+    ck_assert(!file_exists(wal));
+    free(b1);
+    free(b2);
+    /* A read-only open refuses it too. */
+    emq_options o;
+    emq_options_init(&o);
+    o.readonly = 1;
+    ck_assert_int_eq(emq_open_ex(path, &o, &db, err, sizeof err), EMQ_EWIRE);
+}
+END_TEST
+
+START_TEST(fence_is_exact_no_minor_tolerance)
+{
+    emq_db *db;
+    restamp("echomq:4.0.1");
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_EWIRE);
+    restamp("echomq:4.0.0 ");
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_EWIRE);
+}
+END_TEST
+
+START_TEST(an_absent_stamp_is_claimed_by_a_writer_and_refused_read_only)
+{
+    emq_db *db;
+    emq_options o;
+    char err[256];
+    char *v;
+    restamp(NULL);
+    emq_options_init(&o);
+    o.readonly = 1;
+    ck_assert_int_eq(emq_open_ex(path, &o, &db, err, sizeof err), EMQ_EWIRE);
+    ck_assert_ptr_nonnull(strstr(err, EMQ_WIRE));
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    v = tk_str(db, "{emq}:version");
+    ck_assert_str_eq(v, EMQ_WIRE);
+    free(v);
+    emq_close(db);
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(a_version_key_of_another_type_is_refused)
+{
+    emq_db *db;
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    tk_del(db, "{emq}:version");
+    tk_hset(db, "{emq}:version", "v", EMQ_WIRE);
+    emq_close(db);
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_EWIRE);
+}
+END_TEST
+
+START_TEST(a_read_only_handle_reads_and_refuses_writes)
+{
+    emq_db *db;
+    emq_options o;
+    int64_t n;
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "x", 1), 1);
+    emq_close(db);
+    emq_options_init(&o);
+    o.readonly = 1;
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    ck_assert_int_eq(emq_pending_size(db, "q", &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000002", "x", 1),
+                     EMQ_EREADONLY);
+    ck_assert_str_ne(emq_errmsg(db), "");
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(a_file_that_is_not_emqlite_is_refused_untouched)
+{
+    emq_db *db = NULL;
+    FILE *f = fopen(path, "wb");
+    size_t n;
+    unsigned char *b;
+    char side[160];
+    fputs("this is not a database, just some bytes of text\n", f);
+    fclose(f);
+    ck_assert_int_lt(emq_open(path, NULL, &db), 0);
+    ck_assert_ptr_null(db);
+    b = slurp(path, &n);
+    ck_assert_mem_eq(b, "this is not", 11);
+    free(b);
+    snprintf(side, sizeof side, "%s-emqnode", path);
+    ck_assert(!file_exists(side));
+}
+END_TEST
+
+/* --------------------------------------------------------------- node ids */
+
+START_TEST(handles_on_one_file_lease_distinct_node_ids)
+{
+    emq_db *a, *b, *c, *d;
+    ck_assert_int_eq(emq_open(path, NULL, &a), EMQ_OK);
+    ck_assert_int_eq(emq_open(path, NULL, &b), EMQ_OK);
+    ck_assert_int_eq(emq_open(path, NULL, &c), EMQ_OK);
+    ck_assert_int_eq(emq_node_id(a), 0);
+    ck_assert_int_eq(emq_node_id(b), 1);
+    ck_assert_int_eq(emq_node_id(c), 2);
+    emq_close(b);
+    ck_assert_int_eq(emq_open(path, NULL, &d), EMQ_OK);
+    ck_assert_int_eq(emq_node_id(d), 1);     /* the freed lease */
+    emq_close(a);
+    emq_close(c);
+    emq_close(d);
+}
+END_TEST
+
+START_TEST(an_explicit_node_id_is_used_and_skipped_by_leases)
+{
+    emq_db *a, *b;
+    emq_options o;
+    emq_options_init(&o);
+    o.node_id = 0;
+    ck_assert_int_eq(emq_open(path, &o, &a), EMQ_OK);
+    ck_assert_int_eq(emq_node_id(a), 0);
+    ck_assert_int_eq(emq_open(path, NULL, &b), EMQ_OK);
+    ck_assert_int_eq(emq_node_id(b), 1);
+    emq_close(a);
+    emq_close(b);
+    o.node_id = 1024;
+    ck_assert_int_eq(emq_open(path, &o, &a), EMQ_EINVAL);
+    o.node_id = -2;
+    ck_assert_int_eq(emq_open(path, &o, &a), EMQ_EINVAL);
+    o.node_id = 1023;
+    ck_assert_int_eq(emq_open(":memory:", &o, &a), EMQ_OK);
+    ck_assert_int_eq(emq_node_id(a), 1023);
+    emq_close(a);
+}
+END_TEST
+
+static int cmp_id(const void *x, const void *y)
+{
+    return memcmp(x, y, EMQ_ID_SIZE);
+}
+
+START_TEST(mints_of_two_handles_on_one_file_never_collide)
+{
+    enum { N = 6000 };
+    emq_db *h[2];
+    char (*ids)[EMQ_ID_SIZE] = malloc(2 * N * EMQ_ID_SIZE);
+    char last[2][EMQ_ID_SIZE] = {"", ""};
+    tclock c = {T0, 0};
+    emq_options o;
+    int i, k;
+    emq_options_init(&o);
+    o.clock = tclock_fn;
+    o.clock_ctx = &c;
+    ck_assert_int_eq(emq_open(path, &o, &h[0]), EMQ_OK);
+    ck_assert_int_eq(emq_open(path, &o, &h[1]), EMQ_OK);
+    ck_assert_int_ne(emq_node_id(h[0]), emq_node_id(h[1]));
+    for (i = 0; i < N; i++) {
+        if (i % 1000 == 999) c.now -= 5;        /* clock regressions */
+        for (k = 0; k < 2; k++) {
+            char *id = ids[2 * i + k];
+            uint64_t snow;
+            ck_assert_int_eq(emq_mint(h[k], "JOB", id), EMQ_OK);
+            ck_assert_int_eq(emq_id_parse(id, EMQ_ID_LEN, NULL, &snow), 0);
+            ck_assert_uint_eq(emq_snow_node(snow),
+                              (unsigned)emq_node_id(h[k]));
+            ck_assert_int_gt(strcmp(id, last[k]), 0);   /* strictly rising */
+            memcpy(last[k], id, EMQ_ID_SIZE);
+        }
+    }
+    qsort(ids, 2 * N, EMQ_ID_SIZE, cmp_id);
+    for (i = 1; i < 2 * N; i++)
+        ck_assert_int_ne(memcmp(ids[i - 1], ids[i], EMQ_ID_SIZE), 0);
+    emq_close(h[0]);
+    emq_close(h[1]);
+    free(ids);
+}
+END_TEST
+
+START_TEST(memory_handles_take_distinct_node_ids)
+{
+    emq_db *a, *b;
+    ck_assert_int_eq(emq_open(":memory:", NULL, &a), EMQ_OK);
+    ck_assert_int_eq(emq_open("", NULL, &b), EMQ_OK);
+    ck_assert_int_ne(emq_node_id(a), emq_node_id(b));
+    ck_assert_int_ge(emq_node_id(a), 0);
+    ck_assert_int_le(emq_node_id(a), 1023);
+    emq_close(a);
+    emq_close(b);
+}
+END_TEST
+
+/* ----------------------------------------------------------------- minting */
+
+START_TEST(mint_uses_the_handle_clock_and_refuses_bad_namespaces)
+{
+    tclock c;
+    emq_db *db = topen(&c);
+    char id[EMQ_ID_SIZE];
+    char ns[4];
+    uint64_t snow;
+    ck_assert_int_eq(emq_mint(db, "EVT", id), EMQ_OK);
+    ck_assert_int_eq(emq_id_parse(id, EMQ_ID_LEN, ns, &snow), EMQ_OK);
+    ck_assert_str_eq(ns, "EVT");
+    ck_assert_int_ge(emq_snow_unix_ms(snow), T0);
+    ck_assert_int_eq(emq_mint(db, "job", id), EMQ_EID);
+    ck_assert_int_eq(emq_mint(db, "JOBS", id), EMQ_EID);
+    ck_assert_int_eq(emq_mint(db, "JO", id), EMQ_EID);
+    ck_assert_int_eq(emq_mint(db, NULL, id), EMQ_EINVAL);
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(set_clock_replaces_and_restores_the_clock)
+{
+    tclock c, d = {42, 0};
+    emq_db *db = topen(&c);
+    ck_assert_int_eq(emq_now(db), T0);
+    emq_set_clock(db, tclock_fn, &d);
+    ck_assert_int_eq(emq_now(db), 42);
+    emq_set_clock(db, NULL, NULL);
+    ck_assert_int_gt(emq_now(db), INT64_C(1700000000000));
+    emq_close(db);
+}
+END_TEST
+
+/* ------------------------------------------------- options, codes, messages */
+
+START_TEST(options_init_fills_the_documented_defaults)
+{
+    emq_options o;
+    memset(&o, 0x5a, sizeof o);
+    emq_options_init(&o);
+    ck_assert_int_eq(o.synchronous, EMQ_SYNC_NORMAL);
+    ck_assert_int_eq(o.busy_timeout_ms, 5000);
+    ck_assert_int_eq(o.node_id, -1);
+    ck_assert_ptr_null(o.clock);
+    ck_assert_ptr_null(o.clock_ctx);
+    ck_assert_int_eq(o.exclusive, 0);
+    ck_assert_int_eq(o.readonly, 0);
+    ck_assert_uint_eq(o.max_payload, UINT64_C(512) * 1024 * 1024);
+    ck_assert_int_eq(o.checkpoint_frames, 1000);
+}
+END_TEST
+
+START_TEST(open_refuses_bad_arguments)
+{
+    emq_db *db;
+    emq_options o;
+    char err[128] = "";
+    ck_assert_int_eq(emq_open(":memory:", NULL, NULL), EMQ_EINVAL);
+    ck_assert_int_eq(emq_open_ex(NULL, NULL, &db, err, sizeof err),
+                     EMQ_EINVAL);
+    ck_assert_ptr_null(db);
+    ck_assert_str_ne(err, "");
+    emq_options_init(&o);
+    o.synchronous = 7;
+    ck_assert_int_eq(emq_open(":memory:", &o, &db), EMQ_EINVAL);
+}
+END_TEST
+
+START_TEST(strerror_names_every_code_distinctly)
+{
+    const char *seen[40];
+    int n = 0, rc, i;
+    for (rc = EMQ_ENOTSUP; rc <= EMQ_EKIND; rc++) seen[n++] = emq_strerror(rc);
+    for (rc = EMQ_OK; rc <= EMQ_GONE; rc++) seen[n++] = emq_strerror(rc);
+    for (i = 0; i < n; i++) {
+        ck_assert_ptr_nonnull(seen[i]);
+        ck_assert_str_ne(seen[i], "unknown result code");
+        for (int j = 0; j < i; j++) ck_assert_str_ne(seen[i], seen[j]);
+    }
+    ck_assert_str_eq(emq_strerror(12345), "unknown result code");
+    ck_assert_str_eq(emq_errmsg(NULL), "");
+}
+END_TEST
+
+START_TEST(errmsg_names_the_last_failure_and_clears_on_the_next_call)
+{
+    tclock c;
+    emq_db *db = topen(&c);
+    int64_t n;
+    ck_assert_str_eq(emq_errmsg(db), "");
+    ck_assert_int_eq(emq_pending_size(db, "no good", &n), EMQ_EQUEUE);
+    ck_assert_str_eq(emq_errmsg(db), "invalid queue name");
+    ck_assert_int_eq(emq_pending_size(db, "fine", &n), EMQ_OK);
+    ck_assert_str_eq(emq_errmsg(db), "");
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(version_strings_are_reported)
+{
+    ck_assert_str_eq(emq_version(), EMQLITE_VERSION);
+    ck_assert_ptr_nonnull(emq_sqlite_version());
+    ck_assert_int_eq(emq_sqlite_version()[0], '3');
+    emq_job j = {0};
+    emq_job_clear(&j);
+    emq_job_clear(NULL);
+    emq_fields_free(NULL, 0);
+    emq_queues_free(NULL, 0);
+    emq_close(NULL);
+}
+END_TEST
+
+Suite *suite_handle(void)
+{
+    Suite *s = suite_create("handle");
+    TCase *t = tcase_create("file");
+    tcase_add_checked_fixture(t, fsetup, fteardown);
+    tcase_add_test(t, open_stamps_a_fresh_file_and_reopens_it);
+    tcase_add_test(t, fence_refuses_a_file_stamped_3_0_0_and_leaves_it_unchanged);
+    tcase_add_test(t, fence_is_exact_no_minor_tolerance);
+    tcase_add_test(t, an_absent_stamp_is_claimed_by_a_writer_and_refused_read_only);
+    tcase_add_test(t, a_version_key_of_another_type_is_refused);
+    tcase_add_test(t, a_read_only_handle_reads_and_refuses_writes);
+    tcase_add_test(t, a_file_that_is_not_emqlite_is_refused_untouched);
+    tcase_add_test(t, handles_on_one_file_lease_distinct_node_ids);
+    tcase_add_test(t, an_explicit_node_id_is_used_and_skipped_by_leases);
+    tcase_add_test(t, mints_of_two_handles_on_one_file_never_collide);
+    suite_add_tcase(s, t);
+    t = tcase_create("memory");
+    tcase_add_test(t, memory_handles_take_distinct_node_ids);
+    tcase_add_test(t, mint_uses_the_handle_clock_and_refuses_bad_namespaces);
+    tcase_add_test(t, set_clock_replaces_and_restores_the_clock);
+    tcase_add_test(t, options_init_fills_the_documented_defaults);
+    tcase_add_test(t, open_refuses_bad_arguments);
+    tcase_add_test(t, strerror_names_every_code_distinctly);
+    tcase_add_test(t, errmsg_names_the_last_failure_and_clears_on_the_next_call);
+    tcase_add_test(t, version_strings_are_reported);
+    suite_add_tcase(s, t);
+    return s;
+}
