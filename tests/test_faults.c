@@ -1,0 +1,723 @@
+/*
+ * test_faults.c — every Tier 1 transition under injected faults
+ * (tests/faultvfs.c) and failed allocations.
+ *
+ * For each transition a template file holds its "before" state; the
+ * transition's I/O points are counted once, then for every N the template is
+ * restored and the transition runs with the Nth read / write / sync failing
+ * (SQLITE_IOERR_*, SQLITE_FULL) or with the power failing there. Each run
+ * asserts: a typed result (the verdict, or EMQ_EIO / EMQ_EFULL), the
+ * keyspace digest equal to "before" after a failure and "after" after a
+ * success, a clean checker, a usable handle (the transition then succeeds),
+ * and — with synchronous=FULL — that after a simulated power loss the file
+ * reopens clean and every acknowledged transition is still there. The
+ * allocation sweep fails the Nth SQLite allocation (SQLITE_CONFIG_MALLOC,
+ * installed between sqlite3_shutdown and sqlite3_initialize) and asserts
+ * EMQ_ENOMEM or the verdict, no leak, and the same recovery.
+ * Under EMQ_TEST_QUICK the sweeps take every 5th point.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include "emqlite.h"
+#include "db.h"
+#include "faultvfs.h"
+#include "relutil.h"
+#include "suites.h"
+
+#define Q "faults"
+#define T0 INT64_C(1750000000000)
+
+static const char *const ids[] = {
+    "JOB00000000001", "JOB00000000002", "JOB00000000003", "JOB00000000004",
+    "JOB00000000009", "JOB0000000000A",
+};
+
+static rel_clock clk;
+static char dir[256], path[300];
+
+/* --------------------------------------------------------------- scenarios */
+
+typedef struct scen {
+    const char *name;
+    void (*setup)(emq_db *db);
+    int (*op)(emq_db *db);
+    int verdict;        /* the success result of op                      */
+    int ckpt_frames;    /* the handle's checkpoint_frames               */
+} scen;
+
+static void put3(emq_db *db)
+{
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(emq_enqueue(db, Q, ids[i], "payload", 7),
+                         EMQ_ENQUEUED);
+}
+
+static void claim1(emq_db *db, int64_t lease)
+{
+    emq_job j;
+    put3(db);
+    ck_assert_int_eq(emq_claim(db, Q, lease, &j), EMQ_OK);
+    ck_assert_str_eq(j.id, ids[0]);
+    ck_assert_int_eq(j.attempts, 1);
+    emq_job_clear(&j);
+}
+
+static void setup_put3(emq_db *db) { put3(db); }
+static void setup_claimed(emq_db *db) { claim1(db, 1000000); }
+static void setup_lapsed(emq_db *db)
+{
+    emq_job j;
+    claim1(db, 10);
+    ck_assert_int_eq(emq_claim(db, Q, 10, &j), EMQ_OK);
+    emq_job_clear(&j);
+}
+static void setup_due(emq_db *db)
+{
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(emq_enqueue_at(db, Q, ids[i], "p", 1, T0 - 5 + i),
+                         EMQ_SCHEDULED);
+}
+static void setup_paused(emq_db *db)
+{
+    put3(db);
+    ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
+}
+
+static int op_enqueue(emq_db *db)
+{
+    return emq_enqueue(db, Q, ids[4], "fresh payload", 13);
+}
+static int op_enqueue_many(emq_db *db)
+{
+    emq_item it[3] = {{ids[4], "a", 1}, {ids[5], "b", 1}, {ids[1], "c", 1}};
+    int v[3];
+    int rc = emq_enqueue_many(db, Q, it, 3, v);
+    if (rc == EMQ_OK)
+        ck_assert(v[0] == EMQ_ENQUEUED && v[1] == EMQ_ENQUEUED &&
+                  v[2] == EMQ_DUPLICATE);
+    return rc;
+}
+static int op_enqueue_at(emq_db *db)
+{
+    return emq_enqueue_at(db, Q, ids[4], "x", 1, T0 + 5000);
+}
+static int op_enqueue_in(emq_db *db)
+{
+    return emq_enqueue_in(db, Q, ids[4], "x", 1, 5000);
+}
+static int op_claim(emq_db *db)
+{
+    emq_job j;
+    int rc = emq_claim(db, Q, 30000, &j);
+    if (rc == EMQ_OK) {
+        ck_assert_str_eq(j.id, ids[0]);
+        ck_assert_int_eq(j.attempts, 1);
+        ck_assert_uint_eq(j.payload_len, 7);
+        emq_job_clear(&j);
+    }
+    return rc;
+}
+static int op_complete(emq_db *db) { return emq_complete(db, Q, ids[0], 1); }
+static int op_retry_sched(emq_db *db)
+{
+    return emq_retry(db, Q, ids[0], 1, 1000, 5, "boom", 4);
+}
+static int op_retry_dead(emq_db *db)
+{
+    return emq_retry(db, Q, ids[0], 1, 1000, 1, "boom", 4);
+}
+static int op_promote(emq_db *db)
+{
+    int64_t n = -1;
+    int rc = emq_promote(db, Q, 100, &n);
+    if (rc == EMQ_OK) ck_assert_int_eq(n, 3);
+    return rc;
+}
+static int op_reap(emq_db *db)
+{
+    int64_t n = -1;
+    int rc = emq_reap(db, Q, &n);
+    if (rc == EMQ_OK) ck_assert_int_eq(n, 2);
+    return rc;
+}
+static int op_extend(emq_db *db)
+{
+    return emq_extend_lock(db, Q, ids[0], 1, 50000);
+}
+static int op_extend_many(emq_db *db)
+{
+    const char *const x[2] = {ids[0], ids[1]};
+    const int64_t tok[2] = {1, 7};
+    int failed[2];
+    size_t nf = 9;
+    int rc = emq_extend_locks(db, Q, 2, x, tok, 50000, failed, &nf);
+    if (rc == EMQ_OK) ck_assert(nf == 1 && failed[0] == 0 && failed[1] == 1);
+    return rc;
+}
+static int op_pause(emq_db *db) { return emq_pause(db, Q); }
+static int op_resume(emq_db *db) { return emq_resume(db, Q); }
+
+static const scen scens[] = {
+    {"enqueue", setup_put3, op_enqueue, EMQ_ENQUEUED, 1000},
+    {"enqueue+checkpoint", setup_put3, op_enqueue, EMQ_ENQUEUED, 1},
+    {"enqueue_many", setup_put3, op_enqueue_many, EMQ_OK, 1000},
+    {"enqueue_at", setup_put3, op_enqueue_at, EMQ_SCHEDULED, 1000},
+    {"enqueue_in", setup_put3, op_enqueue_in, EMQ_SCHEDULED, 1000},
+    {"claim", setup_put3, op_claim, EMQ_OK, 1000},
+    {"complete", setup_claimed, op_complete, EMQ_OK, 1000},
+    {"complete+checkpoint", setup_claimed, op_complete, EMQ_OK, 1},
+    {"retry(scheduled)", setup_claimed, op_retry_sched, EMQ_SCHEDULED, 1000},
+    {"retry(dead)", setup_claimed, op_retry_dead, EMQ_DEAD, 1000},
+    {"promote", setup_due, op_promote, EMQ_OK, 1000},
+    {"reap", setup_lapsed, op_reap, EMQ_OK, 1000},
+    {"extend_lock", setup_claimed, op_extend, EMQ_OK, 1000},
+    {"extend_locks", setup_claimed, op_extend_many, EMQ_OK, 1000},
+    {"pause", setup_put3, op_pause, EMQ_OK, 1000},
+    {"resume", setup_paused, op_resume, EMQ_OK, 1000},
+};
+#define NSCEN (sizeof scens / sizeof *scens)
+
+/* ---------------------------------------------------------------- helpers */
+
+static unsigned char *tpl;   /* the template file's bytes */
+static size_t tpl_len;
+static uint64_t d_before, d_after;
+
+static emq_db *open_db(int sync, int ckpt)
+{
+    emq_options o;
+    emq_db *db = NULL;
+    char err[512];
+    emq_options_init(&o);
+    o.clock = rel_clock_fn;
+    o.clock_ctx = &clk;
+    o.synchronous = sync;
+    o.checkpoint_frames = ckpt;
+    o.node_id = 7;
+    int rc = emq_open_ex(path, &o, &db, err, sizeof err);
+    ck_assert_msg(rc == EMQ_OK, "open: %d %s", rc, err);
+    return db;
+}
+
+static uint64_t digest(emq_db *db)
+{
+    emq_transfer_summary s;
+    ck_assert_int_eq(emq_digest(db, NULL, &s), EMQ_OK);
+    return s.digest;
+}
+
+static void unlink_side(void)
+{
+    char p[320];
+    snprintf(p, sizeof p, "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", path);
+    unlink(p);
+}
+
+static void restore(void)
+{
+    unlink_side();
+    ck_assert_int_eq(rel_write_file(path, tpl, tpl_len), 0);
+}
+
+/* Drop the connection's page cache so the transition reads from the file. */
+static void cold(emq_db *db)
+{
+    sqlite3_db_release_memory(emq_store_sqlite(emq_db_store(db)));
+}
+
+static void assert_clean(emq_db *db, const char *what)
+{
+    size_t v = 0, n = 0;
+    int rc = rel_check(db, &v, &n, 1);
+    ck_assert_msg(rc == EMQ_OK && v == 0 && n == 0,
+                  "%s: checker rc %d, %zu violations, %zu notes", what, rc,
+                  v, n);
+}
+
+/* Build the template of scenario s and its before/after digests. */
+static void prepare(const scen *s)
+{
+    FILE *f;
+    long n;
+    emq_db *db;
+    clk.now = T0 - 1000;
+    unlink(path);
+    unlink_side();
+    db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+    s->setup(db);
+    emq_close(db);
+    free(tpl);
+    f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    tpl_len = (size_t)n;
+    tpl = malloc(tpl_len);
+    ck_assert_uint_eq(fread(tpl, 1, tpl_len, f), tpl_len);
+    fclose(f);
+    clk.now = T0;
+    restore();
+    db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+    d_before = digest(db);
+    ck_assert_int_eq(s->op(db), s->verdict);
+    d_after = digest(db);
+    ck_assert_uint_ne(d_before, d_after);
+    assert_clean(db, s->name);
+    emq_close(db);
+}
+
+/* I/O points of scenario s's transition on a cold handle. */
+static void measure(const scen *s, long counts[FV_NKIND])
+{
+    emq_db *db;
+    restore();
+    db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+    cold(db);
+    fv_count_reset();
+    ck_assert_int_eq(s->op(db), s->verdict);
+    for (int k = 0; k < FV_NKIND; k++) counts[k] = fv_count(k);
+    emq_close(db);
+}
+
+static int typed(int sqlite_err)
+{
+    if (sqlite_err == 0) return EMQ_EIO; /* the power failed: an I/O error */
+    return (sqlite_err & 0xff) == SQLITE_FULL ? EMQ_EFULL : EMQ_EIO;
+}
+
+static long stride(void) { return rel_quick() ? 5 : 1; }
+
+typedef struct tally {
+    long runs, failed, succeeded, resurrected;
+} tally;
+
+/*
+ * One faulted run of s: point n of `kind` fails with `err` (0: power
+ * failure). `rerun`: after a failure, run the transition again on the same
+ * handle (it must succeed) before the power loss.
+ */
+static void faulted_run(const scen *s, int kind, long n, int err, int rerun,
+                        tally *t)
+{
+    emq_db *db;
+    int rc, power = err == 0;
+    uint64_t d;
+    restore();
+    db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+    cold(db);
+    fv_track(1);
+    fv_count_reset();
+    fv_arm(kind, n, err, 0);
+    rc = s->op(db);
+    fv_disarm();
+    t->runs++;
+    if (rc >= 0) {
+        t->succeeded++;
+        ck_assert_msg(rc == s->verdict, "%s: point %ld of kind %d: rc %d",
+                      s->name, n, kind, rc);
+    } else {
+        t->failed++;
+        ck_assert_msg(rc == typed(err), "%s: point %ld of kind %d (err %d):"
+                      " rc %d (%s) msg %s", s->name, n, kind, err, rc,
+                      emq_strerror(rc), emq_errmsg(db));
+    }
+    if (!power) {
+        /* in-process: all or nothing, a clean file, a usable handle */
+        d = digest(db);
+        ck_assert_msg(d == (rc >= 0 ? d_after : d_before),
+                      "%s: point %ld kind %d: partial state after rc %d",
+                      s->name, n, kind, rc);
+        assert_clean(db, s->name);
+        if (rc < 0 && rerun) {
+            ck_assert_int_eq(s->op(db), s->verdict);
+            ck_assert_uint_eq(digest(db), d_after);
+            rc = s->verdict;
+        }
+        fv_power_off();
+    }
+    emq_close(db);
+    /* a random in-order prefix of the unsynced writes reaches the disk */
+    ck_assert_int_ge(fv_power_loss(1, (uint64_t)(n * 31 + kind)), 0);
+    /* after the power loss: the file reopens clean; acknowledged stays */
+    db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+    assert_clean(db, s->name);
+    d = digest(db);
+    if (rc >= 0)
+        ck_assert_msg(d == d_after, "%s: point %ld kind %d: an acknowledged "
+                      "transition was lost by the power loss", s->name, n,
+                      kind);
+    else
+        ck_assert_msg(d == d_before || d == d_after,
+                      "%s: point %ld kind %d: partial state after recovery",
+                      s->name, n, kind);
+    if (rc < 0 && d == d_after) t->resurrected++;
+    if (d == d_before) { /* the reopened handle works */
+        ck_assert_int_eq(s->op(db), s->verdict);
+        ck_assert_uint_eq(digest(db), d_after);
+    }
+    emq_close(db);
+    fv_track(0);
+}
+
+/* ------------------------------------------------------------- I/O sweeps */
+
+static void io_setup(void)
+{
+    clk.now = T0;
+    ck_assert_int_eq(rel_mkdtemp(dir, sizeof dir, "faults"), 0);
+    rel_path(path, sizeof path, dir, "f.emq");
+    ck_assert_int_eq(fv_install(), 0);
+}
+
+static void io_teardown(void)
+{
+    fv_uninstall();
+    free(tpl);
+    tpl = NULL;
+    rel_rmrf(dir);
+}
+
+static const struct {
+    int kind, err;
+    const char *name;
+} faults[] = {
+    {FV_WRITE, SQLITE_IOERR_WRITE, "write EIO"},
+    {FV_WRITE, SQLITE_FULL, "write FULL"},
+    {FV_SYNC, SQLITE_IOERR_FSYNC, "sync EIO"},
+    {FV_READ, SQLITE_IOERR_READ, "read EIO"},
+    {FV_WRITE, 0, "power at write"},
+    {FV_SYNC, 0, "power at sync"},
+};
+
+START_TEST(io_faults_at_every_point)
+{
+    const scen *s = &scens[_i];
+    long counts[FV_NKIND];
+    tally t = {0, 0, 0, 0};
+    prepare(s);
+    measure(s, counts);
+    ck_assert_int_gt(counts[FV_WRITE], 0);
+    ck_assert_int_gt(counts[FV_SYNC], 0); /* FULL syncs every commit */
+    for (size_t f = 0; f < sizeof faults / sizeof *faults; f++)
+        for (long n = 1; n <= counts[faults[f].kind]; n += stride())
+            faulted_run(s, faults[f].kind, n, faults[f].err, (int)(n & 1),
+                        &t);
+    fprintf(stderr, "faults: %-20s io points r/w/s %ld/%ld/%ld: %ld runs, "
+            "%ld typed failures, %ld successes, %ld failed-but-durable\n",
+            s->name, counts[FV_READ], counts[FV_WRITE], counts[FV_SYNC],
+            t.runs, t.failed, t.succeeded, t.resurrected);
+}
+END_TEST
+
+/* A sticky full disk: every write fails until space comes back. */
+START_TEST(disk_full_persists_then_recovers)
+{
+    const scen *s = &scens[0];
+    emq_db *db;
+    prepare(s);
+    restore();
+    db = open_db(EMQ_SYNC_FULL, 1000);
+    fv_arm(FV_WRITE, 1, SQLITE_FULL, 1);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(s->op(db), EMQ_EFULL);
+        ck_assert_str_ne(emq_errmsg(db), "");
+    }
+    fv_disarm();
+    ck_assert_uint_eq(digest(db), d_before);
+    ck_assert_int_eq(s->op(db), s->verdict);
+    ck_assert_uint_eq(digest(db), d_after);
+    assert_clean(db, "after disk full");
+    emq_close(db);
+}
+END_TEST
+
+/*
+ * Random Tier 1 workloads, then a power loss that keeps a random prefix of
+ * the unsynced writes. FULL: the recovered keyspace is exactly the last
+ * acknowledged one. NORMAL: it is the keyspace after some acknowledged
+ * transition, never older than the last one that synced (a checkpoint),
+ * and the checker passes.
+ */
+static void power_loss_rounds(int sync)
+{
+    long rounds = rel_size(40, 6), steps = rel_size(60, 25);
+    uint64_t seed = 0x9E3779B97F4A7C15ULL ^ (uint64_t)sync;
+    uint64_t *dg = calloc(2 * (size_t)steps + 1, sizeof *dg);
+    long kept_old = 0, synced_floor_total = 0;
+    for (long r = 0; r < rounds; r++) {
+        emq_db *db;
+        long last_sync = 0, nd = 0; /* every state up to last_sync is on disk */
+        unlink(path);
+        unlink_side();
+        clk.now = T0;
+        db = open_db(sync, 8);
+        fv_track(1);
+        dg[nd++] = digest(db);
+        for (long i = 0; i < steps; i++) {
+            char id[EMQ_ID_SIZE];
+            emq_job j;
+            long syncs = fv_count(FV_SYNC);
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            int pick = (int)((seed >> 33) % 6);
+            clk.now += 7;
+            int rc;
+            switch (pick) {
+            case 0:
+            case 1:
+                ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+                rc = emq_enqueue(db, Q, id, "payload", 7);
+                break;
+            case 2:
+                rc = emq_claim(db, Q, 20, &j);
+                if (rc == EMQ_OK) {
+                    /* the claim is a state of its own */
+                    dg[nd++] = digest(db);
+                    if (fv_count(FV_SYNC) != syncs) last_sync = nd - 2;
+                    syncs = fv_count(FV_SYNC);
+                    if ((seed >> 20) & 1)
+                        rc = emq_complete(db, Q, j.id, j.attempts);
+                    else
+                        rc = emq_retry(db, Q, j.id, j.attempts, 5, 3, "e", 1);
+                    emq_job_clear(&j);
+                }
+                break;
+            case 3: rc = emq_promote(db, Q, 10, NULL); break;
+            case 4: rc = emq_reap(db, Q, NULL); break;
+            default:
+                ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+                rc = emq_enqueue_in(db, Q, id, "x", 1, 3);
+            }
+            ck_assert_int_ge(rc, 0);
+            dg[nd++] = digest(db);
+            /* A sync inside transition i makes every earlier transition
+             * durable; whether i itself is depends on where the sync fell
+             * (the checkpoint after its commit: yes; the WAL header sync of
+             * a restarted WAL before its frames: no). */
+            if (fv_count(FV_SYNC) != syncs) last_sync = nd - 2;
+        }
+        fv_power_off();
+        emq_close(db);
+        ck_assert_int_ge(fv_power_loss(1, seed | 1), 0);
+        db = open_db(sync, 8);
+        assert_clean(db, "after power loss");
+        uint64_t d = digest(db);
+        long at = -1;
+        for (long k = nd - 1; k >= 0; k--)
+            if (dg[k] == d) { at = k; break; }
+        ck_assert_msg(at >= 0, "round %ld: the recovered keyspace is not the "
+                      "state after any acknowledged transition", r);
+        if (sync == EMQ_SYNC_FULL)
+            ck_assert_msg(at == nd - 1, "round %ld: FULL lost acknowledged "
+                          "transitions (recovered state %ld of %ld)", r, at,
+                          nd - 1);
+        else
+            ck_assert_msg(at >= last_sync, "round %ld: NORMAL recovered "
+                          "state %ld, older than the last sync at %ld", r,
+                          at, last_sync);
+        kept_old += (nd - 1) - at;
+        synced_floor_total += last_sync;
+        fv_track(0);
+        emq_close(db);
+    }
+    fprintf(stderr, "faults: power loss %s: %ld rounds of %ld transitions, "
+            "%ld acknowledged transitions rolled back in total\n",
+            sync == EMQ_SYNC_FULL ? "FULL" : "NORMAL", rounds, steps,
+            kept_old);
+    (void)synced_floor_total;
+    free(dg);
+}
+
+START_TEST(power_loss_full_keeps_every_acknowledged_transition)
+{
+    power_loss_rounds(EMQ_SYNC_FULL);
+}
+END_TEST
+
+START_TEST(power_loss_normal_rolls_back_to_a_consistent_prefix)
+{
+    power_loss_rounds(EMQ_SYNC_NORMAL);
+}
+END_TEST
+
+/* ------------------------------------------------------ allocation sweeps */
+
+static sqlite3_mem_methods real_mem;
+static long alloc_count, alloc_fail_at;
+
+static void *oom_malloc(int n)
+{
+    if (++alloc_count == alloc_fail_at) return NULL;
+    return real_mem.xMalloc(n);
+}
+
+static void *oom_realloc(void *p, int n)
+{
+    if (++alloc_count == alloc_fail_at) return NULL;
+    return real_mem.xRealloc(p, n);
+}
+
+static void oom_setup(void)
+{
+    sqlite3_mem_methods m;
+    clk.now = T0;
+    ck_assert_int_eq(rel_mkdtemp(dir, sizeof dir, "oom"), 0);
+    rel_path(path, sizeof path, dir, "m.emq");
+    ck_assert_int_eq(sqlite3_shutdown(), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_GETMALLOC, &real_mem),
+                     SQLITE_OK);
+    m = real_mem;
+    m.xMalloc = oom_malloc;
+    m.xRealloc = oom_realloc;
+    ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_MALLOC, &m), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_initialize(), SQLITE_OK);
+    ck_assert_int_eq(fv_install(), 0); /* simulated syncs: fast */
+    alloc_fail_at = 0;
+}
+
+static void oom_teardown(void)
+{
+    alloc_fail_at = 0;
+    fv_uninstall();
+    sqlite3_shutdown();
+    sqlite3_config(SQLITE_CONFIG_MALLOC, &real_mem);
+    sqlite3_initialize();
+    free(tpl);
+    tpl = NULL;
+    rel_rmrf(dir);
+}
+
+START_TEST(failed_allocations_at_every_point)
+{
+    const scen *s = &scens[_i];
+    long total, runs = 0, nomem = 0;
+    emq_db *db;
+    int64_t base;
+    prepare(s);
+    /* warm-up: the first open allocates process-wide state once */
+    restore();
+    db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+    emq_close(db);
+    base = sqlite3_memory_used();
+    restore();
+    db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+    cold(db);
+    alloc_count = 0;
+    ck_assert_int_eq(s->op(db), s->verdict);
+    total = alloc_count;
+    emq_close(db);
+    ck_assert_int_eq(sqlite3_memory_used(), base);
+    for (long n = 1; n <= total; n += stride()) {
+        int rc;
+        restore();
+        db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+        cold(db);
+        alloc_count = 0;
+        alloc_fail_at = n;
+        rc = s->op(db);
+        alloc_fail_at = 0;
+        runs++;
+        if (rc < 0) {
+            nomem++;
+            ck_assert_msg(rc == EMQ_ENOMEM, "%s: allocation %ld: rc %d (%s) "
+                          "%s", s->name, n, rc, emq_strerror(rc),
+                          emq_errmsg(db));
+            ck_assert_uint_eq(digest(db), d_before);
+            assert_clean(db, s->name);
+            ck_assert_int_eq(s->op(db), s->verdict);
+        } else {
+            ck_assert_int_eq(rc, s->verdict);
+        }
+        ck_assert_uint_eq(digest(db), d_after);
+        emq_close(db);
+        ck_assert_msg(sqlite3_memory_used() == base, "%s: allocation %ld: "
+                      "%lld bytes leaked", s->name, n,
+                      (long long)(sqlite3_memory_used() - base));
+    }
+    fprintf(stderr, "oom: %-20s %ld SQLite allocations, %ld runs, %ld "
+            "EMQ_ENOMEM\n", s->name, total, runs, nomem);
+}
+END_TEST
+
+START_TEST(failed_allocations_while_opening)
+{
+    long total, runs = 0;
+    emq_db *db;
+    emq_options o;
+    int64_t base;
+    char id[EMQ_ID_SIZE];
+    emq_options_init(&o);
+    o.clock = rel_clock_fn;
+    o.clock_ctx = &clk;
+    /* an existing file, then a fresh one */
+    for (int fresh = 0; fresh < 2; fresh++) {
+        unlink(path);
+        unlink_side();
+        if (!fresh) {
+            ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+            ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+            ck_assert_int_eq(emq_enqueue(db, Q, id, "p", 1), EMQ_ENQUEUED);
+            emq_close(db);
+        }
+        base = sqlite3_memory_used();
+        alloc_count = 0;
+        ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+        total = alloc_count;
+        emq_close(db);
+        for (long n = 1; n <= total; n += stride()) {
+            if (fresh) {
+                unlink(path);
+                unlink_side();
+            }
+            alloc_count = 0;
+            alloc_fail_at = n;
+            int rc = emq_open(path, &o, &db);
+            alloc_fail_at = 0;
+            runs++;
+            if (rc == EMQ_OK) {
+                ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);
+                emq_close(db);
+            } else {
+                ck_assert_msg(rc == EMQ_ENOMEM, "open at allocation %ld: "
+                              "rc %d (%s)", n, rc, emq_strerror(rc));
+                ck_assert_ptr_null(db);
+            }
+            ck_assert_msg(sqlite3_memory_used() == base, "open at allocation"
+                          " %ld leaked %lld bytes", n,
+                          (long long)(sqlite3_memory_used() - base));
+            /* the file stays openable */
+            ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+            ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);
+            emq_close(db);
+        }
+    }
+    fprintf(stderr, "oom: emq_open: %ld runs\n", runs);
+}
+END_TEST
+
+Suite *suite_faults(void)
+{
+    Suite *s = suite_create("faults");
+    TCase *io = tcase_create("io");
+    tcase_add_checked_fixture(io, io_setup, io_teardown);
+    tcase_set_timeout(io, 600);
+    tcase_add_loop_test(io, io_faults_at_every_point, 0, (int)NSCEN);
+    tcase_add_test(io, disk_full_persists_then_recovers);
+    tcase_add_test(io, power_loss_full_keeps_every_acknowledged_transition);
+    tcase_add_test(io, power_loss_normal_rolls_back_to_a_consistent_prefix);
+    suite_add_tcase(s, io);
+    TCase *mem = tcase_create("oom");
+    tcase_add_checked_fixture(mem, oom_setup, oom_teardown);
+    tcase_set_timeout(mem, 600);
+    tcase_add_loop_test(mem, failed_allocations_at_every_point, 0,
+                        (int)NSCEN);
+    tcase_add_test(mem, failed_allocations_while_opening);
+    suite_add_tcase(s, mem);
+    return s;
+}
