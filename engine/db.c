@@ -85,6 +85,7 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
 {
     int64_t now;
     int rc, c;
+    emq_db_clear(db);     /* a body's wire message must not be stale */
     if (write && db->opt.readonly)
         return emq_db_fail(db, EMQ_EREADONLY, "the handle was opened "
                                               "read-only");
