@@ -25,10 +25,9 @@ static int claim_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
     size_t pkl = emq_key_q(pk, c->q, "pending");
     size_t akl = emq_key_q(ak, c->q, "active");
     emq_buf m = {0}, jk = {0}, pay = {0};
-    emq_bytes fv[2];
     double s;
     int64_t att;
-    int paused, added, rc;
+    int paused, rc;
 
     if ((rc = emq_hash_exists(st, mk, mkl, "paused", 6, &paused)) < 0)
         goto done;
@@ -42,18 +41,19 @@ static int claim_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
         goto done;
     }
     if ((rc = emq_jkey(&jk, c->q, m.p, m.len)) < 0) goto done;
-    rc = emq_hash_incrby(st, jk.p, jk.len, "attempts", 8, 1, &att);
-    if (rc < 0) goto done;
-    fv[0].p = "state";
-    fv[0].n = 5;
-    fv[1].p = "active";
-    fv[1].n = 6;
-    if ((rc = emq_hash_set(st, jk.p, jk.len, fv, 1, &added)) < 0) goto done;
+    /* Steps 3 and 4 and the payload read of step 6, as one row access:
+     * HINCRBY attempts 1, HSET state active, HGET payload. */
+    emq_hop ops[3] = {
+        {.op = EMQ_HOP_INCR, .f = {"attempts", 8}, .by = 1},
+        {.op = EMQ_HOP_SET, .f = {"state", 5}, .v = {"active", 6}},
+        {.op = EMQ_HOP_GET, .f = {"payload", 7}, .out = &pay},
+    };
+    if ((rc = emq_hash_apply(st, jk.p, jk.len, ops, 3, NULL)) < 0) goto done;
+    att = ops[0].result;
     rc = emq_zset_add(st, ak, akl, m.p, m.len, emq_score_add(now, c->lease),
-                      &added);
+                      NULL);
     if (rc < 0) goto done;
-    rc = emq_hash_get(st, jk.p, jk.len, "payload", 7, &pay);
-    if (rc < 0) goto done;
+    rc = ops[2].found ? EMQ_OK : EMQ_NOTFOUND;
 
     memset(c->job, 0, sizeof *c->job);
     memcpy(c->job->id, m.p, EMQ_ID_LEN);

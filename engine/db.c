@@ -5,8 +5,8 @@
  *
  * Rules: the handle is opened only after the fence passed, and a failed open
  * leaves nothing behind (store closed, lease released). A transition reads
- * the clock exactly once, before its transaction begins, and that value is
- * both its NOW and the store's expiry clock; every negative result rolls the
+ * the clock exactly once, inside its transaction once the lock is held, and
+ * that value is both its NOW and the store's expiry clock; every negative result rolls the
  * transaction back, so the handle stays usable after any failure.
  */
 #include <stdio.h>
@@ -89,9 +89,12 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
     if (write && db->opt.readonly)
         return emq_db_fail(db, EMQ_EREADONLY, "the handle was opened "
                                               "read-only");
-    now = db->clock(db->clock_ctx);
-    rc = emq_store_begin(db->st, write, now);
+    rc = emq_store_begin(db->st, write, 0);
     if (rc < 0) return store_fail(db, rc);
+    /* NOW is read once, inside the transaction: after the write lock is
+     * held, so a wait for the lock never makes it stale. */
+    now = db->clock(db->clock_ctx);
+    emq_store_set_now(db->st, now);
     rc = fn(db, db->st, now, ctx);
     if (rc < 0) {
         emq_store_rollback(db->st);

@@ -5,20 +5,47 @@
  * Rules: a hash whose last field is removed (or has expired) ceases to exist;
  * field expiry is per field and lazy; values are copied out of SQLite before
  * the statement is reset.
+ *
+ * The last hash read or written stays decoded (st->hkey, hraw, hf) for the
+ * rest of the transaction, so the several reads a transition makes of one
+ * job row cost one SELECT. A mutator clears the cache before it changes hf
+ * and store_back() re-arms it with what it wrote; emq_stmt() clears it on
+ * any other kv write.
  */
 #include <string.h>
 #include "store_int.h"
 
 /* Load `key` as a hash into st->hf (views into st->hraw). *exists = 0 when
  * absent (or every field expired). */
+static int cache_hit(const emq_store *st, const void *key, size_t klen)
+{
+    return st->hvalid && st->hkey.len == klen &&
+           memcmp(st->hkey.p, key, klen) == 0;
+}
+
+/* Remember hf/hraw as the content of `key` (exists or not). */
+static void cache_arm(emq_store *st, const void *key, size_t klen, int exists)
+{
+    st->hvalid = emq_buf_set(&st->hkey, key, klen) == EMQ_OK;
+    st->hexists = exists;
+}
+
 static int load(emq_store *st, const void *key, size_t klen, int *exists)
 {
     emq_keyrow kr;
+    if (cache_hit(st, key, klen)) {
+        *exists = st->hexists;
+        return EMQ_OK;
+    }
     int rc = emq_key_lookup(st, key, klen, EMQ_T_HASH, &kr, 1);
     *exists = 0;
     st->hf.n = 0;
-    if (rc != EMQ_OK || kr.type == EMQ_T_NONE)
+    if (rc != EMQ_OK)
         return rc;
+    if (kr.type == EMQ_T_NONE) {
+        cache_arm(st, key, klen, 0);
+        return EMQ_OK;
+    }
     rc = emq_buf_set(&st->hraw, kr.val, kr.vlen);
     emq_stmt_done(emq_stmt(st, S_KEY_GET));
     if (rc != EMQ_OK)
@@ -30,6 +57,7 @@ static int load(emq_store *st, const void *key, size_t klen, int *exists)
         return st->tx_write ? emq_key_drop(st, key, klen, EMQ_T_HASH, 0)
                             : EMQ_OK;
     *exists = 1;
+    cache_arm(st, key, klen, 1);
     return EMQ_OK;
 }
 
@@ -38,8 +66,13 @@ static int store_back(emq_store *st, const void *key, size_t klen, int existed)
 {
     sqlite3_stmt *s;
     int rc;
-    if (st->hf.n == 0)
-        return existed ? emq_key_drop(st, key, klen, EMQ_T_HASH, 0) : EMQ_OK;
+    st->hvalid = 0;
+    if (st->hf.n == 0) {
+        rc = existed ? emq_key_drop(st, key, klen, EMQ_T_HASH, 0) : EMQ_OK;
+        if (rc == EMQ_OK)
+            cache_arm(st, key, klen, 0);
+        return rc;
+    }
     if (emq_hc_encode(&st->hf, &st->henc) != EMQ_OK)
         return emq_store_err(st, EMQ_ENOMEM, "out of memory");
     s = emq_stmt(st, existed ? S_KEY_PUT_VAL : S_KEY_INSERT);
@@ -56,7 +89,15 @@ static int store_back(emq_store *st, const void *key, size_t klen, int existed)
     }
     rc = sqlite3_step(s);
     emq_stmt_done(s);
-    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    /* What was written becomes the cached row: swap it in and decode. */
+    emq_buf t = st->hraw;
+    st->hraw = st->henc;
+    st->henc = t;
+    if (emq_hc_decode(st->hraw.p, st->hraw.len, st->now, &st->hf) == EMQ_OK)
+        cache_arm(st, key, klen, 1);
+    return EMQ_OK;
 }
 
 int emq_hash_get(emq_store *st, const void *key, size_t klen,
@@ -79,6 +120,7 @@ int emq_hash_set(emq_store *st, const void *key, size_t klen,
 {
     int exists, count = 0;
     int rc = load(st, key, klen, &exists);
+    st->hvalid = 0; /* hf is about to change */
     if (rc != EMQ_OK)
         return rc;
     for (size_t i = 0; i + 1 < 2 * n; i += 2) {
@@ -102,6 +144,7 @@ int emq_hash_create(emq_store *st, const void *key, size_t klen,
     sqlite3_stmt *s;
     int rc;
     *created = 0;
+    st->hvalid = 0;
     st->hf.n = 0;
     for (size_t i = 0; i + 1 < 2 * n; i += 2)
         if (emq_hc_put(&st->hf, fv[i].p, fv[i].n, fv[i + 1].p, fv[i + 1].n,
@@ -138,6 +181,7 @@ int emq_hash_del(emq_store *st, const void *key, size_t klen,
 {
     int exists;
     int rc = load(st, key, klen, &exists);
+    st->hvalid = 0; /* hf is about to change */
     if (removed)
         *removed = 0;
     if (rc != EMQ_OK || !exists)
@@ -159,6 +203,7 @@ int emq_hash_incrby(emq_store *st, const void *key, size_t klen,
     int64_t cur = 0;
     int64_t expire = -1;
     int rc = load(st, key, klen, &exists);
+    st->hvalid = 0; /* hf is about to change */
     if (rc != EMQ_OK)
         return rc;
     long i = emq_hc_find(&st->hf, f, flen);
@@ -204,6 +249,7 @@ int emq_hash_expire_at(emq_store *st, const void *key, size_t klen,
 {
     int exists;
     int rc = load(st, key, klen, &exists);
+    st->hvalid = 0; /* hf is about to change */
     *done = 0;
     if (rc != EMQ_OK || !exists)
         return rc;
@@ -265,6 +311,7 @@ int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
     int rc = load(st, key, klen, &exists);
     if (existed)
         *existed = rc == EMQ_OK && exists;
+    st->hvalid = 0; /* hf may change below */
     if (rc != EMQ_OK)
         return rc;
     for (size_t k = 0; k < n; k++) {

@@ -155,6 +155,14 @@ sqlite3 *emq_store_sqlite(emq_store *st)
 
 sqlite3_stmt *emq_stmt(emq_store *st, int id)
 {
+    switch (id) { /* statements that write kv rows end the hash cache */
+    case S_KEY_INSERT: case S_KEY_DELETE: case S_KEY_PUT_VAL:
+    case S_KEY_SET_EXPIRE: case S_KEY_UPSERT: case S_KEY_CREATE_NX:
+        st->hvalid = 0;
+        break;
+    default:
+        break;
+    }
     if (!st->stmt[id] &&
         sqlite3_prepare_v3(st->db, sql[id], -1, SQLITE_PREPARE_PERSISTENT,
                            &st->stmt[id], NULL) != SQLITE_OK) {
@@ -396,6 +404,7 @@ void emq_store_close(emq_store *st)
         sqlite3_finalize(st->stmt[i]);
     sqlite3_close(st->db);
     emq_buf_free(&st->hraw);
+    emq_buf_free(&st->hkey);
     emq_buf_free(&st->henc);
     emq_hc_free(&st->hf);
     free(st);
@@ -413,13 +422,21 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
     st->in_tx = 1;
     st->tx_write = write;
     st->now = now_ms;
+    st->hvalid = 0;
     return EMQ_OK;
+}
+
+void emq_store_set_now(emq_store *st, int64_t now_ms)
+{
+    st->now = now_ms;
+    st->hvalid = 0;
 }
 
 int emq_store_commit(emq_store *st)
 {
     if (!st->in_tx)
         return emq_store_err(st, EMQ_EINTERNAL, "no transaction open");
+    st->hvalid = 0;
     int rc = exec_stmt(st, S_COMMIT);
     if (rc != EMQ_OK) {
         emq_store_rollback(st);
@@ -434,6 +451,7 @@ int emq_store_commit(emq_store *st)
 
 void emq_store_rollback(emq_store *st)
 {
+    st->hvalid = 0;
     if (!st->in_tx)
         return;
     /* Statements left mid-step (an error path) must be reset first. */

@@ -87,6 +87,8 @@ sqlite3 *emq_store_sqlite(emq_store *st);
  * `now_ms` is the clock all expiry checks of this transaction use.
  */
 int emq_store_begin(emq_store *st, int write, int64_t now_ms);
+/** Set the clock of the open transaction (read once the lock is held). */
+void emq_store_set_now(emq_store *st, int64_t now_ms);
 /** Commit; on failure the transaction is rolled back and the code returned. */
 int emq_store_commit(emq_store *st);
 /** Roll back (a no-op outside a transaction). */

@@ -37,6 +37,11 @@ struct emq_store {
     int memory;
     emq_buf hraw, henc;  /* scratch for hash reads and writes              */
     emq_hfields hf;      /* decoded view of hraw                           */
+    /* The last hash read or written in this transaction (hash.c): hkey's
+     * row is hraw/hf while hvalid. Any kv write through emq_stmt() and
+     * every transaction boundary clear hvalid. */
+    emq_buf hkey;
+    int hvalid, hexists;
     char errmsg[256];
 };
 
