@@ -56,9 +56,6 @@ static const char *const sql[S_COUNT] = {
     [S_Z_SCORE] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2",
     [S_Z_CARD] = "SELECT count(*) FROM zset WHERE kid = ?1",
     [S_Z_ANY] = "SELECT 1 FROM zset WHERE kid = ?1 LIMIT 1",
-    [S_Z_POPMIN] = "DELETE FROM zset WHERE kid = ?1 AND member ="
-                   " (SELECT member FROM zset WHERE kid = ?1"
-                   "  ORDER BY score, member LIMIT 1) RETURNING member, score",
     [S_Z_RANGE_SCORE] = "SELECT member, score FROM zset WHERE kid = ?1"
                         " AND score >= ?2 AND score <= ?3"
                         " ORDER BY score, member LIMIT ?4",

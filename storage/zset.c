@@ -127,10 +127,14 @@ int emq_zset_popmin(emq_store *st, const void *key, size_t klen,
     int rc = find(st, key, klen, &kid);
     if (rc != EMQ_OK || !kid)
         return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
-    sqlite3_stmt *s = emq_stmt(st, S_Z_POPMIN);
+    /* The first member in (score, member) order, then its removal: two
+     * plain statements cost less than one DELETE ... RETURNING, which
+     * SQLite runs through an ephemeral table. */
+    sqlite3_stmt *s = emq_stmt(st, S_Z_RANGE_ASC);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     sqlite3_bind_int64(s, 1, kid);
+    sqlite3_bind_int64(s, 2, 1);
     rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         if (score)
@@ -140,12 +144,20 @@ int emq_zset_popmin(emq_store *st, const void *key, size_t klen,
             emq_stmt_done(s);
             return emq_store_err(st, EMQ_ENOMEM, "out of memory");
         }
-        rc = sqlite3_step(s); /* finish the DELETE ... RETURNING */
     }
     emq_stmt_done(s);
-    if (rc != SQLITE_DONE)
+    if (rc == SQLITE_DONE)
+        return EMQ_NOTFOUND;
+    if (rc != SQLITE_ROW)
         return emq_store_fail(st, rc);
-    return sqlite3_changes(st->db) == 0 ? EMQ_NOTFOUND : EMQ_OK;
+    s = emq_stmt(st, S_Z_REM);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    emq_bind_blob(s, 2, member->p, member->len);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
 }
 
 /* Walk the rows of a prepared range statement into the callback. The
