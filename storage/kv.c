@@ -63,13 +63,69 @@ static int agg_empty(emq_store *st, int type, int64_t kid, int *rc)
     return r == SQLITE_DONE;
 }
 
+/* ------------------------------------------------- registration cache */
+
+void emq_kc_clear(emq_store *st)
+{
+    for (int i = 0; i < EMQ_KCACHE; i++)
+        st->kc[i].type = EMQ_T_NONE;
+}
+
+static emq_kc_entry *kc_find(emq_store *st, const void *key, size_t klen)
+{
+    for (int i = 0; i < EMQ_KCACHE; i++) {
+        emq_kc_entry *e = &st->kc[i];
+        if (e->type != EMQ_T_NONE && e->name.len == klen &&
+            memcmp(e->name.p, key, klen) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static void kc_put(emq_store *st, const void *key, size_t klen, int type,
+                   int64_t kid)
+{
+    if (!st->tx_write)
+        return; /* only write transactions see the newest snapshot */
+    emq_kc_entry *e = kc_find(st, key, klen);
+    if (!e) {
+        e = &st->kc[st->kc_next];
+        st->kc_next = (st->kc_next + 1) % EMQ_KCACHE;
+        if (emq_buf_set(&e->name, key, klen) != EMQ_OK) {
+            e->type = EMQ_T_NONE;
+            return;
+        }
+    }
+    e->type = type;
+    e->kid = kid;
+}
+
+static void kc_forget(emq_store *st, const void *key, size_t klen)
+{
+    emq_kc_entry *e = kc_find(st, key, klen);
+    if (e)
+        e->type = EMQ_T_NONE;
+}
+
+/* ------------------------------------------------------------ lookups */
+
 int emq_key_lookup(emq_store *st, const void *key, size_t klen, int want,
                    emq_keyrow *kr, int keep_val)
 {
-    sqlite3_stmt *s = emq_stmt(st, S_KEY_GET);
+    sqlite3_stmt *s;
     int rc;
     memset(kr, 0, sizeof *kr);
     kr->expire = -1;
+    if (st->tx_write && want != EMQ_T_NONE) {
+        /* A registration of the wanted type without expiry: no SELECT. */
+        emq_kc_entry *e = kc_find(st, key, klen);
+        if (e && e->type == want) {
+            kr->type = e->type;
+            kr->kid = e->kid;
+            return EMQ_OK;
+        }
+    }
+    s = emq_stmt(st, S_KEY_GET);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     emq_bind_blob(s, 1, key, klen);
@@ -111,6 +167,8 @@ int emq_key_lookup(emq_store *st, const void *key, size_t klen, int want,
     kr->type = type;
     kr->kid = kid;
     kr->expire = expire;
+    if (is_aggregate(type) && expire < 0)
+        kc_put(st, key, klen, type, kid);
     if (keep_val) {
         kr->val = sqlite3_column_blob(s, 3);
         kr->vlen = (size_t)sqlite3_column_bytes(s, 3);
@@ -145,7 +203,10 @@ int emq_key_create(emq_store *st, const void *key, size_t klen, int type,
     sqlite3_bind_null(s, 5);
     rc = sqlite3_step(s);
     emq_stmt_done(s);
-    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    kc_put(st, key, klen, type, *kid);
+    return EMQ_OK;
 }
 
 static int run_kid(emq_store *st, int id, int64_t kid)
@@ -163,6 +224,7 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
                  int64_t kid)
 {
     int rc = EMQ_OK;
+    kc_forget(st, key, klen);
     if (type == EMQ_T_ZSET)
         rc = run_kid(st, S_Z_DROP, kid);
     else if (type == EMQ_T_LIST)
@@ -241,6 +303,7 @@ int emq_key_expire_at(emq_store *st, const void *key, size_t klen, int64_t at)
         return EMQ_NOTFOUND;
     if (at >= 0 && st->now > at) /* an instant in the past deletes it */
         return emq_key_drop(st, key, klen, kr.type, kr.kid);
+    kc_forget(st, key, klen); /* cached registrations carry no expiry */
     sqlite3_stmt *s = emq_stmt(st, S_KEY_SET_EXPIRE);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));

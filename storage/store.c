@@ -101,6 +101,7 @@ static const char *const sql[S_COUNT] = {
     [S_BEGIN_R] = "BEGIN DEFERRED",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
+    [S_DATA_VERSION] = "PRAGMA data_version",
 };
 
 /* ------------------------------------------------------------- errors */
@@ -402,6 +403,8 @@ void emq_store_close(emq_store *st)
     sqlite3_close(st->db);
     emq_buf_free(&st->hraw);
     emq_buf_free(&st->hkey);
+    for (int i = 0; i < EMQ_KCACHE; i++)
+        emq_buf_free(&st->kc[i].name);
     emq_buf_free(&st->henc);
     emq_hc_free(&st->hf);
     free(st);
@@ -420,6 +423,18 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
     st->tx_write = write;
     st->now = now_ms;
     st->hvalid = 0;
+    if (write) {
+        /* Another connection's commit invalidates the registration cache;
+         * our own commits leave data_version unchanged. */
+        sqlite3_stmt *s = emq_stmt(st, S_DATA_VERSION);
+        int64_t v = -1;
+        if (s && sqlite3_step(s) == SQLITE_ROW)
+            v = sqlite3_column_int64(s, 0);
+        emq_stmt_done(s);
+        if (v < 0 || v != st->kc_version)
+            emq_kc_clear(st);
+        st->kc_version = v;
+    }
     return EMQ_OK;
 }
 
@@ -449,6 +464,7 @@ int emq_store_commit(emq_store *st)
 void emq_store_rollback(emq_store *st)
 {
     st->hvalid = 0;
+    emq_kc_clear(st);
     if (!st->in_tx)
         return;
     /* Statements left mid-step (an error path) must be reset first. */

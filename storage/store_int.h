@@ -23,9 +23,20 @@ enum {
     S_L_MINMAX, S_L_INSERT, S_L_ASC, S_L_DESC, S_L_DEL, S_L_COUNT, S_L_DROP, S_L_ANY,
     S_L_POP_LEFT, S_L_POP_RIGHT,
     S_S_ADD, S_S_REM, S_S_IS, S_S_ALL, S_S_CARD, S_S_ANY, S_S_DROP,
-    S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK,
+    S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK, S_DATA_VERSION,
     S_COUNT
 };
+
+/* The aggregate registrations (name -> type, kid) used lately, kept across
+ * this handle's own transactions and dropped whenever another connection
+ * committed (PRAGMA data_version), a transaction rolled back, or the key was
+ * dropped or given an expiry (kv.c). */
+#define EMQ_KCACHE 8
+typedef struct emq_kc_entry {
+    emq_buf name;
+    int type;        /* EMQ_T_NONE: the slot is free */
+    int64_t kid;
+} emq_kc_entry;
 
 struct emq_store {
     sqlite3 *db;
@@ -42,6 +53,9 @@ struct emq_store {
      * every transaction boundary clear hvalid. */
     emq_buf hkey;
     int hvalid, hexists;
+    emq_kc_entry kc[EMQ_KCACHE];
+    int kc_next;
+    int64_t kc_version;
     char errmsg[256];
 };
 
@@ -77,6 +91,9 @@ int emq_key_create(emq_store *st, const void *key, size_t klen, int type,
 /** Delete the key row and, for aggregates, its elements. */
 int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
                  int64_t kid);
+
+/** Forget every cached registration (kv.c). */
+void emq_kc_clear(emq_store *st);
 
 /** Bind helpers. */
 int emq_bind_blob(sqlite3_stmt *s, int i, const void *p, size_t n);
