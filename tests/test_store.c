@@ -862,6 +862,51 @@ START_TEST(persistence_across_close_and_reopen)
 }
 END_TEST
 
+START_TEST(registration_cache_follows_other_connections_and_rollback)
+{
+    const char *p = path_in("two.db");
+    emq_store_opts o = opts();
+    emq_store *a, *b;
+    int64_t n;
+    int del;
+    ck_assert_int_eq(emq_store_open(p, &o, &a, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_open(p, &o, &b, NULL, 0), EMQ_OK);
+    /* a caches z's registration */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "a1", 2, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* b deletes z and makes a new z (a new kid) */
+    ck_assert_int_eq(emq_store_begin(b, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_key_del(b, K("z"), &del), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(b, K("z"), "b1", 2, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(b), EMQ_OK);
+    /* a must write into b's z, not its remembered one */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "a2", 2, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(b, 0, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_card(b, K("z"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 2); /* b1 and a2 */
+    emq_store_rollback(b);
+    /* a registration created in a rolled-back transaction is forgotten */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("y"), "m", 1, 0, NULL), EMQ_OK);
+    emq_store_rollback(a);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("y"), "m", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_card(a, K("y"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(b, 0, 0), EMQ_OK);
+    int t;
+    ck_assert_int_eq(emq_key_type(b, K("y"), &t), EMQ_OK);
+    ck_assert_int_eq(t, EMQ_T_ZSET);
+    emq_store_rollback(b);
+    emq_store_close(a);
+    emq_store_close(b);
+}
+END_TEST
+
 START_TEST(foreign_sqlite_file_is_refused_untouched)
 {
     const char *p = path_in("foreign.db");
@@ -977,6 +1022,7 @@ Suite *suite_store(void)
     TCase *f = tcase_create("files");
     tcase_add_checked_fixture(f, tmp_setup, tmp_teardown);
     tcase_add_test(f, persistence_across_close_and_reopen);
+    tcase_add_test(f, registration_cache_follows_other_connections_and_rollback);
     tcase_add_test(f, foreign_sqlite_file_is_refused_untouched);
     tcase_add_test(f, newer_schema_is_refused_untouched);
     tcase_add_test(f, garbage_and_truncated_files_are_refused_untouched);
