@@ -100,6 +100,7 @@ int rel_producer(rel_work *w)
             /* EMQ_DUPLICATE would mean an earlier busy attempt applied */
             unexpected(w, db, "enqueue", rc);
         }
+        if (w->pause_us) usleep((useconds_t)w->pause_us);
     }
     emq_close(db);
     return w->errors ? -1 : 0;

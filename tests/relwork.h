@@ -36,6 +36,7 @@ typedef struct rel_work {
     int pct_retry, pct_abandon; /* worker: chances in percent          */
     uint64_t seed;
     int intents;
+    int pause_us;          /* producer: sleep after each enqueue         */
     int64_t deadline_ms;   /* wall-clock ms after which loops give up    */
     rel_ledger ledger;
     /* results */
