@@ -239,6 +239,42 @@ static int show(FILE *out, bsys *s, sqlite3 *db, tracer *t, const char *verb,
     return 0;
 }
 
+/* Bytes per pending job by b-tree (the dbstat virtual table, when SQLite
+ * was built with it; Debian's is). */
+static void footprint(FILE *out, sqlite3 *db, const char *name, int64_t jobs)
+{
+    sqlite3_stmt *st = NULL;
+    double total = 0;
+    if (sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_RESTART, NULL,
+                                  NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT name, count(*), sum(ncell),"
+                               " sum(payload), sum(unused), sum(pgsize)"
+                               " FROM dbstat GROUP BY name"
+                               " ORDER BY sum(pgsize) DESC", -1, &st,
+                           NULL) != SQLITE_OK) {
+        fprintf(out, "\n%s: no dbstat table in this SQLite\n", name);
+        sqlite3_finalize(st);
+        return;
+    }
+    fprintf(out, "\n%s on disk, %lld jobs pending: per job, by b-tree\n"
+                 "  %-28s %7s %8s %9s %9s %9s\n", name, (long long)jobs,
+            "b-tree", "pages", "cells", "payload/j", "unused/j", "bytes/j");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double pg = (double)sqlite3_column_int64(st, 5);
+        total += pg;
+        fprintf(out, "  %-28s %7lld %8lld %9.1f %9.1f %9.1f\n",
+                (const char *)sqlite3_column_text(st, 0),
+                (long long)sqlite3_column_int64(st, 1),
+                (long long)sqlite3_column_int64(st, 2),
+                (double)sqlite3_column_int64(st, 3) / (double)jobs,
+                (double)sqlite3_column_int64(st, 4) / (double)jobs,
+                pg / (double)jobs);
+    }
+    fprintf(out, "  %-28s %7s %8s %9s %9s %9.1f\n", "all", "", "", "", "",
+            total / (double)jobs);
+    sqlite3_finalize(st);
+}
+
 int bench_pages_main(const char *dir, FILE *out)
 {
     int raw, rc = 0;
@@ -272,6 +308,7 @@ int bench_pages_main(const char *dir, FILE *out)
             if (rc == 0) rc = show(out, &s, db, &t, "complete", 2, &seq, cid,
                                    &tok);
             sqlite3_trace_v2(db, 0, NULL, NULL);
+            footprint(out, db, s.name, PREFILL);
         }
         if (rc != 0) fprintf(stderr, "emqlite-bench: %s\n", s.err);
         if (s.h) s.ops->close(&s);

@@ -14,7 +14,8 @@
  * on each target, plus depth.tsv for bench/plot.gp.
  *
  *   emqlite-bench [--smoke] [--dir D] [--out D] [--scale F] [--repeat K]
- *                 [--no-pin] [--systems emqlite,raw,peer] [--depths N,...]
+ *                 [--no-pin] [--exclusive] [--systems emqlite,raw,peer]
+ *                 [--depths N,...]
  *   emqlite-bench --instr WHAT [-n N] [--dir D]   (under callgrind)
  *   emqlite-bench --pages [--dir D]               (statements and pages)
  *
@@ -52,7 +53,7 @@ typedef struct result {
 
 typedef struct run {
     const char *workdir;
-    int smoke, pin, repeat, with[3];
+    int smoke, pin, repeat, exclusive, with[3];
     counts normal, full;
     int64_t depths[MAX_DEPTHS];
     int ndepth;
@@ -227,6 +228,7 @@ static int run_throughput(run *R, result *r)
         db_path(R, r, p, path, sizeof path);
         c.path = path;
         c.sync = r->sync;
+        c.exclusive = R->exclusive;
         remove_db(path);
         if (server_up(R, r, &sv, &c) < 0) return -1;
         seq = oldest = (uint64_t)p << 32;  /* ids distinct across phases */
@@ -255,6 +257,7 @@ static int run_depths(run *R, result *r)
     db_path(R, r, PH_DEPTH, path, sizeof path);
     c.path = path;
     c.sync = r->sync;
+    c.exclusive = R->exclusive;
     remove_db(path);
     if (server_up(R, r, &sv, &c) < 0) return -1;
     for (i = 0; i < R->ndepth && rc == 0; i++) {
@@ -489,11 +492,13 @@ static void targets(run *R, FILE *f)
 static void report(run *R, FILE *f, FILE *tsv)
 {
     fprintf(f, "emqlite %s, SQLite %s; %d CPU(s) available; %s; "
-               "throughput: best of %d interleaved round(s)\n",
+               "throughput: best of %d interleaved round(s)%s\n",
             emq_version(), emq_sqlite_version(), bench_ncpu(),
             R->pin ? "in-process side and peer client pinned to CPU 0, "
                      "server on CPU 0 (1 CPU) or CPU 1 (2 CPUs)"
-                   : "no pinning", R->repeat);
+                   : "no pinning", R->repeat,
+            R->exclusive ? "; emqlite and raw SQL with locking_mode "
+                           "EXCLUSIVE (one process per file)" : "");
     table(R, f, EMQ_SYNC_NORMAL);
     table(R, f, EMQ_SYNC_FULL);
     depth_table(R, f, tsv);
@@ -506,7 +511,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: emqlite-bench [--smoke] [--dir DIR] [--out DIR] "
-            "[--scale F] [--repeat K] [--no-pin]\n"
+            "[--scale F] [--repeat K] [--no-pin] [--exclusive]\n"
             "                     [--systems emqlite,raw,peer] "
             "[--depths N,N,...]\n"
             "       emqlite-bench --instr WHAT [-n N] [--dir DIR]\n"
@@ -564,6 +569,7 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--smoke") == 0) R.smoke = 1;
         else if (strcmp(a, "--no-pin") == 0) R.pin = 0;
+        else if (strcmp(a, "--exclusive") == 0) R.exclusive = 1;
         else if (strcmp(a, "--pages") == 0) pages = 1;
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
@@ -599,8 +605,8 @@ int main(int argc, char **argv)
         R.full = (counts){60, 1, 60, 40};
         if (!R.ndepth) parse_depths(&R, "1000,2000");
     } else {
-        R.normal = (counts){20000, 100, 10000, 2000};
-        R.full = (counts){2000, 20, 1000, 300};
+        R.normal = (counts){20000, 100, 10000, 5000};
+        R.full = (counts){2000, 20, 1000, 500};
         if (!R.ndepth) parse_depths(&R, "1000,10000,100000,1000000");
     }
     scale(&R.normal, sc);

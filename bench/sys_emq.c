@@ -154,6 +154,7 @@ int bench_emq_open(const bench_conf *c, bsys *s)
     snprintf(e->path, sizeof e->path, "%s", c->path);
     emq_options_init(&o);
     o.synchronous = c->sync;
+    o.exclusive = c->exclusive;
     rc = emq_open_ex(c->path, &o, &e->db, err, sizeof err);
     if (rc != EMQ_OK) {
         free(e);

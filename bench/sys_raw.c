@@ -257,8 +257,9 @@ int bench_raw_open(const bench_conf *c, bsys *s)
                         NULL) != SQLITE_OK)
         goto fail;
     snprintf(pragmas, sizeof pragmas,
-             "PRAGMA journal_mode = WAL; PRAGMA synchronous = %s;"
+             "%sPRAGMA journal_mode = WAL; PRAGMA synchronous = %s;"
              " PRAGMA wal_autocheckpoint = 0;",
+             c->exclusive ? "PRAGMA locking_mode = EXCLUSIVE; " : "",
              c->sync == EMQ_SYNC_FULL ? "FULL" : "NORMAL");
     if (sqlite3_exec(r->db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(r->db, raw_schema, NULL, NULL, NULL) != SQLITE_OK)

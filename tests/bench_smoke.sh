@@ -5,13 +5,19 @@
 # every verdict, the FIFO order of claims and the pending counts itself and
 # exits non-zero on any mismatch; this script also checks that the report
 # carries a number for every emqlite and raw figure. No timing is asserted.
+# With EMQ_VALGRIND set (the CI's memcheck pass) the program runs under
+# memcheck, forked phase processes included.
 set -u
 bin=${BENCH_BIN:-./bench/emqlite-bench}
+vg=
+if [ -n "${EMQ_VALGRIND:-}" ] && command -v valgrind >/dev/null 2>&1; then
+    vg="valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible --track-fds=no"
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-smoke.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM HUP
 fail=0
 
-if ! "$bin" --smoke --dir "$tmp" --out "$tmp/out" >"$tmp/stdout" 2>"$tmp/stderr"; then
+if ! $vg "$bin" --smoke --dir "$tmp" --out "$tmp/out" >"$tmp/stdout" 2>"$tmp/stderr"; then
     echo "FAIL: emqlite-bench --smoke exited non-zero"
     fail=1
 fi
