@@ -170,12 +170,13 @@ sqlite3_stmt *emq_stmt(emq_store *st, int id)
     return st->stmt[id];
 }
 
+/* Reset a statement after use. Bindings are kept: every caller binds every
+ * parameter of its statement on each use (NULLs included), and the blobs
+ * are bound SQLITE_STATIC only for the duration of the call. */
 void emq_stmt_done(sqlite3_stmt *s)
 {
-    if (s) {
+    if (s)
         sqlite3_reset(s);
-        sqlite3_clear_bindings(s);
-    }
 }
 
 int emq_bind_blob(sqlite3_stmt *s, int i, const void *p, size_t n)

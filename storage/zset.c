@@ -240,8 +240,12 @@ int emq_zset_range_lex(emq_store *st, const void *key, size_t klen,
     sqlite3_bind_int64(s, 1, kid);
     if (min)
         emq_bind_blob(s, 2, min->p, min->n);
+    else
+        sqlite3_bind_null(s, 2);
     if (max)
         emq_bind_blob(s, 3, max->p, max->n);
+    else
+        sqlite3_bind_null(s, 3);
     sqlite3_bind_int64(s, 4, limit);
     return walk(st, s, cb, ctx);
 }
