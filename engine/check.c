@@ -237,7 +237,7 @@ static int lane_add(checker *c, const void *id, const void *gid)
 static void mem_merge(checker *c)
 {
     size_t i, o = 0;
-    qsort(c->mem, c->nmem, sizeof *c->mem, ment_cmp);
+    if (c->nmem > 1) qsort(c->mem, c->nmem, sizeof *c->mem, ment_cmp);
     for (i = 0; i < c->nmem; i++) {
         if (o > 0 && memcmp(c->mem[o - 1].id, c->mem[i].id, EMQ_ID_LEN) == 0)
             c->mem[o - 1].bits |= c->mem[i].bits;
@@ -245,17 +245,20 @@ static void mem_merge(checker *c)
             c->mem[o++] = c->mem[i];
     }
     c->nmem = o;
-    qsort(c->lanes, c->nlanes, sizeof *c->lanes, lent_cmp);
+    if (c->nlanes > 1)
+        qsort(c->lanes, c->nlanes, sizeof *c->lanes, lent_cmp);
 }
 
 static ment *mem_find(checker *c, const void *id)
 {
+    if (c->nmem == 0) return NULL;
     return bsearch(id, c->mem, c->nmem, sizeof *c->mem, ment_cmp);
 }
 
 static int in_lane(checker *c, const void *id, const void *gid)
 {
     lent k;
+    if (c->nlanes == 0) return 0;
     memcpy(k.id, id, EMQ_ID_LEN);
     memcpy(k.gid, gid, EMQ_ID_LEN);
     return bsearch(&k, c->lanes, c->nlanes, sizeof *c->lanes, lent_cmp) !=

@@ -76,7 +76,7 @@ static void read_ledgers(const char *dir, int nproc, merged *m)
         snprintf(p, sizeof p, "%s/ledger-%d", dir, i);
         EXPECT(rel_ledger_read(p, i, &m->ev, &m->n) == 0, "read %s", p);
     }
-    qsort(m->ev, m->n, sizeof *m->ev, ev_cmp);
+    if (m->n > 1) qsort(m->ev, m->n, sizeof *m->ev, ev_cmp);
 }
 
 /*
