@@ -502,7 +502,8 @@ long fv_power_loss(int keep_prefix, uint64_t seed)
             }
         }
         if (l->n == 0) continue;
-        if (keep_prefix) keep = (size_t)(next_rand(&rs) % (l->n + 1));
+        if (keep_prefix == 2) keep = l->n; /* the disk got everything */
+        else if (keep_prefix) keep = (size_t)(next_rand(&rs) % (l->n + 1));
         fd = open(l->path, O_WRONLY);
         if (fd < 0) return -1;
         for (i = l->n; i > keep; i--) {

@@ -439,6 +439,39 @@ START_TEST(disk_full_persists_then_recovers)
 END_TEST
 
 /*
+ * The limit of "nothing was applied": a commit whose WAL sync fails answers
+ * EMQ_EIO and is invisible to every handle of the running system, but its
+ * frames were written; if the disk got them before the power failed, the
+ * recovered file holds the transition. (Same as any WAL database: the
+ * outcome of a commit that failed in its sync is decided by the disk.)
+ */
+START_TEST(failed_commit_sync_can_still_reach_the_disk)
+{
+    const scen *s = &scens[0];
+    long counts[FV_NKIND];
+    emq_db *db;
+    prepare(s);
+    measure(s, counts);
+    restore();
+    db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+    fv_track(1);
+    fv_count_reset();
+    fv_arm(FV_SYNC, counts[FV_SYNC], SQLITE_IOERR_FSYNC, 0); /* the commit's */
+    ck_assert_int_eq(s->op(db), EMQ_EIO);
+    fv_disarm();
+    ck_assert_uint_eq(digest(db), d_before);
+    fv_power_off();
+    emq_close(db);
+    ck_assert_int_ge(fv_power_loss(2, 0), 0);
+    db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
+    assert_clean(db, "after the power loss");
+    ck_assert_uint_eq(digest(db), d_after);
+    emq_close(db);
+    fv_track(0);
+}
+END_TEST
+
+/*
  * Random Tier 1 workloads, then a power loss that keeps a random prefix of
  * the unsynced writes. FULL: the recovered keyspace is exactly the last
  * acknowledged one. NORMAL: it is the keyspace after some acknowledged
@@ -709,6 +742,7 @@ Suite *suite_faults(void)
     tcase_set_timeout(io, 600);
     tcase_add_loop_test(io, io_faults_at_every_point, 0, (int)NSCEN);
     tcase_add_test(io, disk_full_persists_then_recovers);
+    tcase_add_test(io, failed_commit_sync_can_still_reach_the_disk);
     tcase_add_test(io, power_loss_full_keeps_every_acknowledged_transition);
     tcase_add_test(io, power_loss_normal_rolls_back_to_a_consistent_prefix);
     suite_add_tcase(s, io);
