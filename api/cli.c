@@ -44,6 +44,13 @@ static int cmd_pause(emq_cli *c, int argc, char **argv);
 static int cmd_resume(emq_cli *c, int argc, char **argv);
 static int cmd_help(emq_cli *c, int argc, char **argv);
 static int cmd_reserved(emq_cli *c, int argc, char **argv);
+/* The transfer commands (api/cli_transfer.c). */
+int emq_cli_export(emq_cli *c, int argc, char **argv);
+int emq_cli_import(emq_cli *c, int argc, char **argv);
+int emq_cli_push(emq_cli *c, int argc, char **argv);
+int emq_cli_pull(emq_cli *c, int argc, char **argv);
+int emq_cli_verify(emq_cli *c, int argc, char **argv);
+int emq_cli_check(emq_cli *c, int argc, char **argv);
 
 #define RESERVED "reserved: not built yet (exits 10)."
 
@@ -116,12 +123,47 @@ static const command commands[] = {
       "delayed job promoted, a lapsed lease reaped. A virtual clock drives\n"
       "time, so it never sleeps. Safe to run again." },
     { "help", cmd_help, "[COMMAND]", "Show the commands, or one command's help." },
-    { "export", cmd_reserved, "", RESERVED },
-    { "import", cmd_reserved, "", RESERVED },
-    { "push", cmd_reserved, "", RESERVED },
-    { "pull", cmd_reserved, "", RESERVED },
-    { "verify", cmd_reserved, "", RESERVED },
-    { "check", cmd_reserved, "", RESERVED },
+    { "export", emq_cli_export, "[--out FILE] [--queue Q]... [--by-slot]",
+      "Write the file's keyspace as a RESP command stream (doc/EXPORT.md) to\n"
+      "stdout or FILE, for 'redis-cli --pipe' or as an appendonly.aof. A\n"
+      "summary goes to stderr: keys, commands, bytes and the XXH3-64 digest.\n"
+      "  --out FILE   write the stream to FILE (needed with --json)\n"
+      "  --queue Q    only queue Q's keys (repeatable), plus {emq}:version\n"
+      "  --by-slot    order keys by cluster slot, each slot in MULTI/EXEC\n"
+      "Exit: 0 written, 9 the stream could not be written." },
+    { "import", emq_cli_import, "[FILE|-]",
+      "Apply a RESP stream (an export or an AOF of the same commands) from\n"
+      "FILE or stdin in one transaction, on top of what the file holds.\n"
+      "Exit: 0 applied, 1 refused (malformed stream, unknown command, key\n"
+      "outside the grammar: the message names the byte offset; nothing is\n"
+      "applied), 7 the stream's {emq}:version is not echomq:4.0.0." },
+    { "push", emq_cli_push,
+      "--to HOST:PORT [--replace] [--by-slot] [--queue Q]...",
+      "Stream the export into a live Valkey/Redis server (pipelined), after\n"
+      "checking its {emq}:version (claimed when absent), then compare each\n"
+      "queue's four set sizes and job-row count with the file.\n"
+      "  --replace   delete the target's keys of the exported queues first\n"
+      "  --by-slot   wrap each queue's keys in MULTI/EXEC (atomic per queue)\n"
+      "  --queue Q   only queue Q (repeatable)\n"
+      "Exit: 0 pushed and matching, 3 the target holds keys of an exported\n"
+      "queue (nothing written), 7 the target speaks another wire, 9 server\n"
+      "or I/O error, 10 built without hiredis, 11 the counts disagree." },
+    { "pull", emq_cli_pull, "--from HOST:PORT [--queue Q]...",
+      "Read the EchoMQ keys of a live server (SCAN, by TYPE) and import them\n"
+      "into the file in one transaction; the file must not hold the pulled\n"
+      "queues yet.\n"
+      "Exit: 0 pulled, 3 the file already holds a pulled queue, 7 the server\n"
+      "speaks another wire, 9 server or I/O error, 10 built without hiredis,\n"
+      "11 the file's digest disagrees with the server's after the import." },
+    { "verify", emq_cli_verify, "--against HOST:PORT [--queue Q]...",
+      "Compute the logical digest of the file and of a live server and say\n"
+      "'equal', or name the first differing key.\n"
+      "Exit: 0 equal, 11 different, 9 server or I/O error, 10 built without\n"
+      "hiredis." },
+    { "check", emq_cli_check, "",
+      "Check the file's invariants and print every finding (violations and\n"
+      "notes), then the counts.\n"
+      "Exit: 0 no violation (notes allowed), 11 at least one violation." },
     { "bench", cmd_reserved, "", RESERVED },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
