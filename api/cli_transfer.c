@@ -90,6 +90,461 @@ static void tb_free(tbuf *b)
     memset(b, 0, sizeof *b);
 }
 
+/* ============================================== failures with own exits */
+
+static int nomem(emq_cli *c)
+{
+    return emq_cli_fail(c, EMQ_ENOMEM, "out of memory");
+}
+
+/* ======================================================== queue options */
+
+typedef struct qsel {
+    const char **q; /* sorted, unique */
+    size_t n;
+} qsel;
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Take every "--queue Q" / "--queue=Q" before "--" out of argv, which is
+ * compacted in place; each name must pass the queue gate. Returns -1 to
+ * proceed or an exit status. qs->q is malloc'd (free it in every case).
+ */
+static int take_queues(emq_cli *c, int *argc, char **argv, qsel *qs)
+{
+    int out = 1, i;
+    qs->n = 0;
+    if (!(qs->q = calloc((size_t)*argc + 1, sizeof *qs->q)))
+        return nomem(c);
+    for (i = 1; i < *argc; i++) {
+        const char *a = argv[i], *v;
+        if (strcmp(a, "--") == 0)
+            break;
+        if (strcmp(a, "--queue") == 0) {
+            if (i + 1 >= *argc)
+                return emq_cli_usage(c, "option '--queue' needs a value");
+            v = argv[++i];
+        } else if (strncmp(a, "--queue=", 8) == 0) {
+            v = a + 8;
+        } else {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (!emq_queue_valid(v))
+            return emq_cli_usage(c, "invalid queue name '%s'", v);
+        qs->q[qs->n++] = v;
+    }
+    for (; i < *argc; i++)
+        argv[out++] = argv[i];
+    argv[out] = NULL;
+    *argc = out;
+    if (qs->n > 1) {
+        qsort(qs->q, qs->n, sizeof *qs->q, cmp_cstr);
+        size_t k = 1;
+        for (size_t j = 1; j < qs->n; j++)
+            if (strcmp(qs->q[j], qs->q[k - 1]) != 0)
+                qs->q[k++] = qs->q[j];
+        qs->n = k;
+    }
+    return -1;
+}
+
+static void qsel_opts(const qsel *qs, emq_export_options *o)
+{
+    emq_export_options_init(o);
+    if (qs->n) {
+        o->queues = qs->q;
+        o->n_queues = qs->n;
+    }
+}
+
+/* The file must exist: export, check, push and verify never create one. */
+static int open_existing(emq_cli *c)
+{
+    struct stat sb;
+    const char *p = c->db_path;
+    if (p[0] && strcmp(p, ":memory:") != 0 && stat(p, &sb) != 0) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s: %s", p, strerror(errno));
+        return emq_cli_fail(c, EMQ_ECANTOPEN, msg);
+    }
+    return emq_cli_open(c);
+}
+
+static void put_digest(FILE *f, uint64_t d)
+{
+    fprintf(f, "\"%016llx\"", (unsigned long long)d);
+}
+
+/* ============================================================= progress */
+
+typedef struct progress {
+    int on, shown;
+    const char *what;
+    uint64_t total;
+    double t0, last;
+} progress;
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A progress line on stderr when it is a terminal ($EMQLITE_PROGRESS=1
+ * forces it, =0 silences it). */
+static void prog_start(progress *p, const char *what, uint64_t total)
+{
+    const char *f = getenv("EMQLITE_PROGRESS");
+    memset(p, 0, sizeof *p);
+    p->what = what;
+    p->total = total;
+    p->on = f && f[0] ? strcmp(f, "0") != 0 : isatty(STDERR_FILENO);
+    p->t0 = mono();
+    p->last = -1;
+}
+
+static void prog_tick(progress *p, uint64_t done, const char *unit)
+{
+    if (!p->on)
+        return;
+    double t = mono();
+    if (p->last >= 0 && t - p->last < 0.2)
+        return;
+    p->last = t;
+    p->shown = 1;
+    double rate = t > p->t0 ? (double)done / (t - p->t0) : 0;
+    if (p->total)
+        fprintf(stderr, "\r%s: %llu/%llu %s (%d%%), %.0f/s   ", p->what,
+                (unsigned long long)done, (unsigned long long)p->total, unit,
+                (int)(done * 100 / p->total), rate);
+    else
+        fprintf(stderr, "\r%s: %llu %s, %.0f/s   ", p->what,
+                (unsigned long long)done, unit, rate);
+}
+
+static void prog_end(progress *p)
+{
+    if (p->on && p->shown)
+        fputs("\r\033[K", stderr);
+    p->shown = 0;
+}
+
+/* ================================================================ export */
+
+typedef struct fsink {
+    FILE *f;
+    uint64_t bytes;
+    int err;
+    progress pg;
+} fsink;
+
+static int fsink_write(void *ctx, const void *p, size_t n)
+{
+    fsink *s = ctx;
+    if (fwrite(p, 1, n, s->f) != n) {
+        s->err = errno ? errno : EIO;
+        return 1;
+    }
+    s->bytes += n;
+    prog_tick(&s->pg, s->bytes >> 20, "MiB written");
+    return 0;
+}
+
+int emq_cli_export(emq_cli *c, int argc, char **argv)
+{
+    const char *out = NULL, *byslot = NULL, *pos[1];
+    emq_cli_opt opts[] = { { "--out", 1, &out }, { "--by-slot", 0, &byslot },
+                           { NULL, 0, NULL } };
+    qsel qs = { NULL, 0 };
+    int npos, ex, rc;
+    fsink s;
+    emq_export_options o;
+    emq_transfer_summary sum;
+
+    memset(&s, 0, sizeof s);
+    if ((ex = take_queues(c, &argc, argv, &qs)) >= 0)
+        goto done;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
+        goto done;
+    if (c->json && !out) {
+        ex = emq_cli_usage(c, "--json needs --out FILE (the stream itself "
+                              "goes to stdout)");
+        goto done;
+    }
+    if ((ex = open_existing(c)))
+        goto done;
+    s.f = stdout;
+    if (out && !(s.f = fopen(out, "wb"))) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "%s: %s", out, strerror(errno));
+        ex = emq_cli_fail(c, EMQ_ECANTOPEN, msg);
+        goto done;
+    }
+    qsel_opts(&qs, &o);
+    o.by_slot = byslot != NULL;
+    prog_start(&s.pg, "export", 0);
+    errno = 0;
+    rc = emq_export(c->db, &o, fsink_write, &s, &sum);
+    prog_end(&s.pg);
+    if (out) {
+        if (fclose(s.f) != 0 && rc == EMQ_OK) {
+            s.err = errno;
+            rc = EMQ_EIO;
+        }
+        if (rc != EMQ_OK)
+            remove(out);
+    } else if (fflush(stdout) != 0 && rc == EMQ_OK) {
+        s.err = errno;
+        rc = EMQ_EIO;
+    }
+    if (rc != EMQ_OK) {
+        char msg[700];
+        if (s.err) {
+            snprintf(msg, sizeof msg, "cannot write the stream to %s: %s",
+                     out ? out : "stdout", strerror(s.err));
+            ex = emq_cli_fail(c, EMQ_EIO, msg);
+        } else {
+            ex = emq_cli_fail(c, rc, NULL);
+        }
+        goto done;
+    }
+    fprintf(stderr, "exported %llu keys, %llu commands, %llu bytes, "
+            "digest %016llx\n", (unsigned long long)sum.keys,
+            (unsigned long long)sum.commands, (unsigned long long)sum.bytes,
+            (unsigned long long)sum.digest);
+    if (c->json) {
+        fputs("{\"out\":", stdout);
+        emq_cli_json_str(stdout, out);
+        printf(",\"keys\":%llu,\"commands\":%llu,\"bytes\":%llu,\"digest\":",
+               (unsigned long long)sum.keys, (unsigned long long)sum.commands,
+               (unsigned long long)sum.bytes);
+        put_digest(stdout, sum.digest);
+        puts("}");
+    }
+    ex = EMQ_EXIT_OK;
+done:
+    free(qs.q);
+    return ex;
+}
+
+/* ================================================================ import */
+
+static int read_stream(FILE *f, tbuf *b)
+{
+    for (;;) {
+        if (tb_grow(b, 1 << 16))
+            return -1;
+        size_t r = fread(b->p + b->len, 1, b->cap - b->len, f);
+        b->len += r;
+        if (r == 0)
+            return ferror(f) ? -1 : 0;
+    }
+}
+
+static void import_summary(emq_cli *c, const char *key, const char *src,
+                           const emq_transfer_summary *s)
+{
+    if (c->json) {
+        printf("{\"%s\":", key);
+        emq_cli_json_str(stdout, src);
+        printf(",\"commands\":%llu,\"bytes\":%llu,\"keys\":%llu,"
+               "\"digest\":", (unsigned long long)s->commands,
+               (unsigned long long)s->bytes, (unsigned long long)s->keys);
+        put_digest(stdout, s->digest);
+        puts("}");
+    } else {
+        printf("imported %llu commands (%llu bytes); the file holds %llu "
+               "keys, digest %016llx\n", (unsigned long long)s->commands,
+               (unsigned long long)s->bytes, (unsigned long long)s->keys,
+               (unsigned long long)s->digest);
+    }
+}
+
+int emq_cli_import(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[1];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, ex, rc;
+    tbuf b = { NULL, 0, 0 };
+    FILE *in = stdin;
+    const char *src = "-";
+    emq_transfer_summary sum;
+    progress pg;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 1, &npos)) >= 0)
+        return ex;
+    if (npos == 1 && strcmp(pos[0], "-") != 0) {
+        src = pos[0];
+        if (!(in = fopen(src, "rb"))) {
+            char msg[700];
+            snprintf(msg, sizeof msg, "%s: %s", src, strerror(errno));
+            return emq_cli_fail(c, EMQ_ECANTOPEN, msg);
+        }
+    }
+    rc = read_stream(in, &b);
+    if (in != stdin)
+        fclose(in);
+    if (rc) {
+        tb_free(&b);
+        return emq_cli_fail(c, EMQ_EIO, "cannot read the stream");
+    }
+    if ((ex = emq_cli_open(c)))
+        goto done;
+    prog_start(&pg, "import", 0);
+    if (pg.on)
+        fprintf(stderr, "import: applying %zu bytes in one transaction...",
+                b.len);
+    pg.shown = pg.on;
+    rc = emq_import(c->db, b.p, b.len, &sum);
+    prog_end(&pg);
+    if (rc != EMQ_OK) {
+        ex = emq_cli_fail(c, rc, NULL);
+        goto done;
+    }
+    import_summary(c, "in", src, &sum);
+    ex = EMQ_EXIT_OK;
+done:
+    tb_free(&b);
+    return ex;
+}
+
+/* ================================================================= check */
+
+typedef struct checklog {
+    tbuf json;  /* the findings array's items */
+    size_t violations, notes;
+    int as_json, oom;
+} checklog;
+
+static void on_finding(void *ctx, const emq_finding *f)
+{
+    checklog *l = ctx;
+    const char *sev = f->severity == EMQ_CHECK_VIOLATION ? "violation"
+                                                         : "note";
+    if (f->severity == EMQ_CHECK_VIOLATION)
+        l->violations++;
+    else
+        l->notes++;
+    if (!l->as_json) {
+        printf("%-9s  %-9s  %s  %s\n", sev, f->code,
+               f->key && f->key[0] ? f->key : "-", f->message);
+        return;
+    }
+    /* JSON items are collected so that a failure midway still writes one
+     * document only. */
+    char *p = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&p, &n);
+    if (!m) {
+        l->oom = 1;
+        return;
+    }
+    fprintf(m, "%s{\"severity\":\"%s\",\"code\":", l->json.len ? "," : "",
+            sev);
+    emq_cli_json_str(m, f->code);
+    fputs(",\"key\":", m);
+    emq_cli_json_str(m, f->key ? f->key : "");
+    fputs(",\"message\":", m);
+    emq_cli_json_str(m, f->message);
+    fputc('}', m);
+    if (fclose(m) != 0 || tb_put(&l->json, p, n))
+        l->oom = 1;
+    free(p);
+}
+
+int emq_cli_check(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[1];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int npos, ex, rc;
+    checklog l;
+    size_t nv = 0;
+
+    memset(&l, 0, sizeof l);
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
+        return ex;
+    if ((ex = open_existing(c)))
+        return ex;
+    l.as_json = c->json;
+    rc = emq_check(c->db, on_finding, &l, &nv);
+    if (rc != EMQ_OK && rc != EMQ_ECORRUPT) {
+        ex = emq_cli_fail(c, rc, NULL);
+        goto done;
+    }
+    if (l.oom) {
+        ex = nomem(c);
+        goto done;
+    }
+    if (c->json) {
+        printf("{\"ok\":%s,\"violations\":%zu,\"notes\":%zu,\"findings\":[",
+               l.violations ? "false" : "true", l.violations, l.notes);
+        if (l.json.len)
+            fwrite(l.json.p, 1, l.json.len, stdout);
+        puts("]}");
+    } else {
+        printf("%zu violation%s, %zu note%s\n", l.violations,
+               l.violations == 1 ? "" : "s", l.notes, l.notes == 1 ? "" : "s");
+    }
+    if (l.violations) {
+        fprintf(stderr, "emqlite: check: %zu invariant violation%s in %s\n",
+                l.violations, l.violations == 1 ? "" : "s", c->db_path);
+        ex = EXIT_DIFFER;
+    } else {
+        ex = EMQ_EXIT_OK;
+    }
+done:
+    tb_free(&l.json);
+    return ex;
+}
+
+/* ======================================================= live transfers */
+
+#ifndef HAVE_HIREDIS
+
+static int not_built(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[1], *a = NULL, *b = NULL, *d = NULL, *e = NULL;
+    emq_cli_opt opts[] = { { "--to", 1, &a }, { "--from", 1, &b },
+                           { "--against", 1, &d }, { "--replace", 0, &e },
+                           { "--by-slot", 0, &e }, { NULL, 0, NULL } };
+    qsel qs = { NULL, 0 };
+    int npos, ex;
+    if ((ex = take_queues(c, &argc, argv, &qs)) < 0 &&
+        (ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) < 0) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "built without hiredis: '%s' talks to a "
+                 "live Valkey/Redis server; rebuild with libhiredis "
+                 "(Debian: libhiredis-dev), or use 'emqlite export' with "
+                 "'redis-cli --pipe'", c->cmd);
+        ex = emq_cli_fail(c, EMQ_ENOTSUP, msg);
+    }
+    free(qs.q);
+    return ex;
+}
+
+int emq_cli_push(emq_cli *c, int argc, char **argv)
+{
+    return not_built(c, argc, argv);
+}
+
+int emq_cli_pull(emq_cli *c, int argc, char **argv)
+{
+    return not_built(c, argc, argv);
+}
+
+int emq_cli_verify(emq_cli *c, int argc, char **argv)
+{
+    return not_built(c, argc, argv);
+}
+
+#else /* HAVE_HIREDIS */
+
 /* The digest's integers: 8 bytes, little-endian. */
 static int tb_u64(tbuf *b, uint64_t v)
 {
@@ -175,8 +630,6 @@ static void show_into(char *out, size_t cap, const void *p, size_t n)
     out[k < cap ? k : cap - 1] = '\0';
 }
 
-/* ============================================== failures with own exits */
-
 /* A failure with its own exit status and class (not a library code). */
 static int xfail(emq_cli *c, int code, const char *cls, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -197,76 +650,6 @@ static int xfail(emq_cli *c, int code, const char *cls, const char *fmt, ...)
         printf("},\"exit\":%d}\n", code);
     }
     return code;
-}
-
-static int nomem(emq_cli *c)
-{
-    return emq_cli_fail(c, EMQ_ENOMEM, "out of memory");
-}
-
-/* ======================================================== queue options */
-
-typedef struct qsel {
-    const char **q; /* sorted, unique */
-    size_t n;
-} qsel;
-
-static int cmp_cstr(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/*
- * Take every "--queue Q" / "--queue=Q" before "--" out of argv, which is
- * compacted in place; each name must pass the queue gate. Returns -1 to
- * proceed or an exit status. qs->q is malloc'd (free it in every case).
- */
-static int take_queues(emq_cli *c, int *argc, char **argv, qsel *qs)
-{
-    int out = 1, i;
-    qs->n = 0;
-    if (!(qs->q = calloc((size_t)*argc + 1, sizeof *qs->q)))
-        return nomem(c);
-    for (i = 1; i < *argc; i++) {
-        const char *a = argv[i], *v;
-        if (strcmp(a, "--") == 0)
-            break;
-        if (strcmp(a, "--queue") == 0) {
-            if (i + 1 >= *argc)
-                return emq_cli_usage(c, "option '--queue' needs a value");
-            v = argv[++i];
-        } else if (strncmp(a, "--queue=", 8) == 0) {
-            v = a + 8;
-        } else {
-            argv[out++] = argv[i];
-            continue;
-        }
-        if (!emq_queue_valid(v))
-            return emq_cli_usage(c, "invalid queue name '%s'", v);
-        qs->q[qs->n++] = v;
-    }
-    for (; i < *argc; i++)
-        argv[out++] = argv[i];
-    argv[out] = NULL;
-    *argc = out;
-    if (qs->n > 1) {
-        qsort(qs->q, qs->n, sizeof *qs->q, cmp_cstr);
-        size_t k = 1;
-        for (size_t j = 1; j < qs->n; j++)
-            if (strcmp(qs->q[j], qs->q[k - 1]) != 0)
-                qs->q[k++] = qs->q[j];
-        qs->n = k;
-    }
-    return -1;
-}
-
-static void qsel_opts(const qsel *qs, emq_export_options *o)
-{
-    emq_export_options_init(o);
-    if (qs->n) {
-        o->queues = qs->q;
-        o->n_queues = qs->n;
-    }
 }
 
 /* When `k` is "emq:{q}:<rest>", set q and rest and return 1. */
@@ -312,79 +695,6 @@ static int key_selected(const qsel *qs, const unsigned char *k, size_t n)
         return (n >= 4 && memcmp(k, "emq:", 4) == 0) ||
                (n >= 6 && memcmp(k, "{emq}:", 6) == 0);
     return key_queue(k, n, &q, &rest) && find_queue(qs->q, qs->n, &q) >= 0;
-}
-
-/* The file must exist: export, check, push and verify never create one. */
-static int open_existing(emq_cli *c)
-{
-    struct stat sb;
-    const char *p = c->db_path;
-    if (p[0] && strcmp(p, ":memory:") != 0 && stat(p, &sb) != 0) {
-        char msg[700];
-        snprintf(msg, sizeof msg, "%s: %s", p, strerror(errno));
-        return emq_cli_fail(c, EMQ_ECANTOPEN, msg);
-    }
-    return emq_cli_open(c);
-}
-
-static void put_digest(FILE *f, uint64_t d)
-{
-    fprintf(f, "\"%016llx\"", (unsigned long long)d);
-}
-
-/* ============================================================= progress */
-
-typedef struct progress {
-    int on, shown;
-    const char *what;
-    uint64_t total;
-    double t0, last;
-} progress;
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* A progress line on stderr when it is a terminal ($EMQLITE_PROGRESS=1
- * forces it, =0 silences it). */
-static void prog_start(progress *p, const char *what, uint64_t total)
-{
-    const char *f = getenv("EMQLITE_PROGRESS");
-    memset(p, 0, sizeof *p);
-    p->what = what;
-    p->total = total;
-    p->on = f && f[0] ? strcmp(f, "0") != 0 : isatty(STDERR_FILENO);
-    p->t0 = mono();
-    p->last = -1;
-}
-
-static void prog_tick(progress *p, uint64_t done, const char *unit)
-{
-    if (!p->on)
-        return;
-    double t = mono();
-    if (p->last >= 0 && t - p->last < 0.2)
-        return;
-    p->last = t;
-    p->shown = 1;
-    double rate = t > p->t0 ? (double)done / (t - p->t0) : 0;
-    if (p->total)
-        fprintf(stderr, "\r%s: %llu/%llu %s (%d%%), %.0f/s   ", p->what,
-                (unsigned long long)done, (unsigned long long)p->total, unit,
-                (int)(done * 100 / p->total), rate);
-    else
-        fprintf(stderr, "\r%s: %llu %s, %.0f/s   ", p->what,
-                (unsigned long long)done, unit, rate);
-}
-
-static void prog_end(progress *p)
-{
-    if (p->on && p->shown)
-        fputs("\r\033[K", stderr);
-    p->shown = 0;
 }
 
 /* ======================================================== RESP splitter */
@@ -950,315 +1260,6 @@ static int file_keyspace(emq_cli *c, const qsel *qs, kset *ks,
     return ex;
 }
 
-/* ================================================================ export */
-
-typedef struct fsink {
-    FILE *f;
-    uint64_t bytes;
-    int err;
-    progress pg;
-} fsink;
-
-static int fsink_write(void *ctx, const void *p, size_t n)
-{
-    fsink *s = ctx;
-    if (fwrite(p, 1, n, s->f) != n) {
-        s->err = errno ? errno : EIO;
-        return 1;
-    }
-    s->bytes += n;
-    prog_tick(&s->pg, s->bytes >> 20, "MiB written");
-    return 0;
-}
-
-int emq_cli_export(emq_cli *c, int argc, char **argv)
-{
-    const char *out = NULL, *byslot = NULL, *pos[1];
-    emq_cli_opt opts[] = { { "--out", 1, &out }, { "--by-slot", 0, &byslot },
-                           { NULL, 0, NULL } };
-    qsel qs = { NULL, 0 };
-    int npos, ex, rc;
-    fsink s;
-    emq_export_options o;
-    emq_transfer_summary sum;
-
-    memset(&s, 0, sizeof s);
-    if ((ex = take_queues(c, &argc, argv, &qs)) >= 0)
-        goto done;
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
-        goto done;
-    if (c->json && !out) {
-        ex = emq_cli_usage(c, "--json needs --out FILE (the stream itself "
-                              "goes to stdout)");
-        goto done;
-    }
-    if ((ex = open_existing(c)))
-        goto done;
-    s.f = stdout;
-    if (out && !(s.f = fopen(out, "wb"))) {
-        char msg[700];
-        snprintf(msg, sizeof msg, "%s: %s", out, strerror(errno));
-        ex = emq_cli_fail(c, EMQ_ECANTOPEN, msg);
-        goto done;
-    }
-    qsel_opts(&qs, &o);
-    o.by_slot = byslot != NULL;
-    prog_start(&s.pg, "export", 0);
-    errno = 0;
-    rc = emq_export(c->db, &o, fsink_write, &s, &sum);
-    prog_end(&s.pg);
-    if (out) {
-        if (fclose(s.f) != 0 && rc == EMQ_OK) {
-            s.err = errno;
-            rc = EMQ_EIO;
-        }
-        if (rc != EMQ_OK)
-            remove(out);
-    } else if (fflush(stdout) != 0 && rc == EMQ_OK) {
-        s.err = errno;
-        rc = EMQ_EIO;
-    }
-    if (rc != EMQ_OK) {
-        char msg[700];
-        if (s.err) {
-            snprintf(msg, sizeof msg, "cannot write the stream to %s: %s",
-                     out ? out : "stdout", strerror(s.err));
-            ex = emq_cli_fail(c, EMQ_EIO, msg);
-        } else {
-            ex = emq_cli_fail(c, rc, NULL);
-        }
-        goto done;
-    }
-    fprintf(stderr, "exported %llu keys, %llu commands, %llu bytes, "
-            "digest %016llx\n", (unsigned long long)sum.keys,
-            (unsigned long long)sum.commands, (unsigned long long)sum.bytes,
-            (unsigned long long)sum.digest);
-    if (c->json) {
-        fputs("{\"out\":", stdout);
-        emq_cli_json_str(stdout, out);
-        printf(",\"keys\":%llu,\"commands\":%llu,\"bytes\":%llu,\"digest\":",
-               (unsigned long long)sum.keys, (unsigned long long)sum.commands,
-               (unsigned long long)sum.bytes);
-        put_digest(stdout, sum.digest);
-        puts("}");
-    }
-    ex = EMQ_EXIT_OK;
-done:
-    free(qs.q);
-    return ex;
-}
-
-/* ================================================================ import */
-
-static int read_stream(FILE *f, tbuf *b)
-{
-    for (;;) {
-        if (tb_grow(b, 1 << 16))
-            return -1;
-        size_t r = fread(b->p + b->len, 1, b->cap - b->len, f);
-        b->len += r;
-        if (r == 0)
-            return ferror(f) ? -1 : 0;
-    }
-}
-
-static void import_summary(emq_cli *c, const char *key, const char *src,
-                           const emq_transfer_summary *s)
-{
-    if (c->json) {
-        printf("{\"%s\":", key);
-        emq_cli_json_str(stdout, src);
-        printf(",\"commands\":%llu,\"bytes\":%llu,\"keys\":%llu,"
-               "\"digest\":", (unsigned long long)s->commands,
-               (unsigned long long)s->bytes, (unsigned long long)s->keys);
-        put_digest(stdout, s->digest);
-        puts("}");
-    } else {
-        printf("imported %llu commands (%llu bytes); the file holds %llu "
-               "keys, digest %016llx\n", (unsigned long long)s->commands,
-               (unsigned long long)s->bytes, (unsigned long long)s->keys,
-               (unsigned long long)s->digest);
-    }
-}
-
-int emq_cli_import(emq_cli *c, int argc, char **argv)
-{
-    const char *pos[1];
-    emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    int npos, ex, rc;
-    tbuf b = { NULL, 0, 0 };
-    FILE *in = stdin;
-    const char *src = "-";
-    emq_transfer_summary sum;
-    progress pg;
-
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 1, &npos)) >= 0)
-        return ex;
-    if (npos == 1 && strcmp(pos[0], "-") != 0) {
-        src = pos[0];
-        if (!(in = fopen(src, "rb"))) {
-            char msg[700];
-            snprintf(msg, sizeof msg, "%s: %s", src, strerror(errno));
-            return emq_cli_fail(c, EMQ_ECANTOPEN, msg);
-        }
-    }
-    rc = read_stream(in, &b);
-    if (in != stdin)
-        fclose(in);
-    if (rc) {
-        tb_free(&b);
-        return emq_cli_fail(c, EMQ_EIO, "cannot read the stream");
-    }
-    if ((ex = emq_cli_open(c)))
-        goto done;
-    prog_start(&pg, "import", 0);
-    if (pg.on)
-        fprintf(stderr, "import: applying %zu bytes in one transaction...",
-                b.len);
-    pg.shown = pg.on;
-    rc = emq_import(c->db, b.p, b.len, &sum);
-    prog_end(&pg);
-    if (rc != EMQ_OK) {
-        ex = emq_cli_fail(c, rc, NULL);
-        goto done;
-    }
-    import_summary(c, "in", src, &sum);
-    ex = EMQ_EXIT_OK;
-done:
-    tb_free(&b);
-    return ex;
-}
-
-/* ================================================================= check */
-
-typedef struct checklog {
-    tbuf json;  /* the findings array's items */
-    size_t violations, notes;
-    int as_json, oom;
-} checklog;
-
-static void on_finding(void *ctx, const emq_finding *f)
-{
-    checklog *l = ctx;
-    const char *sev = f->severity == EMQ_CHECK_VIOLATION ? "violation"
-                                                         : "note";
-    if (f->severity == EMQ_CHECK_VIOLATION)
-        l->violations++;
-    else
-        l->notes++;
-    if (!l->as_json) {
-        printf("%-9s  %-9s  %s  %s\n", sev, f->code,
-               f->key && f->key[0] ? f->key : "-", f->message);
-        return;
-    }
-    /* JSON items are collected so that a failure midway still writes one
-     * document only. */
-    char *p = NULL;
-    size_t n = 0;
-    FILE *m = open_memstream(&p, &n);
-    if (!m) {
-        l->oom = 1;
-        return;
-    }
-    fprintf(m, "%s{\"severity\":\"%s\",\"code\":", l->json.len ? "," : "",
-            sev);
-    emq_cli_json_str(m, f->code);
-    fputs(",\"key\":", m);
-    emq_cli_json_str(m, f->key ? f->key : "");
-    fputs(",\"message\":", m);
-    emq_cli_json_str(m, f->message);
-    fputc('}', m);
-    if (fclose(m) != 0 || tb_put(&l->json, p, n))
-        l->oom = 1;
-    free(p);
-}
-
-int emq_cli_check(emq_cli *c, int argc, char **argv)
-{
-    const char *pos[1];
-    emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    int npos, ex, rc;
-    checklog l;
-    size_t nv = 0;
-
-    memset(&l, 0, sizeof l);
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
-        return ex;
-    if ((ex = open_existing(c)))
-        return ex;
-    l.as_json = c->json;
-    rc = emq_check(c->db, on_finding, &l, &nv);
-    if (rc != EMQ_OK && rc != EMQ_ECORRUPT) {
-        ex = emq_cli_fail(c, rc, NULL);
-        goto done;
-    }
-    if (l.oom) {
-        ex = nomem(c);
-        goto done;
-    }
-    if (c->json) {
-        printf("{\"ok\":%s,\"violations\":%zu,\"notes\":%zu,\"findings\":[",
-               l.violations ? "false" : "true", l.violations, l.notes);
-        if (l.json.len)
-            fwrite(l.json.p, 1, l.json.len, stdout);
-        puts("]}");
-    } else {
-        printf("%zu violation%s, %zu note%s\n", l.violations,
-               l.violations == 1 ? "" : "s", l.notes, l.notes == 1 ? "" : "s");
-    }
-    if (l.violations) {
-        fprintf(stderr, "emqlite: check: %zu invariant violation%s in %s\n",
-                l.violations, l.violations == 1 ? "" : "s", c->db_path);
-        ex = EXIT_DIFFER;
-    } else {
-        ex = EMQ_EXIT_OK;
-    }
-done:
-    tb_free(&l.json);
-    return ex;
-}
-
-/* ======================================================= live transfers */
-
-#ifndef HAVE_HIREDIS
-
-static int not_built(emq_cli *c, int argc, char **argv)
-{
-    const char *pos[1], *a = NULL, *b = NULL, *d = NULL, *e = NULL;
-    emq_cli_opt opts[] = { { "--to", 1, &a }, { "--from", 1, &b },
-                           { "--against", 1, &d }, { "--replace", 0, &e },
-                           { "--by-slot", 0, &e }, { NULL, 0, NULL } };
-    qsel qs = { NULL, 0 };
-    int npos, ex;
-    if ((ex = take_queues(c, &argc, argv, &qs)) < 0 &&
-        (ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) < 0) {
-        char msg[400];
-        snprintf(msg, sizeof msg, "built without hiredis: '%s' talks to a "
-                 "live Valkey/Redis server; rebuild with libhiredis "
-                 "(Debian: libhiredis-dev), or use 'emqlite export' with "
-                 "'redis-cli --pipe'", c->cmd);
-        ex = emq_cli_fail(c, EMQ_ENOTSUP, msg);
-    }
-    free(qs.q);
-    return ex;
-}
-
-int emq_cli_push(emq_cli *c, int argc, char **argv)
-{
-    return not_built(c, argc, argv);
-}
-
-int emq_cli_pull(emq_cli *c, int argc, char **argv)
-{
-    return not_built(c, argc, argv);
-}
-
-int emq_cli_verify(emq_cli *c, int argc, char **argv)
-{
-    return not_built(c, argc, argv);
-}
-
-#else /* HAVE_HIREDIS */
 
 /* ------------------------------------------------------------ the server */
 
