@@ -25,9 +25,11 @@ static const char *const schema_sql =
     " expire INTEGER,"               /* absolute ms, NULL for none       */
     " val BLOB"                      /* string value or encoded hash     */
     ") WITHOUT ROWID;"
-    "CREATE TABLE zset(kid INTEGER NOT NULL, member BLOB NOT NULL,"
-    " score REAL NOT NULL, PRIMARY KEY(kid, member)) WITHOUT ROWID;"
-    "CREATE INDEX zset_rank ON zset(kid, score, member);"
+    /* Sorted sets are stored in rank order; only members with a score
+     * other than 0 need the member index (zset.c explains). */
+    "CREATE TABLE zset(kid INTEGER NOT NULL, score REAL NOT NULL,"
+    " member BLOB NOT NULL, PRIMARY KEY(kid, score, member)) WITHOUT ROWID;"
+    "CREATE INDEX zset_member ON zset(kid, member) WHERE score <> 0;"
     "CREATE TABLE list(kid INTEGER NOT NULL, pos INTEGER NOT NULL,"
     " val BLOB NOT NULL, PRIMARY KEY(kid, pos)) WITHOUT ROWID;"
     "CREATE TABLE sset(kid INTEGER NOT NULL, member BLOB NOT NULL,"
@@ -48,12 +50,15 @@ static const char *const sql[S_COUNT] = {
                         " VALUES(?1, ?2, 0, NULL, ?3) ON CONFLICT DO NOTHING",
     [S_KID_NEXT] = "UPDATE emq_meta SET v = v + 1 WHERE k = 'next_kid'"
                    " RETURNING v - 1",
-    [S_Z_INSERT_NX] = "INSERT INTO zset(kid, member, score)"
-                      " VALUES(?1, ?2, ?3) ON CONFLICT DO NOTHING",
-    [S_Z_SET_SCORE] = "UPDATE zset SET score = ?3 WHERE kid = ?1"
-                      " AND member = ?2",
-    [S_Z_REM] = "DELETE FROM zset WHERE kid = ?1 AND member = ?2",
-    [S_Z_SCORE] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2",
+    [S_Z_PROBE0] = "SELECT 0.0 FROM zset WHERE kid = ?1 AND score = 0"
+                   " AND member = ?2 UNION ALL"
+                   " SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
+                   " AND score <> 0 LIMIT 1",
+    [S_Z_SCORE] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
+                  " AND score <> 0",
+    [S_Z_INSERT] = "INSERT INTO zset(kid, score, member) VALUES(?1, ?3, ?2)",
+    [S_Z_DEL] = "DELETE FROM zset WHERE kid = ?1 AND score = ?3"
+                " AND member = ?2",
     [S_Z_CARD] = "SELECT count(*) FROM zset WHERE kid = ?1",
     [S_Z_ANY] = "SELECT 1 FROM zset WHERE kid = ?1 LIMIT 1",
     [S_Z_RANGE_SCORE] = "SELECT member, score FROM zset WHERE kid = ?1"
@@ -63,14 +68,16 @@ static const char *const sql[S_COUNT] = {
                       " ORDER BY score, member LIMIT ?2",
     [S_Z_RANGE_DESC] = "SELECT member, score FROM zset WHERE kid = ?1"
                        " ORDER BY score DESC, member DESC LIMIT ?2",
+    /* Lexical ranges walk rank order (Valkey's rule: lexical ranges are
+     * meant for sets whose members share one score). */
     [S_Z_LEX_ASC] = "SELECT member, score FROM zset WHERE kid = ?1"
                     " AND (?2 IS NULL OR member >= ?2)"
                     " AND (?3 IS NULL OR member <= ?3)"
-                    " ORDER BY member LIMIT ?4",
+                    " ORDER BY score, member LIMIT ?4",
     [S_Z_LEX_DESC] = "SELECT member, score FROM zset WHERE kid = ?1"
                      " AND (?2 IS NULL OR member >= ?2)"
                      " AND (?3 IS NULL OR member <= ?3)"
-                     " ORDER BY member DESC LIMIT ?4",
+                     " ORDER BY score DESC, member DESC LIMIT ?4",
     [S_Z_DROP] = "DELETE FROM zset WHERE kid = ?1",
     [S_L_MINMAX] = "SELECT min(pos), max(pos), count(*) FROM list"
                    " WHERE kid = ?1",

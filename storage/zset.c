@@ -1,10 +1,17 @@
 /*
- * zset.c — the sorted-set type: rows (kid, member, score) ordered by
- * (score, member) through the zset_rank index, members compared as BLOBs
- * (memcmp, a proper prefix first), scores as IEEE doubles as Valkey keeps
- * them.
+ * zset.c — the sorted-set type.
  *
- * Rule: a set with no member is absent (kv.c keeps its registration).
+ * Rows (kid, score, member) are the table's primary key, so the table itself
+ * is in zset order: score ascending, then member in memcmp order (SQLite
+ * compares BLOBs so, a proper prefix first). Scores are IEEE doubles, as
+ * Valkey keeps them. A member is found by its score: a member at score 0 —
+ * every member of pending, dead and the lanes — is probed at (kid, 0, m)
+ * in the table itself; any other member through the partial index
+ * zset_member(kid, member) WHERE score <> 0. So a score-0 member costs one
+ * b-tree entry, not two, and the hottest sets write one page fewer.
+ *
+ * Rules: a member appears at most once (every insert first looks for it both
+ * ways); a set with no member is absent (kv.c keeps its registration).
  */
 #include <string.h>
 #include "store_int.h"
@@ -18,77 +25,15 @@ static int find(emq_store *st, const void *key, size_t klen, int64_t *kid)
     return rc;
 }
 
-int emq_zset_add(emq_store *st, const void *key, size_t klen,
-                 const void *m, size_t mlen, double score, int *added)
+/* The current score of member m of zset kid: EMQ_OK with *score, or
+ * EMQ_NOTFOUND. */
+static int member_score(emq_store *st, int64_t kid, const void *m,
+                        size_t mlen, double *score)
 {
-    int64_t kid;
-    int rc = find(st, key, klen, &kid);
-    if (rc != EMQ_OK)
-        return rc;
-    if (!kid && (rc = emq_key_create(st, key, klen, EMQ_T_ZSET, &kid)))
-        return rc;
-    /* Insert a new member in one statement; update an old one's score. */
-    sqlite3_stmt *s = emq_stmt(st, S_Z_INSERT_NX);
-    if (!s)
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    sqlite3_bind_int64(s, 1, kid);
-    emq_bind_blob(s, 2, m, mlen);
-    sqlite3_bind_double(s, 3, score);
-    rc = sqlite3_step(s);
-    emq_stmt_done(s);
-    if (rc != SQLITE_DONE)
-        return emq_store_fail(st, rc);
-    int fresh = sqlite3_changes(st->db) == 1;
-    if (!fresh) {
-        s = emq_stmt(st, S_Z_SET_SCORE);
-        if (!s)
-            return emq_store_fail(st, sqlite3_errcode(st->db));
-        sqlite3_bind_int64(s, 1, kid);
-        emq_bind_blob(s, 2, m, mlen);
-        sqlite3_bind_double(s, 3, score);
-        rc = sqlite3_step(s);
-        emq_stmt_done(s);
-        if (rc != SQLITE_DONE)
-            return emq_store_fail(st, rc);
-    }
-    if (added)
-        *added = fresh;
-    return EMQ_OK;
-}
-
-int emq_zset_rem(emq_store *st, const void *key, size_t klen,
-                 const void *m, size_t mlen, int *removed)
-{
-    int64_t kid;
-    int rc = find(st, key, klen, &kid);
-    if (removed)
-        *removed = 0;
-    if (rc != EMQ_OK || !kid)
-        return rc;
-    sqlite3_stmt *s = emq_stmt(st, S_Z_REM);
-    if (!s)
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    sqlite3_bind_int64(s, 1, kid);
-    emq_bind_blob(s, 2, m, mlen);
-    rc = sqlite3_step(s);
-    emq_stmt_done(s);
-    if (rc != SQLITE_DONE)
-        return emq_store_fail(st, rc);
-    if (sqlite3_changes(st->db) == 0)
-        return EMQ_OK;
-    if (removed)
-        *removed = 1;
-    return EMQ_OK;
-}
-
-int emq_zset_score(emq_store *st, const void *key, size_t klen,
-                   const void *m, size_t mlen, double *score)
-{
-    int64_t kid;
-    int rc = find(st, key, klen, &kid);
-    if (rc != EMQ_OK || !kid)
-        return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
-    sqlite3_stmt *s = emq_stmt(st, S_Z_SCORE);
+    /* One statement, two probes: (kid, 0, m) in the table, then the
+     * member index for the other scores. */
+    sqlite3_stmt *s = emq_stmt(st, S_Z_PROBE0);
+    int rc;
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     sqlite3_bind_int64(s, 1, kid);
@@ -100,6 +45,78 @@ int emq_zset_score(emq_store *st, const void *key, size_t klen,
     if (rc == SQLITE_ROW)
         return EMQ_OK;
     return rc == SQLITE_DONE ? EMQ_NOTFOUND : emq_store_fail(st, rc);
+}
+
+/* Insert (id = S_Z_INSERT) or delete (S_Z_DEL) the row (kid, score, m). */
+static int row_op(emq_store *st, int id, int64_t kid, const void *m,
+                  size_t mlen, double score)
+{
+    sqlite3_stmt *s = emq_stmt(st, id);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    emq_bind_blob(s, 2, m, mlen);
+    sqlite3_bind_double(s, 3, score);
+    int rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+}
+
+int emq_zset_add(emq_store *st, const void *key, size_t klen,
+                 const void *m, size_t mlen, double score, int *added)
+{
+    int64_t kid;
+    double old = 0;
+    int rc = find(st, key, klen, &kid);
+    int had = 0;
+    if (rc != EMQ_OK)
+        return rc;
+    if (!kid) {
+        if ((rc = emq_key_create(st, key, klen, EMQ_T_ZSET, &kid)) != EMQ_OK)
+            return rc;
+    } else {
+        rc = member_score(st, kid, m, mlen, &old);
+        if (rc < 0)
+            return rc;
+        had = rc == EMQ_OK;
+    }
+    if (added)
+        *added = !had;
+    if (had && old == score)
+        return EMQ_OK;
+    if (had && (rc = row_op(st, S_Z_DEL, kid, m, mlen, old)) != EMQ_OK)
+        return rc;
+    return row_op(st, S_Z_INSERT, kid, m, mlen, score);
+}
+
+int emq_zset_rem(emq_store *st, const void *key, size_t klen,
+                 const void *m, size_t mlen, int *removed)
+{
+    int64_t kid;
+    double old;
+    int rc = find(st, key, klen, &kid);
+    if (removed)
+        *removed = 0;
+    if (rc != EMQ_OK || !kid)
+        return rc;
+    rc = member_score(st, kid, m, mlen, &old);
+    if (rc == EMQ_NOTFOUND)
+        return EMQ_OK;
+    if (rc == EMQ_OK)
+        rc = row_op(st, S_Z_DEL, kid, m, mlen, old);
+    if (rc == EMQ_OK && removed)
+        *removed = 1;
+    return rc;
+}
+
+int emq_zset_score(emq_store *st, const void *key, size_t klen,
+                   const void *m, size_t mlen, double *score)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid)
+        return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
+    return member_score(st, kid, m, mlen, score);
 }
 
 int emq_zset_card(emq_store *st, const void *key, size_t klen, int64_t *n)
@@ -136,9 +153,11 @@ int emq_zset_popmin(emq_store *st, const void *key, size_t klen,
     sqlite3_bind_int64(s, 1, kid);
     sqlite3_bind_int64(s, 2, 1);
     rc = sqlite3_step(s);
+    double sc = 0;
     if (rc == SQLITE_ROW) {
+        sc = sqlite3_column_double(s, 1);
         if (score)
-            *score = sqlite3_column_double(s, 1);
+            *score = sc;
         if (emq_buf_set(member, sqlite3_column_blob(s, 0),
                         (size_t)sqlite3_column_bytes(s, 0)) != EMQ_OK) {
             emq_stmt_done(s);
@@ -150,14 +169,7 @@ int emq_zset_popmin(emq_store *st, const void *key, size_t klen,
         return EMQ_NOTFOUND;
     if (rc != SQLITE_ROW)
         return emq_store_fail(st, rc);
-    s = emq_stmt(st, S_Z_REM);
-    if (!s)
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    sqlite3_bind_int64(s, 1, kid);
-    emq_bind_blob(s, 2, member->p, member->len);
-    rc = sqlite3_step(s);
-    emq_stmt_done(s);
-    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+    return row_op(st, S_Z_DEL, kid, member->p, member->len, sc);
 }
 
 /* Walk the rows of a prepared range statement into the callback. The

@@ -318,7 +318,7 @@ START_TEST(missing_fence_is_a_violation)
 }
 END_TEST
 
-/* Overwrite the root page of the zset_rank index with zeros. */
+/* Overwrite the root page of the zset_member index with zeros. */
 START_TEST(damaged_page_fails_the_integrity_check)
 {
     char path[300], id[EMQ_ID_SIZE];
@@ -331,7 +331,7 @@ START_TEST(damaged_page_fails_the_integrity_check)
     sqlite3 *sq = emq_store_sqlite(emq_db_store(db));
     ck_assert_int_eq(sqlite3_prepare_v2(sq, "SELECT rootpage FROM "
                                         "sqlite_schema WHERE name = "
-                                        "'zset_rank'", -1, &s, NULL),
+                                        "'zset_member'", -1, &s, NULL),
                      SQLITE_OK);
     ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
     root = sqlite3_column_int64(s, 0);
