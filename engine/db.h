@@ -75,8 +75,9 @@ int emq_path_is_memory(const char *path);
 int emq_fence_pass(emq_store *st, int readonly, int64_t now, char *err,
                    size_t errlen);
 /**
- * Lease a node id for a handle on `path`: `want` 0..1023 is used as given,
- * -1 leases the first free one (see nodeid.c). *fd receives the sidecar
+ * Lease a node id for a handle on `path`: `want` 0..1023 is leased as
+ * given (EMQ_EBUSY when another live handle holds it), -1 leases the first
+ * free one (see nodeid.c). *fd receives the sidecar
  * descriptor holding the lease, or -1; release it with emq_node_release.
  */
 int emq_node_lease(const char *path, int want, int readonly, int *node,

@@ -4,7 +4,8 @@
  * Owns: leasing a 10-bit node id so that distinct live handles on one file,
  * in one process or in many, never mint with the same node. A file handle
  * opens the sidecar `<path>-emqnode` and takes an open-file-description
- * (OFD) write lock on byte N for the first N in 0..1023 that is free. OFD
+ * (OFD) write lock on byte N for the first N in 0..1023 that is free (or
+ * for the explicit N asked for, refused with EMQ_EBUSY when held). OFD
  * locks belong to the open file description, not the process: two handles
  * of one process conflict, closing one handle's descriptor releases only
  * its byte, and the kernel releases every byte of a process that dies. An
@@ -80,9 +81,25 @@ int emq_node_lease(const char *path, int want, int readonly, int *node,
         goto done;
     }
     if (want >= 0) {
-        /* Used as given; the lock is taken when free so that leasing
-         * handles skip it, and its absence is not an error. */
-        (void)lock_byte(fd, want);
+        /* Used as given, and leased like any other: leasing handles skip
+         * it, and a second live handle asking for it is refused, since two
+         * handles minting with one node id would mint the same ids. */
+        if (lock_byte(fd, want) != 0) {
+            int e = errno;
+            if (e == EAGAIN || e == EACCES) {
+                if (err && errlen)
+                    snprintf(err, errlen, "node id %d of %s is leased by "
+                             "another live handle", want, path);
+                rc = EMQ_EBUSY;
+            } else {
+                if (err && errlen)
+                    snprintf(err, errlen, "cannot lock node id %d in the "
+                             "node-id sidecar %s: %s", want, side,
+                             strerror(e));
+                rc = EMQ_EIO;
+            }
+            goto done;
+        }
         *node = want;
         *fd_out = fd;
         fd = -1;
