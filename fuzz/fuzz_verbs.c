@@ -5,8 +5,8 @@
  * token, payload, counts, failed lists) is the model's; the keyspaces are
  * equal (tests/ksdump.c) every 16 steps and at the end; host-gated inputs
  * (a bad queue name, a malformed id, a non-positive lease) are refused
- * without a change; and the invariant checker finds no violation in any
- * state the verbs reach (notes — states the protocol itself produces — are
+ * without a change; and the invariant checker (every 64 steps and at the
+ * end) finds no violation in any state the verbs reach (notes — states the protocol itself produces — are
  * allowed).
  */
 #include <string.h>
@@ -16,7 +16,7 @@
 #include "../tests/model.h"
 #include "../tests/ksdump.h"
 
-#define VERBS_MAX_STEPS 300
+#define VERBS_MAX_STEPS 200
 
 static const char *const verbs_q[2] = {"qa", "q.b"};
 static const char *const verbs_ids[11] = {
@@ -58,15 +58,15 @@ static int64_t verbs_token(verbs_in *in, emq_model *m, const char *q,
 }
 
 static void verbs_compare(emq_db *db, emq_model *m, int64_t now, emq_buf *a,
-                          emq_buf *b, int step)
+                          emq_buf *b, int step, int check)
 {
     FUZZ_CHECK(kd_store(emq_db_store(db), now, a) == EMQ_OK, "dump");
     model_dump(m, b);
     FUZZ_CHECK(a->len == b->len && memcmp(a->p, b->p, a->len) == 0,
                "step %d: keyspaces differ\n--- emqlite\n%.2000s\n--- model\n"
                "%.2000s", step, (char *)a->p, (char *)b->p);
-    size_t viol = 99;
-    int rc = emq_check(db, NULL, NULL, &viol);
+    size_t viol = 0;
+    int rc = check ? emq_check(db, NULL, NULL, &viol) : EMQ_OK;
     FUZZ_CHECK(rc == EMQ_OK && viol == 0, "step %d: checker rc %d, %zu "
                "violations", step, rc, viol);
 }
@@ -251,9 +251,10 @@ FUZZ_ENTRY(verbs)
             now += verbs_byte(&in) % 50;
             break;
         }
-        if (step % 16 == 0) verbs_compare(db, m, now, &d1, &d2, step);
+        if (step % 16 == 0)
+            verbs_compare(db, m, now, &d1, &d2, step, step % 64 == 0);
     }
-    verbs_compare(db, m, now, &d1, &d2, step);
+    verbs_compare(db, m, now, &d1, &d2, step, 1);
     emq_buf_free(&d1);
     emq_buf_free(&d2);
     model_free(m);
