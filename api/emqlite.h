@@ -206,7 +206,11 @@ int64_t emq_now(emq_db *db);
  * Mint a fresh branded id in namespace `ns` ("JOB" for jobs) into `out`.
  * Ids minted by one handle strictly increase, through clock regressions and
  * bursts beyond 4096 per millisecond; handles with distinct node ids never
- * collide. Returns EMQ_OK or EMQ_EID (bad namespace).
+ * collide. On a file they also stay above every id minted earlier with the
+ * same node id, by a handle that closed or a process that died (a
+ * reservation kept in the node-id sidecar, doc/IDS.md). Returns EMQ_OK,
+ * EMQ_EID (bad namespace), or EMQ_EIO / EMQ_EFULL when that reservation
+ * cannot be written (no id is returned).
  */
 int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE]);
 

@@ -11,7 +11,8 @@
  *  - minting goes through one atomic cell per node id for the whole
  *    process, holding the next free ts << 12 | seq, so every handle of a
  *    process that shares a node id draws from one strictly increasing
- *    sequence.
+ *    sequence. A cell only ever rises: seeding (from the reservation a
+ *    file handle reads at lease time, doc/IDS.md) is a CAS max.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -196,4 +197,26 @@ uint64_t emq_snow_mint(unsigned node, int64_t now_ms)
 
     return (next >> 12) << 22 | (uint64_t)(node & (NODES - 1)) << 12 |
            (next & 0xFFF);
+}
+
+/* The largest cell value whose id is representable (ts at the horizon). */
+#define CELL_MAX ((uint64_t)TS_MAX << 12 | 0xFFF)
+
+void emq_snow_seed(unsigned node, uint64_t cell)
+{
+    _Atomic uint64_t *c = &mint_cells[node & (NODES - 1)];
+    uint64_t cur = atomic_load_explicit(c, memory_order_relaxed);
+
+    if (cell > CELL_MAX)
+        cell = CELL_MAX;
+    while (cur < cell &&
+           !atomic_compare_exchange_weak_explicit(c, &cur, cell,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+uint64_t emq_snow_cell(uint64_t snow)
+{
+    return (snow >> 22) << 12 | (snow & 0xFFF);
 }

@@ -47,4 +47,15 @@ uint64_t emq_snow_min_for(int64_t unix_ms);
  */
 uint64_t emq_snow_mint(unsigned node, int64_t now_ms);
 
+/**
+ * Raise the cell of `node` to at least `cell` (ts << 12 | seq of the next id
+ * the node may mint); never lowers it. Values past the 41-bit horizon are
+ * clamped to it. Thread-safe (a CAS max). File handles seed the cell with
+ * the node's persisted reservation when they take its lease (doc/IDS.md).
+ */
+void emq_snow_seed(unsigned node, uint64_t cell);
+
+/** The cell value (ts << 12 | seq) a snowflake was minted from. */
+uint64_t emq_snow_cell(uint64_t snow);
+
 #endif /* EMQ_BRANDEDID_H */

@@ -130,6 +130,7 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     emq_db *db = NULL;
     char err[EMQ_ERRMSG_MAX];
     int rc, node = -1, fd = -1;
+    uint64_t reserved = 0;
     emq_clock_fn clock;
 
     err[0] = 0;
@@ -160,6 +161,18 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     rc = emq_node_lease(path, o.node_id, o.readonly, &node, &fd, err,
                         sizeof err);
     if (rc < 0) goto fail;
+    if (fd >= 0) {
+        /* Mint above every id an earlier holder of the node may have
+         * minted, whether it closed or died (doc/IDS.md). */
+        rc = emq_node_reserve_read(fd, node, &reserved);
+        if (rc < 0) {
+            snprintf(err, sizeof err, "%s: cannot read the mint reservation "
+                     "of node id %d from the node-id sidecar",
+                     emq_strerror(rc), node);
+            goto fail;
+        }
+        emq_snow_seed((unsigned)node, reserved);
+    }
 
     db = calloc(1, sizeof *db);
     if (db == NULL) {
@@ -173,6 +186,8 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     db->node_id = node;
     db->opt = o;
     db->lease_fd = fd;
+    db->reserved = reserved;
+    db->minted = 0;
     *out = db;
     return EMQ_OK;
 fail:
@@ -191,6 +206,11 @@ void emq_close(emq_db *db)
 {
     if (db == NULL) return;
     emq_store_close(db->st);
+    /* A clean close lowers the reservation to the exact high-water mark,
+     * so the next holder does not start up to RESERVE_AHEAD in the future.
+     * On failure the higher reservation stands, which is still safe. */
+    if (db->lease_fd >= 0 && db->minted != 0 && db->minted < db->reserved)
+        (void)emq_node_reserve_write(db->lease_fd, db->node_id, db->minted);
     emq_node_release(db->lease_fd);
     free(db);
 }
@@ -207,15 +227,40 @@ void emq_set_clock(emq_db *db, emq_clock_fn clock, void *ctx)
 
 int64_t emq_now(emq_db *db) { return db->clock(db->clock_ctx); }
 
+/* How far ahead of the minted cell a reservation is written: one second
+ * of cells, so a handle minting steadily writes at most once a second. */
+#define RESERVE_AHEAD (UINT64_C(1000) << 12)
+
+/*
+ * A file handle persists a reservation above the cell before it hands out
+ * an id whose cell reached the last one, so a process killed at any point
+ * has minted only below what the sidecar says, and the next holder of the
+ * node (seeded from it at open) mints above (doc/IDS.md).
+ */
 int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE])
 {
-    uint64_t snow;
+    uint64_t snow, cell;
+    int rc;
     emq_db_clear(db);
     if (ns == NULL || out == NULL)
         return emq_db_fail(db, EMQ_EINVAL, "NULL namespace or output");
     if (strlen(ns) != 3 || emq_id_encode(ns, 0, out) != EMQ_OK)
         return emq_db_wire(db, EMQ_EID, "a namespace is three bytes A-Z");
     snow = emq_snow_mint((unsigned)db->node_id, db->clock(db->clock_ctx));
+    if (db->lease_fd >= 0) {
+        cell = emq_snow_cell(snow);
+        if (cell >= db->reserved) {
+            rc = emq_node_reserve_write(db->lease_fd, db->node_id,
+                                        cell + RESERVE_AHEAD);
+            if (rc < 0) {
+                out[0] = 0;
+                return emq_db_fail(db, rc, "cannot write the mint "
+                                   "reservation to the node-id sidecar");
+            }
+            db->reserved = cell + RESERVE_AHEAD;
+        }
+        db->minted = cell + 1;
+    }
     return emq_id_encode(ns, snow, out);
 }
 

@@ -31,6 +31,9 @@ struct emq_db {
     int node_id;             /* 0..1023                                   */
     emq_options opt;         /* as opened (clock fields mirror the above) */
     int lease_fd;            /* the <path>-emqnode sidecar, or -1         */
+    uint64_t reserved;       /* the node's persisted reservation (cell)   */
+    uint64_t minted;         /* one past the highest cell this handle
+                                minted, 0 before its first mint          */
     char errmsg[EMQ_ERRMSG_MAX];
 };
 
@@ -83,6 +86,14 @@ int emq_fence_pass(emq_store *st, int readonly, int64_t now, char *err,
 int emq_node_lease(const char *path, int want, int readonly, int *node,
                    int *fd, char *err, size_t errlen);
 void emq_node_release(int fd);
+/**
+ * The mint reservation of `node` in the sidecar `fd` (8 bytes LE at
+ * node * 8; absent = 0): every id minted under the node's lease has a cell
+ * (ts << 12 | seq) below it. Read at lease time, written ahead of the cell
+ * by emq_mint. EMQ_OK, EMQ_EIO or (write) EMQ_EFULL.
+ */
+int emq_node_reserve_read(int fd, int node, uint64_t *cell);
+int emq_node_reserve_write(int fd, int node, uint64_t cell);
 
 /* ------------------------------------------------------------ wire strings */
 

@@ -12,11 +12,17 @@
  * in-memory handle (private database) takes the next value of a
  * process-wide counter mod 1024. See doc/IDS.md.
  *
- * Rule: the sidecar is never written; only byte-range locks are taken on it.
+ * The sidecar also holds each node's mint reservation: 8 bytes
+ * (little-endian) at offset node * 8, a cell value (ts << 12 | seq) above
+ * every id a handle holding the node has minted. Only the holder of node
+ * N's lock reads or writes slot N (the byte ranges of locks and slots
+ * differ; the locks are advisory), so slots are never written concurrently.
+ * A missing slot (a shorter file) reads as 0.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,4 +141,48 @@ done:
 void emq_node_release(int fd)
 {
     if (fd >= 0) close(fd);
+}
+
+#define SLOT 8
+
+int emq_node_reserve_read(int fd, int node, uint64_t *cell)
+{
+    unsigned char b[SLOT];
+    size_t got = 0;
+    uint64_t v = 0;
+
+    while (got < SLOT) {
+        ssize_t r = pread(fd, b + got, SLOT - got,
+                          (off_t)node * SLOT + (off_t)got);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return EMQ_EIO;
+        }
+        if (r == 0) break;          /* past the end: the rest is zero */
+        got += (size_t)r;
+    }
+    memset(b + got, 0, SLOT - got);
+    for (int i = SLOT - 1; i >= 0; i--)
+        v = v << 8 | b[i];
+    *cell = v;
+    return EMQ_OK;
+}
+
+int emq_node_reserve_write(int fd, int node, uint64_t cell)
+{
+    unsigned char b[SLOT];
+    size_t put = 0;
+
+    for (int i = 0; i < SLOT; i++)
+        b[i] = (unsigned char)(cell >> (8 * i));
+    while (put < SLOT) {
+        ssize_t r = pwrite(fd, b + put, SLOT - put,
+                           (off_t)node * SLOT + (off_t)put);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return errno == ENOSPC || errno == EDQUOT ? EMQ_EFULL : EMQ_EIO;
+        }
+        put += (size_t)r;
+    }
+    return EMQ_OK;
 }

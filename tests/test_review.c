@@ -13,6 +13,7 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,163 @@ START_TEST(an_explicit_node_id_held_by_another_process_is_refused)
 }
 END_TEST
 
+/* ------------------------------------------ 2. persisted reservations */
+
+#define CELL(ms) ((uint64_t)((ms) - EMQ_EPOCH_MS) << 12)
+#define AHEAD (UINT64_C(1000) << 12)
+
+/* Slot `node` of the sidecar (8 bytes LE at node * 8; absent = 0). */
+static uint64_t slot(int node)
+{
+    char side[160];
+    unsigned char b[8] = {0};
+    uint64_t v = 0;
+    int fd;
+    snprintf(side, sizeof side, "%s-emqnode", path);
+    fd = open(side, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_ge(pread(fd, b, 8, (off_t)node * 8), 0);
+    close(fd);
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | b[i];
+    return v;
+}
+
+/* A child process: open `path` (node by lease) with its clock frozen at
+ * `at`, mint `n` ids, report its node and last id through a pipe, then
+ * close (clean) or _exit holding the handle (a crash: no close runs). The
+ * parent has no connection open at the fork. */
+static void child_burst(int64_t at, int n, int clean, char last[EMQ_ID_SIZE],
+                        int *node)
+{
+    int p[2], status;
+    pid_t pid;
+    ck_assert_int_eq(pipe(p), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        tclock c = {at, 0};
+        emq_options o;
+        emq_db *db = NULL;
+        char id[EMQ_ID_SIZE], prev[EMQ_ID_SIZE] = "";
+        int nd;
+        close(p[0]);
+        emq_options_init(&o);
+        o.clock = tclock_fn;
+        o.clock_ctx = &c;
+        if (emq_open(path, &o, &db) != EMQ_OK) _exit(2);
+        for (int i = 0; i < n; i++) {
+            if (emq_mint(db, "JOB", id) != EMQ_OK) _exit(3);
+            if (strcmp(id, prev) <= 0) _exit(4);
+            memcpy(prev, id, EMQ_ID_SIZE);
+        }
+        nd = emq_node_id(db);
+        if (write(p[1], &nd, sizeof nd) != (ssize_t)sizeof nd ||
+            write(p[1], prev, EMQ_ID_SIZE) != EMQ_ID_SIZE)
+            _exit(5);
+        if (clean) emq_close(db);
+        _exit(0);
+    }
+    close(p[1]);
+    ck_assert_int_eq(read(p[0], node, sizeof *node), (ssize_t)sizeof *node);
+    ck_assert_int_eq(read(p[0], last, EMQ_ID_SIZE), EMQ_ID_SIZE);
+    close(p[0]);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+
+static void mint_above(emq_db *db, const char *floor_id, char out[EMQ_ID_SIZE])
+{
+    ck_assert_int_eq(emq_mint(db, "JOB", out), EMQ_OK);
+    ck_assert_msg(strcmp(out, floor_id) > 0, "minted %s, not above %s", out,
+                  floor_id);
+}
+
+START_TEST(a_burst_reserves_once_a_second_and_close_keeps_the_exact_mark)
+{
+    tclock c = {T0, 0};
+    emq_db *db = open_node(-1, &c);
+    char id[EMQ_ID_SIZE];
+    uint64_t snow;
+    int node = emq_node_id(db);
+    ck_assert_uint_eq(slot(node), 0);
+    for (int i = 0; i < 20000; i++)
+        ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+    /* One write at the first mint; the burst (~5 ms of cells) stays under
+     * it. */
+    ck_assert_uint_eq(slot(node), CELL(T0) + AHEAD);
+    c.now = T0 + 999;
+    ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+    ck_assert_uint_eq(slot(node), CELL(T0) + AHEAD);
+    c.now = T0 + 1000;           /* the cell reaches the reservation */
+    ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+    ck_assert_uint_eq(slot(node), CELL(T0 + 1000) + AHEAD);
+    emq_close(db);
+    /* A clean close leaves one past the last minted cell. */
+    ck_assert_int_eq(emq_id_parse(id, EMQ_ID_LEN, NULL, &snow), EMQ_OK);
+    ck_assert_uint_eq(slot(node), emq_snow_cell(snow) + 1);
+    ck_assert_uint_eq(slot(node), CELL(T0 + 1000) + 1);
+}
+END_TEST
+
+START_TEST(a_restarted_process_mints_above_ids_of_a_closed_one)
+{
+    char last[EMQ_ID_SIZE], id[EMQ_ID_SIZE], id2[EMQ_ID_SIZE];
+    int node;
+    tclock c = {T0, 0};
+    emq_db *db;
+    /* 20,000 ids in one frozen ms: the burst borrows ~5 ms ahead. */
+    child_burst(T0, 20000, 1, last, &node);
+    db = open_node(-1, &c);
+    ck_assert_int_eq(emq_node_id(db), node);     /* the same node, leased */
+    mint_above(db, last, id);
+    emq_close(db);
+    db = open_node(-1, &c);
+    ck_assert_int_eq(emq_node_id(db), node);
+    mint_above(db, id, id2);
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(a_restarted_process_mints_above_ids_of_a_killed_one)
+{
+    char last[EMQ_ID_SIZE], id[EMQ_ID_SIZE];
+    int node;
+    tclock c = {T0, 0};
+    emq_db *db;
+    child_burst(T0, 20000, 0, last, &node);
+    db = open_node(-1, &c);
+    ck_assert_int_eq(emq_node_id(db), node);
+    mint_above(db, last, id);
+    emq_close(db);
+    /* A process that died 5 s ahead of our clock (a clock stepped back). */
+    child_burst(T0 + 5000, 20000, 0, last, &node);
+    db = open_node(-1, &c);
+    ck_assert_int_eq(emq_node_id(db), node);
+    mint_above(db, last, id);
+    emq_close(db);
+    /* An explicit node id reads the same reservation. */
+    child_burst(T0 + 9000, 10, 0, last, &node);
+    db = open_node(node, &c);
+    mint_above(db, last, id);
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(a_memory_handle_mints_without_a_sidecar)
+{
+    tclock c;
+    emq_db *db = topen(&c);
+    char a[EMQ_ID_SIZE], b[EMQ_ID_SIZE];
+    ck_assert_int_eq(emq_mint(db, "JOB", a), EMQ_OK);
+    ck_assert_int_eq(emq_mint(db, "JOB", b), EMQ_OK);
+    ck_assert_int_gt(strcmp(b, a), 0);
+    emq_close(db);
+    ck_assert_int_ne(access(":memory:-emqnode", F_OK), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ the suite */
 
 Suite *suite_review(void)
@@ -142,6 +300,10 @@ Suite *suite_review(void)
     tcase_add_checked_fixture(t, fsetup, fteardown);
     tcase_add_test(t, an_explicit_node_id_held_by_a_live_handle_is_refused);
     tcase_add_test(t, an_explicit_node_id_held_by_another_process_is_refused);
+    tcase_add_test(t, a_burst_reserves_once_a_second_and_close_keeps_the_exact_mark);
+    tcase_add_test(t, a_restarted_process_mints_above_ids_of_a_closed_one);
+    tcase_add_test(t, a_restarted_process_mints_above_ids_of_a_killed_one);
+    tcase_add_test(t, a_memory_handle_mints_without_a_sidecar);
     suite_add_tcase(s, t);
     return s;
 }
