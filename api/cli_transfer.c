@@ -2474,8 +2474,8 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
     prog_start(&p.pg, "push", 0);
     t0 = mono();
     rc = emq_export(c->db, &o, push_write, &p, &sum);
-    if (!p.ex && rc == EMQ_OK)
-        push_drain(&p);
+    if (!p.ex && rc == EMQ_OK && !push_drain(&p))
+        prog_tick(&p.pg, p.sent, "commands");
     prog_end(&p.pg);
     if (p.ex) {
         ex = p.ex;
