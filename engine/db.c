@@ -66,12 +66,17 @@ int emq_db_fail(emq_db *db, int rc, const char *detail)
     return rc;
 }
 
-/* A store-level failure: WRONGTYPE is a wire error with its exact string;
- * others name their class and carry the store's detail. */
+/* A store-level failure: WRONGTYPE is a wire error with its exact string,
+ * and so is a Valkey error reply the store reproduces ("ERR hash value is
+ * not an integer", always with EMQ_EPROTO): both reach emq_errmsg verbatim.
+ * Others name their class and carry the store's detail. */
 static int store_fail(emq_db *db, int rc)
 {
+    const char *m = emq_store_errmsg(db->st);
     if (rc == EMQ_EWRONGTYPE) return emq_db_wire(db, rc, EMQ_MSG_WRONGTYPE);
-    return emq_db_fail(db, rc, emq_store_errmsg(db->st));
+    if (rc == EMQ_EPROTO && strncmp(m, "ERR ", 4) == 0)
+        return emq_db_wire(db, rc, m);
+    return emq_db_fail(db, rc, m);
 }
 
 const char *emq_errmsg(const emq_db *db)

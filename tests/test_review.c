@@ -291,6 +291,40 @@ START_TEST(a_memory_handle_mints_without_a_sidecar)
 }
 END_TEST
 
+/* ------------------------------------ 5. Valkey error strings verbatim */
+
+START_TEST(a_valkey_error_of_the_store_reaches_errmsg_verbatim)
+{
+    tclock c;
+    emq_db *db = topen(&c);
+    emq_job j;
+    memset(&j, 0, sizeof j);
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "x", 1),
+                     EMQ_ENQUEUED);
+    tk_hset(db, "emq:{q}:job:JOB00000000001", "attempts", "x");
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_EPROTO);
+        ck_assert_str_eq(emq_errmsg(db), "ERR hash value is not an integer");
+    }
+    /* Another verb on a well-formed row clears it; a bad counter of the
+     * metrics hash gives the same reply from complete. */
+    ck_assert_int_eq(emq_enqueue(db, "r", "JOB00000000002", "y", 1),
+                     EMQ_ENQUEUED);
+    ck_assert_str_eq(emq_errmsg(db), "");
+    ck_assert_int_eq(emq_claim(db, "r", 1000, &j), EMQ_OK);
+    tk_hset(db, "emq:{r}:metrics:completed", "count", "1.5");
+    ck_assert_int_eq(emq_complete(db, "r", j.id, j.attempts), EMQ_EPROTO);
+    ck_assert_str_eq(emq_errmsg(db), "ERR hash value is not an integer");
+    emq_job_clear(&j);
+    /* WRONGTYPE keeps its own wire string. */
+    tk_set(db, "emq:{r}:pending", "s");
+    ck_assert_int_eq(emq_claim(db, "r", 1000, &j), EMQ_EWRONGTYPE);
+    ck_assert_str_eq(emq_errmsg(db), "WRONGTYPE Operation against a key "
+                                     "holding the wrong kind of value");
+    emq_close(db);
+}
+END_TEST
+
 /* ------------------------------------------------------------ the suite */
 
 Suite *suite_review(void)
@@ -304,6 +338,7 @@ Suite *suite_review(void)
     tcase_add_test(t, a_restarted_process_mints_above_ids_of_a_closed_one);
     tcase_add_test(t, a_restarted_process_mints_above_ids_of_a_killed_one);
     tcase_add_test(t, a_memory_handle_mints_without_a_sidecar);
+    tcase_add_test(t, a_valkey_error_of_the_store_reaches_errmsg_verbatim);
     suite_add_tcase(s, t);
     return s;
 }
