@@ -287,6 +287,18 @@ int emq_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job);
 int emq_complete(emq_db *db, const char *q, const char *id, int64_t token);
 
 /**
+ * T1.5 complete with an explicit `result` (`len` bytes, binary-safe; may be
+ * empty): as emq_complete, but the value recorded for a flow parent — the
+ * child's field of the parent's `processed` hash (same queue) or the result
+ * of the COMPLETE outbox entry (cross queue) — is `result` instead of the
+ * job's own id. `result` NULL with `len` 0 is emq_complete. Returns EMQ_OK,
+ * EMQ_GONE or EMQ_ESTALE ("EMQSTALE complete token mismatch"); host gates:
+ * EMQ_EQUEUE, EMQ_EID, EMQ_EINVAL (NULL with len > 0), EMQ_ETOOBIG.
+ */
+int emq_complete_result(emq_db *db, const char *q, const char *id,
+                        int64_t token, const void *result, size_t len);
+
+/**
  * T1.6 retry: with the current token, record `error` as last_error and either
  * reschedule the job at NOW + `delay_ms` (EMQ_SCHEDULED) or, when attempts
  * >= `max_attempts`, dead-letter it (EMQ_DEAD). EMQ_ESTALE for a token

@@ -132,7 +132,7 @@ int emq_complete_r(emq_db *db, const char *q, const char *id, int64_t token,
     emq_db_clear(db);
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if ((rc = emq_gate_id(db, id)) < 0) return rc;
-    if (r == NULL) {
+    if (r == NULL && rlen == 0) {
         c.r = id;
         c.rlen = EMQ_ID_LEN;
     } else if ((rc = emq_gate_bytes(db, r, rlen)) < 0) {
@@ -152,4 +152,11 @@ int emq_complete_r(emq_db *db, const char *q, const char *id, int64_t token,
 int emq_complete(emq_db *db, const char *q, const char *id, int64_t token)
 {
     return emq_complete_r(db, q, id, token, NULL, 0);
+}
+
+/* T1.5 with the caller's result (the protocol's `result` argument). */
+int emq_complete_result(emq_db *db, const char *q, const char *id,
+                        int64_t token, const void *result, size_t len)
+{
+    return emq_complete_r(db, q, id, token, result, len);
 }

@@ -17,9 +17,11 @@
 int emq_job_release(emq_store *st, const char *q, const char *id, int *was);
 
 /**
- * T1.5 complete with an explicit result `r` (NULL: the job's own id) — the
- * value recorded in the parent's `processed` or carried by the COMPLETE
- * outbox entry. emq_complete() is this with r = NULL.
+ * T1.5 complete with an explicit result `r` (NULL with rlen 0: the job's
+ * own id; NULL with rlen > 0: EMQ_EINVAL) — the value recorded in the
+ * parent's `processed` or carried by the COMPLETE outbox entry.
+ * emq_complete() is this with r = NULL; emq_complete_result() (public) is
+ * this function.
  */
 int emq_complete_r(emq_db *db, const char *q, const char *id, int64_t token,
                    const void *r, size_t rlen);

@@ -24,6 +24,8 @@
 #include "brandedid.h"
 #include "store.h"
 
+emq_store *emq_db_store(emq_db *db);
+
 static char dir[64];
 static char path[128];
 
@@ -291,6 +293,103 @@ START_TEST(a_memory_handle_mints_without_a_sidecar)
 }
 END_TEST
 
+/* ---------------------------------------- 4. complete with a result */
+
+#define RQ "mail"
+#define RJ(id) "emq:{" RQ "}:job:" id
+#define CA "JOB00000000001"
+#define CB "JOB00000000002"
+#define CC "JOB00000000003"
+#define PP "JOB00000000009"
+
+static void child_of(emq_db *db, const char *c, const char *pq)
+{
+    char key[64];
+    ck_assert_int_eq(emq_enqueue(db, RQ, c, "child", 5), EMQ_ENQUEUED);
+    snprintf(key, sizeof key, RJ("%s"), c);
+    tk_hset(db, key, "parent", PP);
+    if (pq) tk_hset(db, key, "parent_queue", pq);
+}
+
+static void claim_one(emq_db *db)
+{
+    emq_job j;
+    ck_assert_int_eq(emq_claim(db, RQ, 1000, &j), EMQ_OK);
+    emq_job_clear(&j);
+}
+
+START_TEST(complete_result_records_the_result_for_the_parent)
+{
+    static const char bin[] = {'r', 0, 'x'};
+    static const char want[] = "other\0" PP "\0" CC "\0r\0x";
+    tclock c;
+    emq_db *db = topen(&c);
+    emq_store *st;
+    emq_buf e = {0};
+    char *v;
+    tk_hset(db, RJ(PP), "state", "awaiting_children");
+    tk_hset(db, RJ(PP), "attempts", "0");
+    tk_set(db, RJ(PP) ":dependencies", "3");
+    child_of(db, CA, NULL);
+    child_of(db, CB, NULL);
+    child_of(db, CC, "other");
+    claim_one(db);
+    claim_one(db);
+    claim_one(db);
+    /* Gates first: nothing changes. */
+    ck_assert_int_eq(emq_complete_result(db, RQ, CA, 1, NULL, 2),
+                     EMQ_EINVAL);
+    ck_assert_int_eq(emq_complete_result(db, RQ, CA, 2, "r", 1),
+                     EMQ_ESTALE);
+    ck_assert_str_eq(emq_errmsg(db), "EMQSTALE complete token mismatch");
+    /* Same queue: processed[child] = result (an empty one too). */
+    ck_assert_int_eq(emq_complete_result(db, RQ, CA, 1, "done:42", 7),
+                     EMQ_OK);
+    v = tk_hget(db, RJ(PP) ":processed", CA);
+    ck_assert_str_eq(v, "done:42");
+    free(v);
+    ck_assert_int_eq(emq_complete_result(db, RQ, CB, 1, "", 0), EMQ_OK);
+    v = tk_hget(db, RJ(PP) ":processed", CB);
+    ck_assert_str_eq(v, "");
+    free(v);
+    ck_assert_int_eq(emq_complete_result(db, RQ, CB, 1, "r", 1), EMQ_GONE);
+    /* Cross queue: the COMPLETE entry carries the binary result. */
+    ck_assert_int_eq(emq_complete_result(db, RQ, CC, 1, bin, sizeof bin),
+                     EMQ_OK);
+    st = emq_db_store(db);
+    ck_assert_int_eq(emq_store_begin(st, 0, T0), EMQ_OK);
+    ck_assert_int_eq(emq_list_pop(st, "emq:{" RQ "}:flow:outbox",
+                                  strlen("emq:{" RQ "}:flow:outbox"), 0, &e),
+                     EMQ_OK);
+    emq_store_rollback(st);
+    ck_assert_uint_eq(e.len, sizeof want - 1);
+    ck_assert_mem_eq(e.p, want, e.len);
+    emq_buf_free(&e);
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(complete_result_without_a_result_is_complete)
+{
+    tclock c;
+    emq_db *db = topen(&c);
+    char *v;
+    tk_hset(db, RJ(PP), "state", "awaiting_children");
+    tk_hset(db, RJ(PP), "attempts", "0");
+    tk_set(db, RJ(PP) ":dependencies", "1");
+    child_of(db, CA, NULL);
+    claim_one(db);
+    ck_assert_int_eq(emq_complete_result(db, RQ, CA, 1, NULL, 0), EMQ_OK);
+    v = tk_hget(db, RJ(PP) ":processed", CA);
+    ck_assert_str_eq(v, CA);
+    free(v);
+    v = tk_hget(db, RJ(PP), "state");
+    ck_assert_str_eq(v, "pending");
+    free(v);
+    emq_close(db);
+}
+END_TEST
+
 /* ------------------------------------ 5. Valkey error strings verbatim */
 
 START_TEST(a_valkey_error_of_the_store_reaches_errmsg_verbatim)
@@ -338,6 +437,8 @@ Suite *suite_review(void)
     tcase_add_test(t, a_restarted_process_mints_above_ids_of_a_closed_one);
     tcase_add_test(t, a_restarted_process_mints_above_ids_of_a_killed_one);
     tcase_add_test(t, a_memory_handle_mints_without_a_sidecar);
+    tcase_add_test(t, complete_result_records_the_result_for_the_parent);
+    tcase_add_test(t, complete_result_without_a_result_is_complete);
     tcase_add_test(t, a_valkey_error_of_the_store_reaches_errmsg_verbatim);
     suite_add_tcase(s, t);
     return s;
