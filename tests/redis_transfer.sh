@@ -28,8 +28,16 @@ LC_ALL=C
 export LC_ALL
 unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_PROGRESS
 
-E=./emqlite
-T=tests/redis_transfer
+vg=
+seeds=5 steps=300
+if [ -n "${EMQ_VALGRIND:-}" ]; then
+    vg="valgrind -q --error-exitcode=99 --leak-check=full \
+        --show-leak-kinds=definite,indirect,possible \
+        --errors-for-leak-kinds=definite,indirect,possible"
+fi
+[ -n "${EMQ_TEST_QUICK:-}" ] && seeds=2 steps=100
+E="$vg ./emqlite"
+T="$vg tests/redis_transfer"
 lua=$srcdir/tests/lua
 w=$EMQ_REDIS_DIR
 port=$EMQ_REDIS_PORT
@@ -183,12 +191,12 @@ fi
 
 # ------------------------------------------------------ (c) differential
 
-$T diff "$port" "$lua" 5 300 >"$w/diff" 2>&1
+$T diff "$port" "$lua" $seeds $steps >"$w/diff" 2>&1
 rc=$?
 sed -n '/^reached:/p;/^differential:/p' "$w/diff"
-if [ $rc -eq 0 ] && grep -q '^differential: 1500 random steps, 0 failures$' "$w/diff" \
+if [ $rc -eq 0 ] && grep -q "^differential: $((seeds * steps)) random steps, 0 failures\$" "$w/diff" \
     && grep -q '^scripted: replies and keyspace identical$' "$w/diff"; then
-    pass "differential: scripted + 5 seeds x 300 steps identical"
+    pass "differential: scripted + $seeds seeds x $steps steps identical"
 else
     fail "differential" "$w/diff"
 fi

@@ -10,11 +10,16 @@ LC_ALL=C
 export LC_ALL
 unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_BUSY_TIMEOUT EMQLITE_PROGRESS
 
-E=${EMQLITE:-$(pwd)/emqlite}
-if [ ! -x "$E" ]; then
-    echo "transfer_cli: $E not found (run from the build directory)" >&2
+bin=${EMQLITE:-$(pwd)/emqlite}
+if [ ! -x "$bin" ]; then
+    echo "transfer_cli: $bin not found (run from the build directory)" >&2
     echo "0 passed, 1 failed"
     exit 1
+fi
+# Under the CI's valgrind run every emqlite runs under memcheck.
+E=$bin
+if [ -n "${EMQ_VALGRIND:-}" ]; then
+    E="valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible $bin"
 fi
 w=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-transfer.XXXXXX") || exit 1
 trap 'rm -rf "$w"' EXIT
@@ -45,7 +50,7 @@ same() { # same NAME A B
 at() { # at MS ARGS...: emqlite on db with the clock pinned
     ms=$1
     shift
-    env EMQLITE_NOW_MS="$ms" "$E" --db "$db" "$@"
+    env EMQLITE_NOW_MS="$ms" $E --db "$db" "$@"
 }
 
 # ------------------------------------------------------------- a file
@@ -70,88 +75,88 @@ at 2000 pause other >/dev/null
 
 # --------------------------------------------------------------- export
 
-rc_is "export to stdout" 0 "$E" --db "$db" export
+rc_is "export to stdout" 0 $E --db "$db" export
 cp "$w/out" "$w/a.resp"
 has "the summary goes to stderr" "$w/err" '^exported [0-9]+ keys, [0-9]+ commands, [0-9]+ bytes, digest [0-9a-f]{16}$'
 summary=$(cat "$w/err")
 bytes=$(wc -c <"$w/a.resp" | tr -d ' ')
 has "the summary counts the bytes written" "$w/err" " $bytes bytes,"
 has "the stream starts with the version SET" "$w/a.resp" '^\*3'
-rc_is "export --out" 0 "$E" --db "$db" export --out "$w/b.resp"
+rc_is "export --out" 0 $E --db "$db" export --out "$w/b.resp"
 same "stdout and --out give the same bytes" "$w/a.resp" "$w/b.resp"
 if [ "$summary" = "$(cat "$w/err")" ]; then pass; else fail "two exports, two summaries"; fi
-rc_is "export --queue mail" 0 "$E" --db "$db" export --queue mail --out "$w/m.resp"
+rc_is "export --queue mail" 0 $E --db "$db" export --queue mail --out "$w/m.resp"
 has "--queue keeps mail" "$w/m.resp" 'emq:\{mail\}:dead'
 hasnt "--queue drops other" "$w/m.resp" 'emq:\{other\}'
-rc_is "export --queue mail --queue other" 0 "$E" --db "$db" export --queue other --queue=mail --out "$w/mo.resp"
+rc_is "export --queue mail --queue other" 0 $E --db "$db" export --queue other --queue=mail --out "$w/mo.resp"
 same "both queues are the whole file" "$w/a.resp" "$w/mo.resp"
-rc_is "export --by-slot" 0 "$E" --db "$db" export --by-slot --out "$w/s.resp"
+rc_is "export --by-slot" 0 $E --db "$db" export --by-slot --out "$w/s.resp"
 has "--by-slot wraps slots in MULTI" "$w/s.resp" 'MULTI'
-rc_is "export --queue with a bad name" 1 "$E" --db "$db" export --queue 'no{pe'
-rc_is "export --json without --out" 1 "$E" --db "$db" --json export
-rc_is "export --json --out" 0 "$E" --db "$db" --json export --out "$w/j.resp"
+rc_is "export --queue with a bad name" 1 $E --db "$db" export --queue 'no{pe'
+rc_is "export --json without --out" 1 $E --db "$db" --json export
+rc_is "export --json --out" 0 $E --db "$db" --json export --out "$w/j.resp"
 has "export --json shape" "$w/out" '^\{"out":"[^"]*j\.resp","keys":[0-9]+,"commands":[0-9]+,"bytes":'"$bytes"',"digest":"[0-9a-f]{16}"\}$'
-rc_is "export of a missing file" 9 "$E" --db "$w/none.db" export
+rc_is "export of a missing file" 9 $E --db "$w/none.db" export
 if [ -e "$w/none.db" ]; then fail "export created the missing file"; else pass; fi
-rc_is "export into an unwritable path" 9 "$E" --db "$db" export --out "$w/no/such/dir/x"
-EMQLITE_PROGRESS=1 "$E" --db "$db" export --out "$w/p.resp" 2>"$w/err" >"$w/out"
+rc_is "export into an unwritable path" 9 $E --db "$db" export --out "$w/no/such/dir/x"
+EMQLITE_PROGRESS=1 $E --db "$db" export --out "$w/p.resp" 2>"$w/err" >"$w/out"
 has "a progress line when asked" "$w/err" 'export: [0-9]+ MiB written'
 
 # --------------------------------------------------------------- import
 
-rc_is "import a file" 0 "$E" --db "$w/b.db" import "$w/a.resp"
+rc_is "import a file" 0 $E --db "$w/b.db" import "$w/a.resp"
 has "import summary" "$w/out" '^imported [0-9]+ commands \('"$bytes"' bytes\); the file holds [0-9]+ keys, digest [0-9a-f]{16}$'
 digest=$(sed -n 's/.*digest \([0-9a-f]*\)$/\1/p' "$w/out")
 has "the imported digest is the exported one" "$w/out" "digest $(printf '%s' "$summary" | sed 's/.*digest //')"
-rc_is "export the imported file" 0 "$E" --db "$w/b.db" export --out "$w/b2.resp"
+rc_is "export the imported file" 0 $E --db "$w/b.db" export --out "$w/b2.resp"
 same "export -> import -> export is byte-identical" "$w/a.resp" "$w/b2.resp"
-rc_is "import from stdin" 0 sh -c "'$E' --db '$w/c.db' import <'$w/s.resp'"
-rc_is "export after a by-slot import" 0 "$E" --db "$w/c.db" export --out "$w/c.resp"
+rc_is "import from stdin" 0 sh -c "$E --db '$w/c.db' import <'$w/s.resp'"
+rc_is "export after a by-slot import" 0 $E --db "$w/c.db" export --out "$w/c.resp"
 same "a by-slot stream imports to the same keyspace" "$w/a.resp" "$w/c.resp"
-rc_is "import --json" 0 "$E" --db "$w/d.db" --json import - <"$w/a.resp"
+rc_is "import --json" 0 $E --db "$w/d.db" --json import - <"$w/a.resp"
 has "import --json shape" "$w/out" '^\{"in":"-","commands":[0-9]+,"bytes":'"$bytes"',"keys":[0-9]+,"digest":"'"$digest"'"\}$'
 
 version='*3\r\n$3\r\nSET\r\n$13\r\n{emq}:version\r\n$12\r\necho'"mq:4.0.0"'\r\n'
 printf "$version"'*1\r\n$4\r\nPING\r\n' >"$w/ping.resp"
-rc_is "import of an unknown command" 1 "$E" --db "$w/b.db" import "$w/ping.resp"
+rc_is "import of an unknown command" 1 $E --db "$w/b.db" import "$w/ping.resp"
 has "the refusal names the byte offset" "$w/err" "^emqlite: malformed: import refused at byte 52: unknown command 'PING'$"
 printf "$version"'*3\r\n$3\r\nSET\r\n$9\r\nnot:a:key\r\n$1\r\nx\r\n' >"$w/key.resp"
-rc_is "import of a key outside the grammar" 1 "$E" --db "$w/b.db" import "$w/key.resp"
+rc_is "import of a key outside the grammar" 1 $E --db "$w/b.db" import "$w/key.resp"
 has "... names its offset and key" "$w/err" "import refused at byte 52: key outside the EchoMQ grammar 'not:a:key'"
 head -c $((bytes - 3)) "$w/a.resp" >"$w/trunc.resp"
-rc_is "import of a truncated stream" 1 "$E" --db "$w/b.db" import "$w/trunc.resp"
+rc_is "import of a truncated stream" 1 $E --db "$w/b.db" import "$w/trunc.resp"
 has "... says truncated" "$w/err" 'import refused at byte [0-9]+: truncated frame'
 printf '*3\r\n$3\r\nSET\r\n$13\r\n{emq}:version\r\n$12\r\nechomq:3.0.0\r\n' >"$w/v3.resp"
-rc_is "import of another wire" 7 "$E" --db "$w/b.db" import "$w/v3.resp"
+rc_is "import of another wire" 7 $E --db "$w/b.db" import "$w/v3.resp"
 printf '*2\r\n$3\r\nGET\r\n$1\r\nx\r\n' | tail -c 0 >"$w/empty.resp"
-rc_is "import of an empty stream (no version)" 7 "$E" --db "$w/b.db" import "$w/empty.resp"
-rc_is "import of a missing file" 9 "$E" --db "$w/b.db" import "$w/none.resp"
-rc_is "the refused imports changed nothing" 0 "$E" --db "$w/b.db" export --out "$w/b3.resp"
+rc_is "import of an empty stream (no version)" 7 $E --db "$w/b.db" import "$w/empty.resp"
+rc_is "import of a missing file" 9 $E --db "$w/b.db" import "$w/none.resp"
+rc_is "the refused imports changed nothing" 0 $E --db "$w/b.db" export --out "$w/b3.resp"
 same "... byte for byte" "$w/a.resp" "$w/b3.resp"
 
 # ---------------------------------------------------------------- check
 
-rc_is "check a clean file" 0 "$E" --db "$db" check
+rc_is "check a clean file" 0 $E --db "$db" check
 has "check prints the counts" "$w/out" '^0 violations, [0-9]+ notes?$'
-rc_is "check --json" 0 "$E" --db "$db" --json check
+rc_is "check --json" 0 $E --db "$db" --json check
 has "check --json shape" "$w/out" '^\{"ok":true,"violations":0,"notes":[0-9]+,"findings":\[.*\]\}$'
-rc_is "check of a missing file" 9 "$E" --db "$w/none.db" check
+rc_is "check of a missing file" 9 $E --db "$w/none.db" check
 # A pending member with a non-zero score: no transition writes that.
 printf "$version"'*4\r\n$4\r\nZADD\r\n$17\r\nemq:{bad}:pending\r\n$1\r\n5\r\n$14\r\nJOB00000000001\r\n' >"$w/bad.resp"
-"$E" --db "$w/bad.db" import "$w/bad.resp" >/dev/null 2>&1
-rc_is "check finds a violation" 11 "$E" --db "$w/bad.db" check
+$E --db "$w/bad.db" import "$w/bad.resp" >/dev/null 2>&1
+rc_is "check finds a violation" 11 $E --db "$w/bad.db" check
 has "each finding on a line" "$w/out" '^violation +[a-z-]+ +emq:\{bad\}:pending +'
 has "the count of violations" "$w/out" '^[1-9][0-9]* violations?, [0-9]+ notes?$'
 has "and a line on stderr" "$w/err" '^emqlite: check: [1-9][0-9]* invariant violations? in '
-rc_is "check --json with a violation" 11 "$E" --db "$w/bad.db" --json check
+rc_is "check --json with a violation" 11 $E --db "$w/bad.db" --json check
 has "check --json lists it" "$w/out" '^\{"ok":false,"violations":[1-9][0-9]*,"notes":[0-9]+,"findings":\[\{"severity":"violation","code":"[a-z-]+","key":"emq:\{bad\}:pending","message":'
 
 # ------------------------------------------- push, pull, verify: no server
 
 for cmd in "push --to" "pull --from" "verify --against"; do
     set -- $cmd
-    rc_is "$1 --help" 0 "$E" "$1" --help
-    "$E" --db "$db" $cmd 127.0.0.1:1 >"$w/out" 2>"$w/err"
+    rc_is "$1 --help" 0 $E "$1" --help
+    $E --db "$db" $cmd 127.0.0.1:1 >"$w/out" 2>"$w/err"
     rc=$?
     if grep -q 'built without hiredis' "$w/err"; then
         if [ $rc -eq 10 ]; then pass; else fail "$1 without hiredis: exit $rc, want 10"; fi
@@ -162,9 +167,9 @@ for cmd in "push --to" "pull --from" "verify --against"; do
     fi
 done
 if ! grep -q 'built without hiredis' "$w/err"; then
-    rc_is "push without --to" 1 "$E" --db "$db" push
-    rc_is "verify --against a bad spec" 1 "$E" --db "$db" verify --against host:99999
-    rc_is "push of a missing file touches no server" 9 "$E" --db "$w/none.db" push --to 127.0.0.1:1
+    rc_is "push without --to" 1 $E --db "$db" push
+    rc_is "verify --against a bad spec" 1 $E --db "$db" verify --against host:99999
+    rc_is "push of a missing file touches no server" 9 $E --db "$w/none.db" push --to 127.0.0.1:1
     has "... and names the file" "$w/err" 'none\.db: No such file'
 fi
 
