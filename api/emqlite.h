@@ -450,9 +450,13 @@ int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
  * ignored. Commands apply as Valkey applies them, on top of what the file
  * holds. The stream must set "{emq}:version" to exactly "echomq:4.0.0":
  * otherwise (or without such a SET) EMQ_EWIRE. Malformed or truncated RESP,
- * an unknown command, bad arguments, or a key outside the EchoMQ grammar (or
- * of the wrong type for its name) give EMQ_EPROTO with a message naming the
- * byte offset of the refused frame. On any failure nothing is applied.
+ * an unknown command, bad arguments, a key outside the EchoMQ grammar (or
+ * of the wrong type for its name), a member of a job set (pending, active,
+ * schedule, dead, a lane) that is not 14 bytes, or an `attempts` field of a
+ * job row or `count` of a metrics hash that is not a decimal integer below
+ * 2^63-1 (states a claim or complete could only refuse, for good) give
+ * EMQ_EPROTO with a message naming the byte offset of the refused frame. On
+ * any failure nothing is applied.
  * `sum` (may be NULL) receives the counts and the digest of the file after
  * the import.
  */

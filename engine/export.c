@@ -862,6 +862,46 @@ static int check_key(emq_db *db, const emq_resp_cmd *c, int type)
     return EMQ_OK;
 }
 
+/*
+ * Values an import must not let in: a claim pops a job-set member into
+ * emq_job.id (14 bytes) and HINCRBYs the row's `attempts`; complete and
+ * retry HINCRBY a metrics `count`. Valkey would fail such a step and keep
+ * the pop; emqlite rolls the whole transition back, so the queue would be
+ * stuck at that member for good. Refused instead, before anything applies.
+ */
+enum { V_NONE = 0, V_JOBSET, V_ROW, V_METRICS };
+
+static int value_rule(const emq_resp_cmd *c)
+{
+    emq_keyinfo ki;
+    const unsigned char *k = c->argv[1], *sfx;
+    size_t n;
+    if (!emq_key_parse(k, c->lens[1], &ki) || ki.family != EMQ_K_QUEUE)
+        return V_NONE;
+    if (ki.is_job_row)
+        return V_ROW;
+    sfx = (const unsigned char *)ki.q + ki.qlen + 2;      /* after "}:" */
+    n = c->lens[1] - (size_t)(sfx - k);
+    if ((n == 7 && memcmp(sfx, "pending", 7) == 0) ||
+        (n == 6 && memcmp(sfx, "active", 6) == 0) ||
+        (n == 8 && memcmp(sfx, "schedule", 8) == 0) ||
+        (n == 4 && memcmp(sfx, "dead", 4) == 0) ||
+        (n == 2 + EMQ_ID_LEN + 8 && memcmp(sfx, "g:", 2) == 0))
+        return V_JOBSET;
+    if ((n == 17 && memcmp(sfx, "metrics:completed", 17) == 0) ||
+        (n == 14 && memcmp(sfx, "metrics:failed", 14) == 0))
+        return V_METRICS;
+    return V_NONE;
+}
+
+/* A counter the engine increments by 1: a decimal integer below
+ * INT64_MAX (HINCRBY's parse; the maximum would overflow). */
+static int incrementable(const unsigned char *p, size_t n)
+{
+    int64_t v;
+    return emq_parse_i64(p, n, &v) == 0 && v < INT64_MAX;
+}
+
 /* Store failures inside the import name the frame too. */
 static int store_rc(emq_db *db, emq_store *st, const emq_resp_cmd *c, int rc)
 {
@@ -926,6 +966,19 @@ static int apply(emq_db *db, emq_store *st, importer *im)
                                          "pairs", NULL, 0);
         if ((rc = check_key(db, c, EMQ_T_HASH)) != EMQ_OK)
             return rc;
+        int rule = value_rule(c);
+        const char *cf = rule == V_ROW ? "attempts"
+                       : rule == V_METRICS ? "count" : NULL;
+        for (size_t i = 2; cf && i < argc; i += 2)
+            if (c->lens[i] == strlen(cf) &&
+                memcmp(c->argv[i], cf, c->lens[i]) == 0 &&
+                !incrementable(c->argv[i + 1], c->lens[i + 1]))
+                return refuse(db, c->offset, rule == V_ROW
+                              ? "attempts of a job row is not an integer "
+                                "below 2^63-1"
+                              : "count of a metrics hash is not an integer "
+                                "below 2^63-1",
+                              c->argv[i + 1], c->lens[i + 1]);
         size_t n = (argc - 2) / 2;
         emq_bytes *fv = malloc(2 * n * sizeof *fv);
         if (!fv)
@@ -944,11 +997,15 @@ static int apply(emq_db *db, emq_store *st, importer *im)
                                          "pairs (no flags)", NULL, 0);
         if ((rc = check_key(db, c, EMQ_T_ZSET)) != EMQ_OK)
             return rc;
+        int jobset = value_rule(c) == V_JOBSET;
         for (size_t i = 2; i < argc; i += 2) {
             double s;
             if (!parse_score(c->argv[i], c->lens[i], &s))
                 return refuse(db, c->offset, "bad score", c->argv[i],
                               c->lens[i]);
+            if (jobset && c->lens[i + 1] != EMQ_ID_LEN)
+                return refuse(db, c->offset, "a job set member is not a "
+                              "14-byte id", c->argv[i + 1], c->lens[i + 1]);
         }
         for (size_t i = 2; i < argc; i += 2) {
             double s;

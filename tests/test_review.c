@@ -293,6 +293,141 @@ START_TEST(a_memory_handle_mints_without_a_sidecar)
 }
 END_TEST
 
+/* ------------------------------------- 3. import refuses stuck states */
+
+typedef struct stream {
+    char b[4096];
+    size_t n;
+} stream;
+
+/* Append one RESP command of NUL-terminated words. */
+static size_t cmd(stream *s, int argc, const char *const *argv)
+{
+    size_t at = s->n;
+    s->n += (size_t)snprintf(s->b + s->n, sizeof s->b - s->n, "*%d\r\n",
+                             argc);
+    for (int i = 0; i < argc; i++)
+        s->n += (size_t)snprintf(s->b + s->n, sizeof s->b - s->n,
+                                 "$%zu\r\n%s\r\n", strlen(argv[i]),
+                                 argv[i]);
+    ck_assert_uint_lt(s->n, sizeof s->b);
+    return at;
+}
+
+static void stamped(stream *s)
+{
+    static const char *const v[] = {"SET", "{emq}:version", "echomq:4.0.0"};
+    s->n = 0;
+    cmd(s, 3, v);
+}
+
+/* Import `s` and expect a refusal of the frame at `at`, the file as it
+ * was. */
+static void refused(emq_db *db, const stream *s, size_t at)
+{
+    emq_transfer_summary before, after;
+    char want[64];
+    ck_assert_int_eq(emq_digest(db, NULL, &before), EMQ_OK);
+    ck_assert_int_eq(emq_import(db, s->b, s->n, NULL), EMQ_EPROTO);
+    snprintf(want, sizeof want, "import refused at byte %zu: ", at);
+    ck_assert_msg(strncmp(emq_errmsg(db), want, strlen(want)) == 0,
+                  "message: %s (want %s)", emq_errmsg(db), want);
+    ck_assert_int_eq(emq_digest(db, NULL, &after), EMQ_OK);
+    ck_assert_uint_eq(before.digest, after.digest);
+    ck_assert_uint_eq(before.keys, after.keys);
+}
+
+START_TEST(import_refuses_job_set_members_that_are_not_ids)
+{
+    static const char *const sets[] = {
+        "emq:{q}:pending", "emq:{q}:active", "emq:{q}:schedule",
+        "emq:{q}:dead", "emq:{q}:g:PRT0KHTOWnGLuC:pending",
+    };
+    static const char *const bad[] = {"A", "JOB000000000011", ""};
+    tclock c;
+    emq_db *db = topen(&c);
+    stream s;
+    int64_t size;
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+        for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+            const char *const z[] = {"ZADD", sets[i], "0", "JOB00000000001",
+                                     "0", bad[k]};
+            const char *const e[] = {"ZADD", "emq:{q}:pending", "0",
+                                     "JOB00000000002"};
+            stamped(&s);
+            cmd(&s, 4, e);              /* applied first, then rolled back */
+            refused(db, &s, cmd(&s, 6, z));
+        }
+    ck_assert_int_eq(emq_pending_size(db, "q", &size), EMQ_OK);
+    ck_assert_int_eq(size, 0);
+    /* 14-byte members are accepted, and a zset that is no job set takes
+     * any member. */
+    {
+        const char *const z[] = {"ZADD", "emq:{q}:pending", "0",
+                                 "JOB00000000001"};
+        const char *const r[] = {"ZADD", "emq:{q}:repeat", "5", "every-min"};
+        emq_job j;
+        stamped(&s);
+        cmd(&s, 4, z);
+        cmd(&s, 4, r);
+        ck_assert_int_eq(emq_import(db, s.b, s.n, NULL), EMQ_OK);
+        ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
+        ck_assert_str_eq(j.id, "JOB00000000001");
+        emq_job_clear(&j);
+    }
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(import_refuses_counters_a_transition_cannot_increment)
+{
+    static const char *const badv[] = {"x", "", "1.0", " 1", "+1", "01",
+                                       "9223372036854775807",
+                                       "99999999999999999999"};
+    tclock c;
+    emq_db *db = topen(&c);
+    stream s;
+    for (size_t k = 0; k < sizeof badv / sizeof *badv; k++) {
+        const char *const row[] = {"HSET", "emq:{q}:job:JOB00000000001",
+                                   "payload", "p", "attempts", badv[k]};
+        const char *const mc[] = {"HSET", "emq:{q}:metrics:completed",
+                                  "count", badv[k]};
+        const char *const mf[] = {"HSET", "emq:{q}:metrics:failed",
+                                  "other", "1", "count", badv[k]};
+        stamped(&s);
+        refused(db, &s, cmd(&s, 6, row));
+        stamped(&s);
+        refused(db, &s, cmd(&s, 4, mc));
+        stamped(&s);
+        refused(db, &s, cmd(&s, 6, mf));
+    }
+    /* Integers are accepted (negative too: HINCRBY takes them), and other
+     * fields are not counters. */
+    {
+        const char *const row[] = {"HSET", "emq:{q}:job:JOB00000000001",
+                                   "payload", "p", "attempts", "-3",
+                                   "state", "pending", "note", "x"};
+        const char *const pend[] = {"ZADD", "emq:{q}:pending", "0",
+                                    "JOB00000000001"};
+        const char *const mc[] = {"HSET", "emq:{q}:metrics:completed",
+                                  "count", "9223372036854775806",
+                                  "attempts", "x"};
+        const char *const meta[] = {"HSET", "emq:{q}:meta", "count", "x"};
+        emq_job j;
+        stamped(&s);
+        cmd(&s, 10, row);
+        cmd(&s, 4, pend);
+        cmd(&s, 6, mc);
+        cmd(&s, 4, meta);
+        ck_assert_int_eq(emq_import(db, s.b, s.n, NULL), EMQ_OK);
+        ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
+        ck_assert_int_eq(j.attempts, -2);
+        emq_job_clear(&j);
+    }
+    emq_close(db);
+}
+END_TEST
+
 /* ---------------------------------------- 4. complete with a result */
 
 #define RQ "mail"
@@ -437,6 +572,8 @@ Suite *suite_review(void)
     tcase_add_test(t, a_restarted_process_mints_above_ids_of_a_closed_one);
     tcase_add_test(t, a_restarted_process_mints_above_ids_of_a_killed_one);
     tcase_add_test(t, a_memory_handle_mints_without_a_sidecar);
+    tcase_add_test(t, import_refuses_job_set_members_that_are_not_ids);
+    tcase_add_test(t, import_refuses_counters_a_transition_cannot_increment);
     tcase_add_test(t, complete_result_records_the_result_for_the_parent);
     tcase_add_test(t, complete_result_without_a_result_is_complete);
     tcase_add_test(t, a_valkey_error_of_the_store_reaches_errmsg_verbatim);
