@@ -4,8 +4,8 @@
  *
  * Rules: a file that is not emqlite's is refused before a single byte of it
  * is written (we look at it read-only first); `synchronous` is always set
- * explicitly; WAL auto-checkpoints are off and checkpoints run only in
- * RESTART mode, which holds the write lock, so a checkpoint never races a
+ * explicitly; WAL auto-checkpoints are off and checkpoints run only while
+ * holding the writer gate exclusive (gate.c), so a checkpoint never races a
  * commit that resets the WAL (see doc/RELIABILITY.md).
  */
 #include <stdarg.h>
@@ -260,9 +260,23 @@ static int inspect(emq_store *st, const char *path)
         return emq_store_err(st, EMQ_ENOTEMQ,
                              "%s is not an emqlite file (not SQLite)", path);
 
+    /* immutable=1: read the file as it is, creating no -wal or -shm beside
+     * it. A file whose content still sits in its WAL may look empty here;
+     * init_schema() checks again on the real connection. */
+    char uri[4200];
+    size_t u = (size_t)snprintf(uri, sizeof uri, "file:");
+    for (const unsigned char *c = (const unsigned char *)path;
+         *c && u + 4 < sizeof uri; c++) {
+        if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c >= 0x7f)
+            u += (size_t)snprintf(uri + u, sizeof uri - u, "%%%02X", *c);
+        else
+            uri[u++] = (char)*c;
+    }
+    snprintf(uri + u, sizeof uri - u, "?immutable=1");
     sqlite3 *db = NULL;
     int64_t appid = 0, uver = 0, ntab = 0;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                             NULL);
     if (rc == SQLITE_OK)
         rc = pragma_int(db, "PRAGMA application_id", &appid);
     if (rc == SQLITE_OK)
@@ -309,13 +323,22 @@ static int exec_sql(emq_store *st, const char *q)
 /* Create the schema in a fresh file, or check the stamp of an old one. */
 static int init_schema(emq_store *st)
 {
-    int64_t appid = 0, uver = 0;
-    int rc = exec_stmt(st, S_BEGIN_W);
+    int64_t appid = 0, uver = 0, ntab = 0;
+    int rc = emq_gate_enter(st);
     if (rc != EMQ_OK)
         return rc;
+    if ((rc = exec_stmt(st, S_BEGIN_W)) != EMQ_OK) {
+        emq_gate_leave(st);
+        return rc;
+    }
     if (pragma_int(st->db, "PRAGMA application_id", &appid) != SQLITE_OK ||
-        pragma_int(st->db, "PRAGMA user_version", &uver) != SQLITE_OK) {
+        pragma_int(st->db, "PRAGMA user_version", &uver) != SQLITE_OK ||
+        pragma_int(st->db, "SELECT count(*) FROM sqlite_schema", &ntab)) {
         rc = emq_store_fail(st, sqlite3_errcode(st->db));
+        goto fail;
+    }
+    if (appid == 0 && uver == 0 && ntab > 0) {
+        rc = emq_store_err(st, EMQ_ENOTEMQ, "not an emqlite file");
         goto fail;
     }
     if (appid == 0 && uver == 0) {
@@ -334,9 +357,12 @@ static int init_schema(emq_store *st)
                            (long long)uver);
         goto fail;
     }
-    return exec_stmt(st, S_COMMIT);
+    rc = exec_stmt(st, S_COMMIT);
+    emq_gate_leave(st);
+    return rc;
 fail:
     exec_stmt(st, S_ROLLBACK);
+    emq_gate_leave(st);
     return rc;
 }
 
@@ -371,6 +397,7 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
         return EMQ_ENOMEM;
     }
     st->opts = *o;
+    st->gate_fd = -1;
     if (st->opts.busy_timeout_ms < 0)
         st->opts.busy_timeout_ms = 0;
     st->memory = is_memory(path);
@@ -386,7 +413,8 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
         goto fail;
     }
     sqlite3_extended_result_codes(st->db, 1);
-    if ((rc = set_pragmas(st)) != EMQ_OK)
+    if ((rc = emq_gate_open(st, path)) != EMQ_OK ||
+        (rc = set_pragmas(st)) != EMQ_OK)
         goto fail;
     if (!st->opts.readonly && (rc = init_schema(st)) != EMQ_OK)
         goto fail;
@@ -409,6 +437,7 @@ void emq_store_close(emq_store *st)
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
     sqlite3_close(st->db);
+    emq_gate_close(st);
     emq_buf_free(&st->hraw);
     emq_buf_free(&st->hkey);
     for (int i = 0; i < EMQ_KCACHE; i++)
@@ -424,9 +453,14 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
 {
     if (st->in_tx)
         return emq_store_err(st, EMQ_EINTERNAL, "transaction already open");
-    int rc = exec_stmt(st, write ? S_BEGIN_W : S_BEGIN_R);
+    int rc = write ? emq_gate_enter(st) : EMQ_OK;
     if (rc != EMQ_OK)
         return rc;
+    if ((rc = exec_stmt(st, write ? S_BEGIN_W : S_BEGIN_R)) != EMQ_OK) {
+        if (write)
+            emq_gate_leave(st);
+        return rc;
+    }
     st->in_tx = 1;
     st->tx_write = write;
     st->now = now_ms;
@@ -463,6 +497,8 @@ int emq_store_commit(emq_store *st)
         return rc;
     }
     st->in_tx = 0;
+    if (st->tx_write)
+        emq_gate_leave(st);
     if (st->tx_write && st->opts.checkpoint_frames > 0 &&
         st->wal_frames >= st->opts.checkpoint_frames)
         emq_store_checkpoint(st); /* best effort: a busy reader defers it */
@@ -482,6 +518,8 @@ void emq_store_rollback(emq_store *st)
     if (!sqlite3_get_autocommit(st->db))
         exec_stmt(st, S_ROLLBACK);
     st->in_tx = 0;
+    if (st->tx_write)
+        emq_gate_leave(st);
 }
 
 int emq_store_in_tx(const emq_store *st)
@@ -493,14 +531,23 @@ int emq_store_checkpoint(emq_store *st)
 {
     if (st->memory)
         return EMQ_OK;
-    /* RESTART holds the writer lock for the whole checkpoint and resets the
-     * WAL under it; no concurrent commit can interleave. Do not wait: a busy
-     * writer or a reader on an old snapshot just defers it to a later call. */
+    if (st->in_tx)
+        return emq_store_err(st, EMQ_EINTERNAL, "checkpoint inside a "
+                             "transaction");
+    /* Only with the writer gate held exclusive: no emqlite commit can run
+     * meanwhile, even if SQLite falls back from RESTART to PASSIVE. A writer
+     * in flight defers the checkpoint to a later commit. */
+    if (!emq_gate_try_exclusive(st))
+        return emq_store_err(st, EMQ_EBUSY, "a write transaction is in "
+                             "flight; checkpoint deferred");
+    /* Do not wait for readers on old snapshots either: what they pin is
+     * checkpointed by a later call. */
     sqlite3_busy_timeout(st->db, 0);
     int logf = 0, ckpt = 0;
     int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART,
                                        &logf, &ckpt);
     sqlite3_busy_timeout(st->db, st->opts.busy_timeout_ms);
+    emq_gate_leave(st);
     if (rc == SQLITE_OK) {
         st->wal_frames = 0;
         return EMQ_OK;

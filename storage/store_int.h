@@ -46,6 +46,7 @@ struct emq_store {
     int64_t now;         /* the transaction's clock, for expiry            */
     int wal_frames;      /* frames in the WAL after the last commit         */
     int memory;
+    int gate_fd;         /* the writer gate (gate.c), or -1               */
     emq_buf hraw, henc;  /* scratch for hash reads and writes              */
     emq_hfields hf;      /* decoded view of hraw                           */
     /* The last hash read or written in this transaction (hash.c): hkey's
@@ -91,6 +92,15 @@ int emq_key_create(emq_store *st, const void *key, size_t klen, int type,
 /** Delete the key row and, for aggregates, its elements. */
 int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
                  int64_t kid);
+
+/** The writer gate (gate.c): open beside `path`, close, enter shared for a
+ *  write transaction, leave, and try to take it exclusive (1 = taken; leave
+ *  releases it) for a checkpoint. */
+int emq_gate_open(emq_store *st, const char *path);
+void emq_gate_close(emq_store *st);
+int emq_gate_enter(emq_store *st);
+void emq_gate_leave(emq_store *st);
+int emq_gate_try_exclusive(emq_store *st);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);

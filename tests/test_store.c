@@ -796,6 +796,13 @@ static void assert_refused_untouched(const char *path, int want)
 {
     size_t n0, n1;
     unsigned char *before = slurp(path, &n0);
+    const char *sides[] = {"-wal", "-shm", "-emqlock"};
+    int existed[3];
+    for (int i = 0; i < 3; i++) {
+        char side[160];
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        existed[i] = access(side, F_OK) == 0;
+    }
     emq_store_opts o = opts();
     emq_store *s = NULL;
     char err[256] = "";
@@ -805,9 +812,12 @@ static void assert_refused_untouched(const char *path, int want)
     unsigned char *after = slurp(path, &n1);
     ck_assert_int_eq(n0, n1);
     ck_assert(memcmp(before, after, n0) == 0);
-    char side[160];
-    snprintf(side, sizeof side, "%s-wal", path);
-    ck_assert_int_ne(access(side, F_OK), 0);
+    for (int i = 0; i < 3; i++) {
+        char side[160];
+        snprintf(side, sizeof side, "%s%s", path, sides[i]);
+        ck_assert_msg(existed[i] || access(side, F_OK) != 0,
+                      "%s was created", side);
+    }
     free(before);
     free(after);
 }
@@ -907,6 +917,29 @@ START_TEST(registration_cache_follows_other_connections_and_rollback)
 }
 END_TEST
 
+START_TEST(checkpoint_never_runs_while_a_write_is_in_flight)
+{
+    const char *p = path_in("gate.db");
+    emq_store_opts o = opts();
+    emq_store *a, *b;
+    ck_assert_int_eq(emq_store_open(p, &o, &a, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_open(p, &o, &b, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_str_set(a, K("k"), "v", 1, -1, 0, NULL), EMQ_OK);
+    /* a holds the writer gate: b's checkpoint is deferred, not run */
+    ck_assert_int_eq(emq_store_checkpoint(b), EMQ_EBUSY);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_checkpoint(b), EMQ_OK);
+    /* and a checkpoint inside one's own transaction is refused */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_lt(emq_store_checkpoint(a), 0);
+    emq_store_rollback(a);
+    ck_assert_int_eq(emq_store_checkpoint(a), EMQ_OK);
+    emq_store_close(a);
+    emq_store_close(b);
+}
+END_TEST
+
 START_TEST(foreign_sqlite_file_is_refused_untouched)
 {
     const char *p = path_in("foreign.db");
@@ -914,6 +947,19 @@ START_TEST(foreign_sqlite_file_is_refused_untouched)
     ck_assert_int_eq(sqlite3_open(p, &db), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t "
                                   "VALUES(1);", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_refused_untouched(p, EMQ_ENOTEMQ);
+}
+END_TEST
+
+START_TEST(foreign_wal_file_is_refused_without_side_files)
+{
+    const char *p = path_in("foreign-wal.db");
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(p, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA journal_mode=WAL; CREATE TABLE "
+                                  "t(x); INSERT INTO t VALUES(1);", NULL,
+                                  NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     assert_refused_untouched(p, EMQ_ENOTEMQ);
 }
@@ -1023,7 +1069,9 @@ Suite *suite_store(void)
     tcase_add_checked_fixture(f, tmp_setup, tmp_teardown);
     tcase_add_test(f, persistence_across_close_and_reopen);
     tcase_add_test(f, registration_cache_follows_other_connections_and_rollback);
+    tcase_add_test(f, checkpoint_never_runs_while_a_write_is_in_flight);
     tcase_add_test(f, foreign_sqlite_file_is_refused_untouched);
+    tcase_add_test(f, foreign_wal_file_is_refused_without_side_files);
     tcase_add_test(f, newer_schema_is_refused_untouched);
     tcase_add_test(f, garbage_and_truncated_files_are_refused_untouched);
     tcase_add_test(f, readonly_open_refuses_writes_and_keeps_bytes);
