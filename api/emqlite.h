@@ -30,7 +30,8 @@
  * for a successful transition, a negative EMQ_E* code for a failure. Wire
  * error replies (EMQKIND, EMQSTALE, WRONGTYPE) are negative codes too; after
  * any negative return emq_errmsg() holds the message, which for wire errors is
- * the exact wire string ("EMQSTALE complete token mismatch").
+ * the exact wire string ("EMQSTALE complete token mismatch"). A NULL handle
+ * makes every call return EMQ_EINVAL (and emq_close ignore it).
  *
  * Identifiers. Queue names are NUL-terminated C strings (the protocol's queue
  * alphabet excludes NUL). Job ids are branded ids: exactly 14 bytes, passed as
@@ -84,7 +85,10 @@ const char *emq_sqlite_version(void);
 #define EMQ_EID        (-30006) /**< host gate: not a valid branded id            */
 #define EMQ_EINVAL     (-30007) /**< host gate: bad argument (NULL, lease <= 0...) */
 #define EMQ_EBUSY      (-30008) /**< the file stayed locked past the busy timeout */
-#define EMQ_EIO        (-30009) /**< an I/O error; nothing was applied            */
+#define EMQ_EIO        (-30009) /**< an I/O error; nothing is visible — but if it
+                                     hit the commit's own sync, the transition
+                                     may resurface after a power loss (see
+                                     doc/RELIABILITY.md)                     */
 #define EMQ_EFULL      (-30010) /**< disk or quota full; nothing was applied      */
 #define EMQ_ENOMEM     (-30011) /**< out of memory; nothing was applied           */
 #define EMQ_ENOTEMQ    (-30012) /**< the file is not an emqlite file (untouched)  */

@@ -824,6 +824,8 @@ static int walk(checker *c)
 
 int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     checker c;
     int rc;
     size_t i;

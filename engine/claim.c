@@ -85,6 +85,8 @@ done:
  */
 int emq_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     claim_ctx c = {q, lease_ms, job};
     int rc;
     emq_db_clear(db);

@@ -220,17 +220,22 @@ void emq_close(emq_db *db)
     free(db);
 }
 
-int emq_node_id(const emq_db *db) { return db->node_id; }
+int emq_node_id(const emq_db *db) { return db ? db->node_id : -1; }
 
 void emq_set_clock(emq_db *db, emq_clock_fn clock, void *ctx)
 {
+    if (db == NULL)
+        return;
     db->clock = clock ? clock : emq_wall_clock;
     db->clock_ctx = clock ? ctx : NULL;
     db->opt.clock = clock;
     db->opt.clock_ctx = db->clock_ctx;
 }
 
-int64_t emq_now(emq_db *db) { return db->clock(db->clock_ctx); }
+int64_t emq_now(emq_db *db)
+{
+    return db ? db->clock(db->clock_ctx) : emq_wall_clock(NULL);
+}
 
 /* How far ahead of the minted cell a reservation is written: one second
  * of cells, so a handle minting steadily writes at most once a second. */
@@ -244,6 +249,8 @@ int64_t emq_now(emq_db *db) { return db->clock(db->clock_ctx); }
  */
 int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE])
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     uint64_t snow, cell;
     int rc;
     emq_db_clear(db);
@@ -271,6 +278,8 @@ int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE])
 
 int emq_checkpoint(emq_db *db)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     int rc;
     emq_db_clear(db);
     rc = emq_store_checkpoint(db->st);

@@ -87,6 +87,8 @@ static int admit_verb(emq_db *db, admit *a)
 int emq_enqueue(emq_db *db, const char *q, const char *id,
                 const void *payload, size_t len)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     admit a = {q, id, payload, len, ADMIT_PENDING, 0};
     return admit_verb(db, &a);
 }
@@ -100,6 +102,8 @@ int emq_enqueue(emq_db *db, const char *q, const char *id,
 int emq_enqueue_at(emq_db *db, const char *q, const char *id,
                    const void *payload, size_t len, int64_t run_at_ms)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     admit a = {q, id, payload, len, ADMIT_AT, run_at_ms};
     return admit_verb(db, &a);
 }
@@ -111,6 +115,8 @@ int emq_enqueue_at(emq_db *db, const char *q, const char *id,
 int emq_enqueue_in(emq_db *db, const char *q, const char *id,
                    const void *payload, size_t len, int64_t delay_ms)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     admit a = {q, id, payload, len, ADMIT_IN, delay_ms};
     return admit_verb(db, &a);
 }
@@ -147,6 +153,8 @@ static int batch_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
 int emq_enqueue_many(emq_db *db, const char *q, const emq_item *items,
                      size_t n, int *verdicts)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     batch b = {q, items, n, verdicts};
     size_t i;
     int rc;

@@ -54,6 +54,8 @@ static int extend_one_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
 int emq_extend_lock(emq_db *db, const char *q, const char *id, int64_t token,
                     int64_t lease_ms)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     ext_ctx c = {q, 1, &id, &token, lease_ms, NULL, 0};
     int rc;
     emq_db_clear(db);
@@ -99,6 +101,8 @@ int emq_extend_locks(emq_db *db, const char *q, size_t n,
                      const char *const *ids, const int64_t *tokens,
                      int64_t lease_ms, int *failed, size_t *nfailed)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     ext_ctx c = {q, n, ids, tokens, lease_ms, failed, 0};
     size_t i;
     int rc;

@@ -128,6 +128,8 @@ done:
  */
 int emq_promote(emq_db *db, const char *q, int64_t batch, int64_t *count)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     sweep_ctx c = {q, "schedule", MOVE_PROMOTE, batch, 0};
     int rc;
     emq_db_clear(db);
@@ -147,6 +149,8 @@ int emq_promote(emq_db *db, const char *q, int64_t batch, int64_t *count)
  */
 int emq_reap(emq_db *db, const char *q, int64_t *count)
 {
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
     sweep_ctx c = {q, "active", MOVE_REAP, REAP_CAP, 0};
     int rc;
     emq_db_clear(db);

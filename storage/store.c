@@ -453,6 +453,7 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
 {
     if (st->in_tx)
         return emq_store_err(st, EMQ_EINTERNAL, "transaction already open");
+    st->errmsg[0] = '\0'; /* no message survives into a new transaction */
     int rc = write ? emq_gate_enter(st) : EMQ_OK;
     if (rc != EMQ_OK)
         return rc;

@@ -561,11 +561,56 @@ END_TEST
 
 /* ------------------------------------------------------------ the suite */
 
+START_TEST(every_call_refuses_a_null_handle)
+{
+    const char *id = "JOB00000000001";
+    const char *ids[1] = {id};
+    int64_t tok = 0, n;
+    int failed[1], v[1];
+    size_t nf, cnt, nq;
+    emq_item it = {id, "x", 1};
+    emq_job job;
+    emq_stats stt;
+    emq_field *fields;
+    char **queues;
+    char out[EMQ_ID_SIZE], (*bids)[EMQ_ID_SIZE] = &out;
+    ck_assert_int_eq(emq_enqueue(NULL, "q", id, "x", 1), EMQ_EINVAL);
+    ck_assert_int_eq(emq_enqueue_many(NULL, "q", &it, 1, v), EMQ_EINVAL);
+    ck_assert_int_eq(emq_enqueue_at(NULL, "q", id, "x", 1, 5), EMQ_EINVAL);
+    ck_assert_int_eq(emq_enqueue_in(NULL, "q", id, "x", 1, 5), EMQ_EINVAL);
+    ck_assert_int_eq(emq_claim(NULL, "q", 10, &job), EMQ_EINVAL);
+    ck_assert_int_eq(emq_complete(NULL, "q", id, 0), EMQ_EINVAL);
+    ck_assert_int_eq(emq_complete_result(NULL, "q", id, 0, "r", 1),
+                     EMQ_EINVAL);
+    ck_assert_int_eq(emq_retry(NULL, "q", id, 0, 1, 1, "e", 1), EMQ_EINVAL);
+    ck_assert_int_eq(emq_promote(NULL, "q", 1, &n), EMQ_EINVAL);
+    ck_assert_int_eq(emq_reap(NULL, "q", &n), EMQ_EINVAL);
+    ck_assert_int_eq(emq_browse(NULL, "q", 1, bids, &cnt), EMQ_EINVAL);
+    ck_assert_int_eq(emq_pending_size(NULL, "q", &n), EMQ_EINVAL);
+    ck_assert_int_eq(emq_extend_lock(NULL, "q", id, 0, 10), EMQ_EINVAL);
+    ck_assert_int_eq(emq_extend_locks(NULL, "q", 1, ids, &tok, 10, failed,
+                                      &nf), EMQ_EINVAL);
+    ck_assert_int_eq(emq_pause(NULL, "q"), EMQ_EINVAL);
+    ck_assert_int_eq(emq_resume(NULL, "q"), EMQ_EINVAL);
+    ck_assert_int_eq(emq_job_get(NULL, "q", id, &fields, &cnt), EMQ_EINVAL);
+    ck_assert_int_eq(emq_stats_get(NULL, "q", &stt), EMQ_EINVAL);
+    ck_assert_int_eq(emq_queues(NULL, &queues, &nq), EMQ_EINVAL);
+    ck_assert_int_eq(emq_mint(NULL, "JOB", out), EMQ_EINVAL);
+    ck_assert_int_eq(emq_checkpoint(NULL), EMQ_EINVAL);
+    ck_assert_int_eq(emq_check(NULL, NULL, NULL, &nf), EMQ_EINVAL);
+    ck_assert_int_eq(emq_node_id(NULL), -1);
+    ck_assert_str_eq(emq_errmsg(NULL), "");
+    emq_set_clock(NULL, NULL, NULL);
+    emq_close(NULL);
+}
+END_TEST
+
 Suite *suite_review(void)
 {
     Suite *s = suite_create("review");
     TCase *t = tcase_create("review");
     tcase_add_checked_fixture(t, fsetup, fteardown);
+    tcase_add_test(t, every_call_refuses_a_null_handle);
     tcase_add_test(t, an_explicit_node_id_held_by_a_live_handle_is_refused);
     tcase_add_test(t, an_explicit_node_id_held_by_another_process_is_refused);
     tcase_add_test(t, a_burst_reserves_once_a_second_and_close_keeps_the_exact_mark);
