@@ -199,6 +199,21 @@ START_TEST(completed_scheduled_job_is_a_ghost_note)
 }
 END_TEST
 
+START_TEST(scores_beyond_two_to_the_53_are_not_violations)
+{
+    char a[EMQ_ID_SIZE], b[EMQ_ID_SIZE];
+    mint(a);
+    mint(b);
+    /* run-ats and leases the protocol accepts but a double rounds */
+    ck_assert_int_eq(emq_enqueue_in(db, Q, a, "p", 1, INT64_MAX - clk.now),
+                     EMQ_SCHEDULED);
+    ck_assert_int_eq(emq_enqueue_at(db, Q, b, "p", 1, INT64_C(9007199254740993)),
+                     EMQ_SCHEDULED);
+    seen s = run_check(EMQ_OK);
+    ck_assert_uint_eq(s.viol, 0);
+}
+END_TEST
+
 START_TEST(extended_pending_job_is_a_multi_note)
 {
     char id[EMQ_ID_SIZE];
@@ -369,6 +384,7 @@ Suite *suite_check(void)
     tcase_add_test(t, fresh_file_has_no_finding);
     tcase_add_test(t, disciplined_workload_has_no_finding);
     tcase_add_test(t, completed_scheduled_job_is_a_ghost_note);
+    tcase_add_test(t, scores_beyond_two_to_the_53_are_not_violations);
     tcase_add_test(t, extended_pending_job_is_a_multi_note);
     tcase_add_test(t, every_violation_is_reported_not_just_the_first);
     tcase_add_test(t, missing_fence_is_a_violation);
