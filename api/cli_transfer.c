@@ -39,7 +39,7 @@
 #define VKEY "{emq}:version"
 #define VKEY_LEN (sizeof VKEY - 1)
 #define CHUNK 64        /* elements per HSET/ZADD/RPUSH/SADD written      */
-#define INFLIGHT 1000   /* push: commands sent before their replies are read */
+#define INFLIGHT 1000   /* push: batches of commands in flight (at most two) */
 #define KEYBATCH 512    /* pull/verify: keys read per pipelined round      */
 
 int emq_cli_export(emq_cli *c, int argc, char **argv);
@@ -1012,11 +1012,18 @@ typedef struct kset {
     int held;       /* the version record waits for its place */
     tbuf heldS;
     kent heldk;
+    int keep;       /* store the entries (else count and digest only)   */
+    const struct kset *against; /* compare each key with this stored set */
+    size_t ai;      /* its next entry                                  */
+    int differ;     /* the first difference is found:                  */
+    tbuf dkey;      /* its key                                         */
+    char why[200];  /* and the reason                                  */
 } kset;
 
-static int kset_init(kset *ks)
+static int kset_init(kset *ks, int keep)
 {
     memset(ks, 0, sizeof *ks);
+    ks->keep = keep;
     if (!(ks->h = XXH3_createState()))
         return -1;
     XXH3_64bits_reset(ks->h);
@@ -1028,14 +1035,87 @@ static void kset_free(kset *ks)
     tb_free(&ks->names);
     tb_free(&ks->S);
     tb_free(&ks->heldS);
+    tb_free(&ks->dkey);
     free(ks->k);
     if (ks->h)
         XXH3_freeState(ks->h);
 }
 
+static const char *type_name(char t)
+{
+    switch (t) {
+    case 's': return "string";
+    case 'h': return "hash";
+    case 'l': return "list";
+    case 'S': return "set";
+    case 'z': return "zset";
+    default: return "?";
+    }
+}
+
+/* Record the first difference (keys come in name order, so the first one
+ * noted is the smallest differing key). */
+static void diff_note(kset *ks, const void *name, size_t n, const char *fmt,
+                      ...) __attribute__((format(printf, 4, 5)));
+
+static void diff_note(kset *ks, const void *name, size_t n, const char *fmt,
+                      ...)
+{
+    va_list ap;
+    if (ks->differ)
+        return;
+    ks->differ = 1;
+    tb_put(&ks->dkey, name, n);
+    va_start(ap, fmt);
+    vsnprintf(ks->why, sizeof ks->why, fmt, ap);
+    va_end(ap);
+}
+
+/* Merge step against the stored (file) set: `y` is the next key here. */
+static void kset_compare(kset *ks, const kent *y, const void *yname)
+{
+    const kset *a = ks->against;
+    while (ks->ai < a->n) {
+        const kent *x = &a->k[ks->ai];
+        const unsigned char *xname = a->names.p + x->off;
+        int c = bytes_cmp(xname, x->len, yname, y->len);
+        if (c > 0)
+            break;
+        ks->ai++;
+        if (c < 0) {
+            diff_note(ks, xname, x->len, "only in the file");
+            continue;
+        }
+        if (x->hash == y->hash)
+            return;
+        if (x->type != y->type)
+            diff_note(ks, xname, x->len, "a %s in the file, a %s on the "
+                      "server", type_name(x->type), type_name(y->type));
+        else if (x->expire != y->expire)
+            diff_note(ks, xname, x->len, "expiry %lld in the file, %lld on "
+                      "the server", (long long)x->expire,
+                      (long long)y->expire);
+        else if (x->n != y->n)
+            diff_note(ks, xname, x->len, "%llu elements in the file, %llu "
+                      "on the server", (unsigned long long)x->n,
+                      (unsigned long long)y->n);
+        else
+            diff_note(ks, xname, x->len, "the contents differ");
+        return;
+    }
+    diff_note(ks, yname, y->len, "only on the server");
+}
+
 static int kset_push(kset *ks, const kent *e, const void *name,
                      const tbuf *S)
 {
+    XXH3_64bits_update(ks->h, S->p, S->len);
+    if (ks->against)
+        kset_compare(ks, e, name);
+    if (!ks->keep) {
+        ks->n++;
+        return 0;
+    }
     if (ks->n == ks->cap) {
         size_t cap = ks->cap ? 2 * ks->cap : 256;
         kent *k = realloc(ks->k, cap * sizeof *k);
@@ -1049,7 +1129,6 @@ static int kset_push(kset *ks, const kent *e, const void *name,
     if (tb_put(&ks->names, name, e->len))
         return -1;
     ks->n++;
-    XXH3_64bits_update(ks->h, S->p, S->len);
     return 0;
 }
 
@@ -1095,6 +1174,11 @@ static int kset_finish(kset *ks)
 {
     if (kset_unhold(ks))
         return -1;
+    if (ks->against && ks->ai < ks->against->n) {
+        const kent *x = &ks->against->k[ks->ai];
+        diff_note(ks, ks->against->names.p + x->off, x->len,
+                  "only in the file");
+    }
     ks->digest = XXH3_64bits_digest(ks->h);
     return 0;
 }
@@ -1775,62 +1859,6 @@ done:
 
 /* ---------------------------------------------------------------- verify */
 
-static const char *type_name(char t)
-{
-    switch (t) {
-    case 's': return "string";
-    case 'h': return "hash";
-    case 'l': return "list";
-    case 'S': return "set";
-    case 'z': return "zset";
-    default: return "?";
-    }
-}
-
-/* The first key where two name-ordered keyspaces differ, with a reason;
- * returns 0 when they are equal. */
-static int first_difference(const kset *a, const kset *b, const char *an,
-                            const char *bn, tbuf *key, char *why, size_t wn)
-{
-    size_t i = 0, j = 0;
-    while (i < a->n || j < b->n) {
-        const kent *x = i < a->n ? &a->k[i] : NULL;
-        const kent *y = j < b->n ? &b->k[j] : NULL;
-        int c = !x ? 1 : !y ? -1
-              : bytes_cmp(a->names.p + x->off, x->len, b->names.p + y->off,
-                          y->len);
-        if (c < 0) {
-            tb_put(key, a->names.p + x->off, x->len);
-            snprintf(why, wn, "only in the %s", an);
-            return 1;
-        }
-        if (c > 0) {
-            tb_put(key, b->names.p + y->off, y->len);
-            snprintf(why, wn, "only on the %s", bn);
-            return 1;
-        }
-        if (x->hash != y->hash) {
-            tb_put(key, a->names.p + x->off, x->len);
-            if (x->type != y->type)
-                snprintf(why, wn, "a %s in the %s, a %s on the %s",
-                         type_name(x->type), an, type_name(y->type), bn);
-            else if (x->expire != y->expire)
-                snprintf(why, wn, "expiry %lld in the %s, %lld on the %s",
-                         (long long)x->expire, an, (long long)y->expire, bn);
-            else if (x->n != y->n)
-                snprintf(why, wn, "%llu elements in the %s, %llu on the %s",
-                         (unsigned long long)x->n, an,
-                         (unsigned long long)y->n, bn);
-            else
-                snprintf(why, wn, "the contents differ");
-            return 1;
-        }
-        i++;
-        j++;
-    }
-    return 0;
-}
-
 int emq_cli_verify(emq_cli *c, int argc, char **argv)
 {
     const char *to = NULL, *pos[1];
@@ -1840,8 +1868,6 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
     srv s;
     kset fk, sk;
     emq_transfer_summary sum;
-    tbuf key = { NULL, 0, 0 };
-    char why[200];
 
     memset(&s, 0, sizeof s);
     memset(&fk, 0, sizeof fk);
@@ -1854,22 +1880,25 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
         ex = emq_cli_usage(c, "--against HOST:PORT is required");
         goto done;
     }
-    if (kset_init(&fk) || kset_init(&sk)) {
+    if (kset_init(&fk, 1) || kset_init(&sk, 0)) {
         ex = nomem(c);
         goto done;
     }
     if ((ex = open_existing(c)) || (ex = srv_open(c, "--against", to, &s)) ||
-        (ex = file_keyspace(c, &qs, &fk, &sum)) ||
-        (ex = server_keyspace(c, &s, &qs, &sk)))
+        (ex = file_keyspace(c, &qs, &fk, &sum)))
         goto done;
-    int differ = first_difference(&fk, &sk, "file", "server", &key, why,
-                                  sizeof why);
+    sk.against = &fk; /* the server's keys are compared as they are read */
+    if ((ex = server_keyspace(c, &s, &qs, &sk)))
+        goto done;
+    int differ = sk.differ;
     if (!differ && fk.digest != sk.digest) {
         /* Same keys and records but another digest cannot happen; say so
          * rather than claim equality. */
-        snprintf(why, sizeof why, "the digests differ");
+        snprintf(sk.why, sizeof sk.why, "the digests differ");
         differ = 1;
     }
+    const tbuf *key = &sk.dkey;
+    const char *why = sk.why;
     if (c->json) {
         printf("{\"against\":");
         emq_cli_json_str(stdout, to);
@@ -1881,7 +1910,8 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
         putchar('}');
         if (differ) {
             fputs(",\"first\":{\"key\":", stdout);
-            emq_cli_json_bytes(stdout, key.p ? (void *)key.p : "", key.len);
+            emq_cli_json_bytes(stdout, key->p ? (void *)key->p : "",
+                               key->len);
             fputs(",\"reason\":", stdout);
             emq_cli_json_str(stdout, why);
             putchar('}');
@@ -1892,7 +1922,7 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
                (unsigned long long)fk.digest);
     } else {
         printf("differ: first differing key ");
-        show_bytes(stdout, key.p, key.len);
+        show_bytes(stdout, key->p, key->len);
         printf(": %s\nfile:   %zu keys, digest %016llx\nserver: %zu keys, "
                "digest %016llx\n", why, fk.n, (unsigned long long)fk.digest,
                sk.n, (unsigned long long)sk.digest);
@@ -1906,7 +1936,6 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
         ex = EMQ_EXIT_OK;
     }
 done:
-    tb_free(&key);
     kset_free(&fk);
     kset_free(&sk);
     srv_close(&s);
@@ -2068,7 +2097,7 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
         ex = emq_cli_usage(c, "--from HOST:PORT is required");
         goto done;
     }
-    if (kset_init(&ks)) {
+    if (kset_init(&ks, 0)) {
         ex = nomem(c);
         goto done;
     }
@@ -2221,9 +2250,12 @@ typedef struct pusher {
     int ex;               /* an exit status once failed */
 } pusher;
 
-static int push_drain(pusher *p)
+/* Read replies until at most `keep` commands are unanswered. The first
+ * read flushes every command appended so far, so the server works on the
+ * newest batch while the replies of the older one are read. */
+static int push_drain(pusher *p, long keep)
 {
-    while (p->inflight > 0) {
+    while (p->inflight > keep) {
         redisReply *r = srv_get(p->s);
         if (!r) {
             p->ex = srv_fail(p->c, p->s, "writing the stream");
@@ -2279,8 +2311,8 @@ static int push_frame(void *ctx, const frame *f)
     p->inflight++;
     p->sent++;
     p->bytes += f->len;
-    if (p->inflight >= INFLIGHT) {
-        if (push_drain(p))
+    if (p->inflight >= 2 * INFLIGHT) {
+        if (push_drain(p, INFLIGHT))
             return 1;
         prog_tick(&p->pg, p->sent, "commands");
     }
@@ -2474,7 +2506,7 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
     prog_start(&p.pg, "push", 0);
     t0 = mono();
     rc = emq_export(c->db, &o, push_write, &p, &sum);
-    if (!p.ex && rc == EMQ_OK && !push_drain(&p))
+    if (!p.ex && rc == EMQ_OK && !push_drain(&p, 0))
         prog_tick(&p.pg, p.sent, "commands");
     prog_end(&p.pg);
     if (p.ex) {

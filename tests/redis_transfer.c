@@ -22,6 +22,9 @@
  *       wall clock) and print T1
  *   tests/redis_transfer cont-file DB T1
  *       after `emqlite pull` of those: emqlite continues them at T1 + 60 s
+ *   tests/redis_transfer bulk DB N
+ *       (by hand, for measurements) N jobs of 100-byte payloads in queue
+ *       "bulk", enqueue_many in batches of 1000
  *
  * Each mode prints what it checked and exits 0 when everything held. The
  * server must be private to the test (modes FLUSHALL it). Driven by
@@ -1317,8 +1320,46 @@ static int do_cont_file(const char *path, int64_t T1)
     return failures != 0;
 }
 
+/* By hand (not in make check): N jobs with 100-byte payloads in queue
+ * "bulk", enqueue_many in batches of 1000; prints the time taken. */
+static int do_bulk(const char *path, long n)
+{
+    emq_db *db;
+    emq_item items[1000];
+    int verdicts[1000];
+    char ids[1000][EMQ_ID_SIZE];
+    unsigned char payload[1000][100];
+    remove(path);
+    if (emq_open(path, NULL, &db) != EMQ_OK)
+        return 1;
+    double t0 = (double)wall_ms();
+    for (long done = 0; done < n;) {
+        size_t k = n - done < 1000 ? (size_t)(n - done) : 1000;
+        for (size_t i = 0; i < k; i++) {
+            emq_mint(db, "JOB", ids[i]);
+            for (int b = 0; b < 100; b++)
+                payload[i][b] = (unsigned char)((done + (long)i) * 31 + b);
+            items[i].id = ids[i];
+            items[i].payload = payload[i];
+            items[i].len = 100;
+        }
+        if (emq_enqueue_many(db, "bulk", items, k, verdicts) != EMQ_OK) {
+            fprintf(stderr, "enqueue_many: %s\n", emq_errmsg(db));
+            emq_close(db);
+            return 1;
+        }
+        done += (long)k;
+    }
+    printf("enqueued %ld jobs in %.2f s\n", n,
+           ((double)wall_ms() - t0) / 1000);
+    emq_close(db);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "bulk") == 0)
+        return do_bulk(argv[2], atol(argv[3]));
     if (argc == 3 && strcmp(argv[1], "fixture") == 0)
         return do_fixture(argv[2]);
     if (argc == 6 && strcmp(argv[1], "diff") == 0)
@@ -1331,6 +1372,6 @@ int main(int argc, char **argv)
         return do_cont_file(argv[2], strtoll(argv[3], NULL, 10));
     fprintf(stderr, "usage: %s fixture DB | diff PORT LUADIR SEEDS STEPS | "
             "cont-server PORT LUADIR T0 | seed-server PORT LUADIR | "
-            "cont-file DB T1\n", argv[0]);
+            "cont-file DB T1 | bulk DB N\n", argv[0]);
     return 2;
 }
