@@ -290,7 +290,7 @@ static int64_t expo(int64_t base, int64_t cap, int64_t a)
 START_TEST(backoff_caller_side_exponential_dead_letters_on_the_third_try)
 {
     int64_t n, a;
-    char err[16];
+    char err[32];
     ck_assert_int_eq(emq_enqueue(db, Q, A, "x", 1), EMQ_ENQUEUED);
     ck_assert_int_eq(expo(100, 10000, 3), 400);
     ck_assert_int_eq(expo(100, 10000, 20), 10000);
