@@ -11,8 +11,10 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 #define DEFAULT_DB "./emqlite.db"
@@ -44,6 +46,7 @@ static int cmd_pause(emq_cli *c, int argc, char **argv);
 static int cmd_resume(emq_cli *c, int argc, char **argv);
 static int cmd_help(emq_cli *c, int argc, char **argv);
 static int cmd_reserved(emq_cli *c, int argc, char **argv);
+static int cmd_bench(emq_cli *c, int argc, char **argv);
 /* The transfer commands (api/cli_transfer.c). */
 int emq_cli_export(emq_cli *c, int argc, char **argv);
 int emq_cli_import(emq_cli *c, int argc, char **argv);
@@ -164,7 +167,15 @@ static const command commands[] = {
       "Check the file's invariants and print every finding (violations and\n"
       "notes), then the counts.\n"
       "Exit: 0 no violation (notes allowed), 11 at least one violation." },
-    { "bench", cmd_reserved, "", RESERVED },
+    { "bench", cmd_bench, "[--smoke] [--scale F] [--repeat K] [BENCH OPTIONS]",
+      "Run the benchmark (emqlite-bench): emqlite, hand-written SQL and a\n"
+      "private redis-server running the Lua bundle, side by side; see\n"
+      "BENCHMARKS.md. The program is found as $EMQLITE_BENCH, then\n"
+      "bench/emqlite-bench beside this tool (a build tree), then the\n"
+      "installed " PKGLIBEXECDIR "/emqlite-bench; every argument after\n"
+      "'bench' is passed to it unchanged (emqlite bench -- --help lists\n"
+      "them).\n"
+      "Exit: the benchmark's own, or 10 when it is not built (make bench)." },
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -193,11 +204,13 @@ static void print_usage(FILE *f)
             continue;
         fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].synopsis);
     }
-    fputs("Reserved (not built yet):", f);
+    int reserved = 0;
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (commands[i].fn == cmd_reserved)
-            fprintf(f, " %s", commands[i].name);
-    fputs("\n\nSee emqlite(1) for exit statuses and the JSON shapes.\n", f);
+            fprintf(f, "%s %s", reserved++ ? "" : "Reserved (not built yet):",
+                    commands[i].name);
+    fputs(reserved ? "\n\n" : "\n", f);
+    fputs("See emqlite(1) for exit statuses and the JSON shapes.\n", f);
 }
 
 static void print_command_help(FILE *f, const command *cmd)
@@ -1162,6 +1175,74 @@ static int cmd_help(emq_cli *c, int argc, char **argv)
         return emq_cli_usage(c, "unknown command '%s'", pos[0]);
     print_command_help(stdout, cmd);
     return EMQ_EXIT_OK;
+}
+
+/* The benchmark program: $EMQLITE_BENCH, bench/emqlite-bench beside this
+ * tool or one level up (libtool keeps the real binary in .libs/), then the
+ * installed one. Returns 1 and fills `out` when one is executable. */
+static int find_bench(char *out, size_t len)
+{
+    const char *env = getenv("EMQLITE_BENCH");
+    if (env && env[0]) {
+        snprintf(out, len, "%s", env);
+        return access(out, X_OK) == 0;
+    }
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(out, len, "%s/bench/emqlite-bench", self);
+            if (access(out, X_OK) == 0)
+                return 1;
+            snprintf(out, len, "%s/../bench/emqlite-bench", self);
+            if (access(out, X_OK) == 0)
+                return 1;
+        }
+    }
+    snprintf(out, len, "%s/emqlite-bench", PKGLIBEXECDIR);
+    return access(out, X_OK) == 0;
+}
+
+static int cmd_bench(emq_cli *c, int argc, char **argv)
+{
+    char path[4200];
+    int first = 1;
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
+                     strcmp(argv[1], "-h") == 0)) {
+        print_command_help(stdout, find_command(c->cmd));
+        return EMQ_EXIT_OK;
+    }
+    if (argc > 1 && strcmp(argv[1], "--") == 0)
+        first = 2;
+    if (!find_bench(path, sizeof path)) {
+        char msg[4400];
+        snprintf(msg, sizeof msg, "the benchmark is not built (%s): run "
+                 "'make bench', or set EMQLITE_BENCH", path);
+        fprintf(stderr, "emqlite: %s\n", msg);
+        if (c->json) {
+            fputs("{\"error\":{\"class\":\"not_built\",\"message\":",
+                  stdout);
+            emq_cli_json_str(stdout, msg);
+            printf("},\"exit\":%d}\n", EMQ_EXIT_NOTBUILT);
+        }
+        return EMQ_EXIT_NOTBUILT;
+    }
+    char **args = calloc((size_t)argc + 2, sizeof *args);
+    if (!args)
+        return EMQ_EXIT_ERROR;
+    int k = 0;
+    args[k++] = path;
+    for (int i = first; i < argc; i++)
+        args[k++] = argv[i];
+    args[k] = NULL;
+    fflush(stdout);
+    execv(path, args);
+    fprintf(stderr, "emqlite: cannot run %s: %s\n", path, strerror(errno));
+    free(args);
+    return EMQ_EXIT_ERROR;
 }
 
 static int cmd_reserved(emq_cli *c, int argc, char **argv)

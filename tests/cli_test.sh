@@ -178,7 +178,7 @@ done
 run "$EMQLITE" --help
 rc_is "--help exits 0" 0
 out_has "--help lists the commands" '^  enqueue-many '
-out_has "--help lists the reserved commands" '^Reserved.*bench'
+out_has "--help lists bench" '^  bench '
 out_has "--help lists the transfer commands" '^  push +--to HOST:PORT'
 
 for cmd in enqueue enqueue-many claim complete retry extend promote reap \
@@ -544,19 +544,25 @@ rc_is "no command exits 1" 1
 
 # ------------------------------------------------------- reserved commands
 
-# Only bench is still reserved; the transfer commands are built (their
-# own tests: tests/transfer_cli.sh, tests/redis_transfer.sh).
-for cmd in bench; do
-    e "$cmd"
-    if [ "$rc" -eq 10 ] && [ "$err" = "emqlite: '$cmd' is not built yet" ]; then
-        pass
-    else
-        fail "$cmd is reserved (exit 10)"
-    fi
-done
-e bench --json
-json "reserved --json"
-out_has "reserved --json shape" '^\{"error":\{"class":"not_built",.*"exit":10\}$'
+# bench runs the benchmark program: $EMQLITE_BENCH first, with every
+# argument after 'bench' passed through; a missing program exits 10.
+cat >"$tmp/fakebench" <<'FAKE'
+#!/bin/sh
+echo "fake-bench:$*"
+exit 3
+FAKE
+chmod +x "$tmp/fakebench"
+run env EMQLITE_BENCH="$tmp/fakebench" "$EMQLITE" bench --smoke --scale 0.5
+rc_is "bench runs EMQLITE_BENCH and returns its exit" 3
+out_has "bench passes its arguments through" '^fake-bench:--smoke --scale 0.5$'
+run env EMQLITE_BENCH="$tmp/fakebench" "$EMQLITE" bench -- --help
+out_has "bench -- passes --help to the benchmark" '^fake-bench:--help$'
+run env EMQLITE_BENCH="$tmp/nope" "$EMQLITE" bench
+rc_is "bench without the program exits 10" 10
+err_has "bench says how to build it" "make bench"
+run env EMQLITE_BENCH="$tmp/nope" "$EMQLITE" --json bench
+json "bench not built --json"
+out_has "bench not built --json shape" '^\{"error":\{"class":"not_built",.*"exit":10\}$'
 for cmd in export import push pull verify check; do
     run "$EMQLITE" "$cmd" --help
     if [ "$rc" -eq 0 ] && grep -q "^Exit: 0" "$tmp/out"; then
