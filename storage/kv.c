@@ -209,6 +209,19 @@ int emq_key_create(emq_store *st, const void *key, size_t klen, int type,
     return EMQ_OK;
 }
 
+int emq_kid_count(emq_store *st, int id, int64_t kid, int64_t *n)
+{
+    sqlite3_stmt *s = emq_stmt(st, id);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *n = sqlite3_column_int64(s, 0);
+    emq_stmt_done(s);
+    return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
+}
+
 static int run_kid(emq_store *st, int id, int64_t kid)
 {
     sqlite3_stmt *s = emq_stmt(st, id);

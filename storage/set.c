@@ -81,15 +81,7 @@ int emq_set_card(emq_store *st, const void *key, size_t klen, int64_t *n)
     *n = 0;
     if (rc != EMQ_OK || !kid)
         return rc;
-    sqlite3_stmt *s = emq_stmt(st, S_S_CARD);
-    if (!s)
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    sqlite3_bind_int64(s, 1, kid);
-    rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        *n = sqlite3_column_int64(s, 0);
-    emq_stmt_done(s);
-    return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
+    return emq_kid_count(st, S_S_CARD, kid, n);
 }
 
 int emq_set_members(emq_store *st, const void *key, size_t klen,

@@ -105,6 +105,9 @@ int emq_gate_try_exclusive(emq_store *st);
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);
 
+/** Run count statement `id` (one parameter: the kid) into *n. */
+int emq_kid_count(emq_store *st, int id, int64_t kid, int64_t *n);
+
 /** Bind helpers. */
 int emq_bind_blob(sqlite3_stmt *s, int i, const void *p, size_t n);
 
