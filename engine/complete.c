@@ -36,6 +36,15 @@ done:
     return rc < 0 ? rc : EMQ_OK;
 }
 
+int emq_job_link(emq_db *db, emq_store *st, const char *q, const char *id,
+                 emq_link *l)
+{
+    int rc = emq_link_read(st, q, id, EMQ_ID_LEN, l);
+    if (rc == EMQ_EID) /* GATE-ID(parent) of a same-queue link */
+        return emq_db_wire(db, rc, "job_key requires a valid branded id");
+    return rc;
+}
+
 typedef struct cmp_ctx {
     const char *q, *id;
     int64_t token;
@@ -88,12 +97,7 @@ static int complete_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
     (void)now;
 
     memset(&l, 0, sizeof l);
-    rc = emq_link_read(st, c->q, c->id, EMQ_ID_LEN, &l);
-    if (rc == EMQ_EID) {
-        rc = emq_db_wire(db, rc, "job_key requires a valid branded id");
-        goto done;
-    }
-    if (rc < 0) goto done;
+    if ((rc = emq_job_link(db, st, c->q, c->id, &l)) < 0) goto done;
     rc = emq_hash_get(st, jk, jkl, "attempts", 8, &att);
     if (rc < 0) goto done;
     if (rc == EMQ_NOTFOUND) { rc = EMQ_GONE; goto done; }

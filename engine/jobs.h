@@ -16,6 +16,12 @@
  */
 int emq_job_release(emq_store *st, const char *q, const char *id, int *was);
 
+/** LINK(id) (link.h) for complete and retry, with GATE-ID(parent)'s
+ *  refusal as the handle's message. */
+struct emq_link;
+int emq_job_link(emq_db *db, emq_store *st, const char *q, const char *id,
+                 struct emq_link *l);
+
 /**
  * T1.5 complete with an explicit result `r` (NULL with rlen 0: the job's
  * own id; NULL with rlen > 0: EMQ_EINVAL) — the value recorded in the

@@ -102,12 +102,7 @@ static int retry_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
     int was, added, rc;
 
     memset(&l, 0, sizeof l);
-    rc = emq_link_read(st, c->q, c->id, EMQ_ID_LEN, &l);
-    if (rc == EMQ_EID) {
-        rc = emq_db_wire(db, rc, "job_key requires a valid branded id");
-        goto done;
-    }
-    if (rc < 0) goto done;
+    if ((rc = emq_job_link(db, st, c->q, c->id, &l)) < 0) goto done;
     rc = emq_hash_get(st, jk, jkl, "attempts", 8, &att);
     if (rc < 0) goto done;
     if (rc == EMQ_NOTFOUND) {
