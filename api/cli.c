@@ -391,19 +391,25 @@ int emq_cli_fail(emq_cli *c, int rc, const char *msg)
     return code;
 }
 
+/* {"queue","id","result"}: the JSON document of a verdict. */
+static void json_result(const char *q, const char *id, const char *result)
+{
+    fputs("{\"queue\":", stdout);
+    emq_cli_json_str(stdout, q);
+    if (id) {
+        fputs(",\"id\":", stdout);
+        emq_cli_json_str(stdout, id);
+    }
+    printf(",\"result\":\"%s\"}\n", result);
+}
+
 /* A verdict that is not a failure but has its own exit status (empty,
  * duplicate, gone): JSON result document or a stderr note. */
 static int verdict(emq_cli *c, int code, const char *result, const char *q,
                    const char *id, const char *note)
 {
     if (c->json) {
-        fputs("{\"queue\":", stdout);
-        emq_cli_json_str(stdout, q);
-        if (id) {
-            fputs(",\"id\":", stdout);
-            emq_cli_json_str(stdout, id);
-        }
-        printf(",\"result\":\"%s\"}\n", result);
+        json_result(q, id, result);
     } else {
         fprintf(stderr, "emqlite: %s: %s\n", result, note);
     }
@@ -415,13 +421,7 @@ static int ok_result(emq_cli *c, const char *q, const char *id,
                      const char *result, const char *text)
 {
     if (c->json) {
-        fputs("{\"queue\":", stdout);
-        emq_cli_json_str(stdout, q);
-        if (id) {
-            fputs(",\"id\":", stdout);
-            emq_cli_json_str(stdout, id);
-        }
-        printf(",\"result\":\"%s\"}\n", result);
+        json_result(q, id, result);
     } else {
         puts(text);
     }
@@ -990,17 +990,7 @@ static int cmd_stats(emq_cli *c, int argc, char **argv)
     }
     if (c->json) {
         fputs("{\"queues\":[", stdout);
-        for (size_t i = 0; i < n; i++) {
-            fputs(i ? ",{\"queue\":" : "{\"queue\":", stdout);
-            emq_cli_json_str(stdout, names[i]);
-            printf(",\"pending\":%lld,\"active\":%lld,\"scheduled\":%lld,"
-                   "\"dead\":%lld,\"completed\":%lld,\"failed\":%lld,"
-                   "\"paused\":%s}",
-                   (long long)st[i].pending, (long long)st[i].active,
-                   (long long)st[i].scheduled, (long long)st[i].dead,
-                   (long long)st[i].completed, (long long)st[i].failed,
-                   st[i].paused ? "true" : "false");
-        }
+        emq_cli_json_stats(names, st, n);
         puts("]}");
     } else if (n == 0) {
         puts("no queues in this file");

@@ -91,6 +91,8 @@ const char *emq_cli_class_of(int rc);
 void emq_cli_json_bytes(FILE *f, const void *p, size_t len);
 /* A NUL-terminated string as a JSON value (same rule). */
 void emq_cli_json_str(FILE *f, const char *s);
+/* The per-queue figures of stats, as the members of a JSON array. */
+void emq_cli_json_stats(char *const *names, const emq_stats *st, size_t n);
 /* 1 when the bytes are valid UTF-8. */
 int emq_cli_utf8_valid(const unsigned char *p, size_t len);
 /* Standard base64 (RFC 4648, padded) of `len` bytes to `f`. */

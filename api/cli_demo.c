@@ -523,17 +523,7 @@ static int summary(demo *d)
             emq_cli_json_str(stdout, d->events[i]);
         }
         fputs("]},\"totals\":{\"queues\":[", stdout);
-        for (size_t i = 0; i < nq; i++) {
-            fputs(i ? ",{\"queue\":" : "{\"queue\":", stdout);
-            emq_cli_json_str(stdout, names[i]);
-            printf(",\"pending\":%lld,\"active\":%lld,\"scheduled\":%lld,"
-                   "\"dead\":%lld,\"completed\":%lld,\"failed\":%lld,"
-                   "\"paused\":%s}",
-                   (long long)st[i].pending, (long long)st[i].active,
-                   (long long)st[i].scheduled, (long long)st[i].dead,
-                   (long long)st[i].completed, (long long)st[i].failed,
-                   st[i].paused ? "true" : "false");
-        }
+        emq_cli_json_stats(names, st, nq);
         puts("]}}");
     } else {
         const char *db = d->c->db_path;
