@@ -260,30 +260,48 @@ static int inspect(emq_store *st, const char *path)
         return emq_store_err(st, EMQ_ENOTEMQ,
                              "%s is not an emqlite file (not SQLite)", path);
 
-    /* immutable=1: read the file as it is, creating no -wal or -shm beside
-     * it. A file whose content still sits in its WAL may look empty here;
-     * init_schema() checks again on the real connection. */
-    char uri[4200];
-    size_t u = (size_t)snprintf(uri, sizeof uri, "file:");
-    for (const unsigned char *c = (const unsigned char *)path;
-         *c && u + 4 < sizeof uri; c++) {
-        if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c >= 0x7f)
-            u += (size_t)snprintf(uri + u, sizeof uri - u, "%%%02X", *c);
-        else
-            uri[u++] = (char)*c;
-    }
-    snprintf(uri + u, sizeof uri - u, "?immutable=1");
-    sqlite3 *db = NULL;
-    int64_t appid = 0, uver = 0, ntab = 0;
-    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+    /* The stamps live in the header: user_version at byte 60,
+     * application_id at 68, both big-endian. A file stamped ours (or
+     * another application's) is judged from them alone, without opening
+     * it: other processes may be writing and checkpointing it right now. */
+    int64_t appid = (int32_t)((uint32_t)hdr[68] << 24 | (uint32_t)hdr[69] << 16 |
+                              (uint32_t)hdr[70] << 8 | hdr[71]);
+    int64_t uver = (int32_t)((uint32_t)hdr[60] << 24 | (uint32_t)hdr[61] << 16 |
+                             (uint32_t)hdr[62] << 8 | hdr[63]);
+    int64_t ntab = 0;
+    int rc = SQLITE_OK;
+    if (appid == 0) {
+        /* Unstamped header: an empty database, a foreign one, or one of
+         * ours whose first transaction still sits in its WAL. With a WAL
+         * beside it, open it as a reader among the others (the WAL is part
+         * of the content); without one, nobody has it open in WAL mode and
+         * an immutable read creates no side file. */
+        char wal[4200];
+        snprintf(wal, sizeof wal, "%s-wal", path);
+        int has_wal = stat(wal, &sb) == 0;
+        char uri[4200];
+        size_t u = (size_t)snprintf(uri, sizeof uri, "file:");
+        for (const unsigned char *c = (const unsigned char *)path;
+             *c && u + 4 < sizeof uri; c++) {
+            if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 ||
+                *c >= 0x7f)
+                u += (size_t)snprintf(uri + u, sizeof uri - u, "%%%02X", *c);
+            else
+                uri[u++] = (char)*c;
+        }
+        snprintf(uri + u, sizeof uri - u, "%s",
+                 has_wal ? "?mode=ro" : "?immutable=1");
+        sqlite3 *db = NULL;
+        rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
                              NULL);
-    if (rc == SQLITE_OK)
-        rc = pragma_int(db, "PRAGMA application_id", &appid);
-    if (rc == SQLITE_OK)
-        rc = pragma_int(db, "PRAGMA user_version", &uver);
-    if (rc == SQLITE_OK)
-        rc = pragma_int(db, "SELECT count(*) FROM sqlite_schema", &ntab);
-    sqlite3_close(db);
+        if (rc == SQLITE_OK)
+            rc = pragma_int(db, "PRAGMA application_id", &appid);
+        if (rc == SQLITE_OK)
+            rc = pragma_int(db, "PRAGMA user_version", &uver);
+        if (rc == SQLITE_OK)
+            rc = pragma_int(db, "SELECT count(*) FROM sqlite_schema", &ntab);
+        sqlite3_close(db);
+    }
     if (rc != SQLITE_OK) {
         int code = map_rc(rc);
         if (code == EMQ_ECORRUPT || code == EMQ_EINTERNAL)
