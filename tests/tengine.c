@@ -4,7 +4,10 @@
  * transaction, as a producer or operator outside the protocol would write.
  */
 #include <check.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include "tengine.h"
 #include "ksdump.h"
@@ -195,4 +198,28 @@ char *tk_dump(emq_db *db)
     s = strdup((char *)b.p);
     emq_buf_free(&b);
     return s;
+}
+
+void tdir_make(char *dir, size_t dlen, const char *prefix, char *path,
+               size_t plen)
+{
+    snprintf(dir, dlen, "/tmp/%s-XXXXXX", prefix);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, plen, "%s/q.db", dir);
+}
+
+void tdir_remove(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[512];
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
 }

@@ -22,23 +22,12 @@ static char path[128];
 
 static void fsetup(void)
 {
-    strcpy(dir, "/tmp/emqh5-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/q.db", dir);
+    tdir_make(dir, sizeof dir, "emqh5", path, sizeof path);
 }
 
 static void fteardown(void)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[512];
-    while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d) closedir(d);
-    rmdir(dir);
+    tdir_remove(dir);
 }
 
 static unsigned char *slurp(const char *p, size_t *n)
