@@ -40,19 +40,6 @@
 #define Q "crash"
 #define NPROC 5
 
-static long passed, failed;
-
-#define EXPECT(cond, ...)                                                     \
-    do {                                                                      \
-        if (cond) {                                                           \
-            passed++;                                                         \
-        } else {                                                              \
-            failed++;                                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);              \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fputc('\n', stderr);                                              \
-        }                                                                     \
-    } while (0)
 
 /* -------------------------------------------------- what the ledgers say */
 
@@ -382,7 +369,7 @@ int main(void)
     EXPECT(emq_open(path, NULL, &db) == EMQ_OK, "create");
     emq_close(db);
 
-    while (kills < kills_goal && failed == 0) {
+    while (kills < kills_goal && rel_failed == 0) {
         pid_t pid[NPROC];
         long at[NPROC], t = 0;
         int order[NPROC];
@@ -432,11 +419,11 @@ int main(void)
            "unacknowledged; at most %ld jobs in the file; %ld lost\n",
            rounds, kills, n_enq, n_done, n_claim, settled, max_present,
            lost_total);
-    printf("%ld passed, %ld failed\n", passed, failed);
-    if (!(keep && keep[0]) && failed == 0) rel_rmrf(dir);
-    else if (failed) printf("crash_test: the file and ledgers are in %s\n",
+    printf("%ld passed, %ld failed\n", rel_passed, rel_failed);
+    if (!(keep && keep[0]) && rel_failed == 0) rel_rmrf(dir);
+    else if (rel_failed) printf("crash_test: the file and ledgers are in %s\n",
                             dir);
     free(jobs);
     free(claims);
-    return failed == 0 ? 0 : 1;
+    return rel_failed == 0 ? 0 : 1;
 }

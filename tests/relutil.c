@@ -179,3 +179,5 @@ int rel_ledger_read(const char *path, int proc, rel_event **ev, size_t *n)
     fclose(f);
     return 0;
 }
+
+long rel_passed, rel_failed;

@@ -78,4 +78,20 @@ typedef struct rel_event {
  *  *ev (realloc'd), tagging them with `proc`. 0 or -1. */
 int rel_ledger_read(const char *path, int proc, rel_event **ev, size_t *n);
 
+/* The standalone reliability programs' checks: EXPECT(cond, fmt, ...)
+ * counts into rel_passed / rel_failed and prints each failure with its
+ * place; the program ends with "N passed, N failed". */
+extern long rel_passed, rel_failed;
+#define EXPECT(cond, ...)                                                     \
+    do {                                                                      \
+        if (cond) {                                                           \
+            rel_passed++;                                                     \
+        } else {                                                              \
+            rel_failed++;                                                     \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);              \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fputc('\n', stderr);                                              \
+        }                                                                     \
+    } while (0)
+
 #endif /* EMQ_TEST_RELUTIL_H */

@@ -37,19 +37,6 @@
 
 #define Q "conc"
 
-static int passed, failed;
-
-#define EXPECT(cond, ...)                                                     \
-    do {                                                                      \
-        if (cond) {                                                           \
-            passed++;                                                         \
-        } else {                                                              \
-            failed++;                                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);              \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fputc('\n', stderr);                                              \
-        }                                                                     \
-    } while (0)
 
 /* ----------------------------------------------------------------- ledgers */
 
@@ -399,6 +386,6 @@ int main(void)
     process_round(per, 8, 5000);
     process_round(per, 1, 50);
     thread_round(per);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    printf("%ld passed, %ld failed\n", rel_passed, rel_failed);
+    return rel_failed == 0 ? 0 : 1;
 }
