@@ -138,6 +138,33 @@ unsigned emq_slot(const void *key, size_t len);
 /** 1 when `q` is a valid queue name ([A-Za-z0-9._-]{1,128}, not "emq"). */
 int emq_queue_valid(const char *q);
 
+/* ------------------------------------------------------------------ memory */
+
+/**
+ * The allocator emqlite's own heap memory comes from: handles, buffers, and
+ * every result handed to the caller (job payloads, fields, queue names).
+ * `ctx` is passed to each function. `realloc_fn(ctx, NULL, n)` must behave
+ * as `malloc_fn(ctx, n)`. A function returning NULL makes the call that
+ * needed the memory fail with EMQ_ENOMEM, with nothing applied. Sizes
+ * asked for are never 0. SQLite's allocations are not routed here; give
+ * SQLite its own with sqlite3_config(SQLITE_CONFIG_MALLOC).
+ */
+typedef struct emq_allocator {
+    void *(*malloc_fn)(void *ctx, size_t n);
+    void *(*realloc_fn)(void *ctx, void *p, size_t n);
+    void (*free_fn)(void *ctx, void *p);
+    void *ctx;
+} emq_allocator;
+
+/**
+ * Install allocator `a` (copied) for the whole process; NULL restores
+ * libc's malloc, realloc and free. Call it while no handle is open and no
+ * other thread is inside emqlite, and after freeing every result the
+ * previous allocator made. Returns EMQ_OK, or EMQ_EINVAL when a function
+ * pointer is NULL or a handle is open (the allocator is then unchanged).
+ */
+int emq_set_allocator(const emq_allocator *a);
+
 /* ------------------------------------------------------------------ handle */
 
 typedef struct emq_db emq_db;
@@ -231,7 +258,7 @@ typedef struct emq_job {
     char id[EMQ_ID_SIZE];   /**< the branded id                              */
     int64_t attempts;       /**< the fencing token: present it to complete,
                                  retry and extend                           */
-    unsigned char *payload; /**< malloc'd payload bytes, NUL-terminated for
+    unsigned char *payload; /**< the payload bytes, NUL-terminated for
                                  convenience (not counted in payload_len);
                                  NULL when the row had no payload            */
     size_t payload_len;
@@ -363,12 +390,12 @@ int emq_resume(emq_db *db, const char *q);
 
 /** One field of a job row, as returned by emq_job_get(). */
 typedef struct emq_field {
-    char *name;  size_t name_len;   /**< malloc'd, NUL-terminated */
-    char *value; size_t value_len;  /**< malloc'd, NUL-terminated */
+    char *name;  size_t name_len;   /**< NUL-terminated */
+    char *value; size_t value_len;  /**< NUL-terminated */
 } emq_field;
 
 /**
- * Read job `id`'s row: `*fields` receives a malloc'd array of `*n` fields in
+ * Read job `id`'s row: `*fields` receives an array of `*n` fields in
  * stored order (free with emq_fields_free). Returns EMQ_OK, or EMQ_GONE when
  * no row exists.
  */
@@ -388,7 +415,7 @@ int emq_stats_get(emq_db *db, const char *q, emq_stats *st);
 
 /**
  * List the queues that have keys in the file, in byte order. `*queues`
- * receives a malloc'd array of `*n` malloc'd names; free with
+ * receives an array of `*n` names; free with
  * emq_queues_free.
  */
 int emq_queues(emq_db *db, char ***queues, size_t *n);

@@ -60,7 +60,7 @@ static int claim_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
     c->job->id[EMQ_ID_LEN] = 0;
     c->job->attempts = att;
     if (rc == EMQ_OK) {
-        if (pay.p == NULL && (pay.p = calloc(1, 1)) == NULL) {
+        if (pay.p == NULL && (pay.p = emq_mem_calloc(1, 1)) == NULL) {
             rc = EMQ_ENOMEM;
             goto done;
         }

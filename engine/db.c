@@ -179,12 +179,13 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
         emq_snow_seed((unsigned)node, reserved);
     }
 
-    db = calloc(1, sizeof *db);
+    db = emq_mem_calloc(1, sizeof *db);
     if (db == NULL) {
         rc = EMQ_ENOMEM;
         snprintf(err, sizeof err, "%s", emq_strerror(rc));
         goto fail;
     }
+    emq_mem_hold();
     db->st = st;
     db->clock = clock;
     db->clock_ctx = o.clock_ctx;
@@ -217,7 +218,8 @@ void emq_close(emq_db *db)
     if (db->lease_fd >= 0 && db->minted != 0 && db->minted < db->reserved)
         (void)emq_node_reserve_write(db->lease_fd, db->node_id, db->minted);
     emq_node_release(db->lease_fd);
-    free(db);
+    emq_mem_free(db);
+    emq_mem_release();
 }
 
 int emq_node_id(const emq_db *db) { return db ? db->node_id : -1; }
@@ -288,12 +290,12 @@ int emq_checkpoint(emq_db *db)
 
 /* ---------------------------------------------------------- owned memory */
 
-void emq_free(void *p) { free(p); }
+void emq_free(void *p) { emq_mem_free(p); }
 
 void emq_job_clear(emq_job *job)
 {
     if (job == NULL) return;
-    free(job->payload);
+    emq_mem_free(job->payload);
     memset(job, 0, sizeof *job);
 }
 
@@ -302,8 +304,8 @@ void emq_fields_free(emq_field *fields, size_t n)
     size_t i;
     if (fields == NULL) return;
     for (i = 0; i < n; i++) {
-        free(fields[i].name);
-        free(fields[i].value);
+        emq_mem_free(fields[i].name);
+        emq_mem_free(fields[i].value);
     }
-    free(fields);
+    emq_mem_free(fields);
 }

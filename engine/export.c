@@ -195,9 +195,9 @@ static int flush_chunk(walk *w, const char *cmd)
 static int chunk_add(walk *w, const char *cmd, const void *p, size_t n,
                      double score)
 {
-    if (!w->elem && !(w->elem = malloc(2 * CHUNK * sizeof *w->elem)))
+    if (!w->elem && !(w->elem = emq_mem_malloc(2 * CHUNK * sizeof *w->elem)))
         return EMQ_ENOMEM;
-    if (!w->scores && !(w->scores = malloc(CHUNK * sizeof *w->scores)))
+    if (!w->scores && !(w->scores = emq_mem_malloc(CHUNK * sizeof *w->scores)))
         return EMQ_ENOMEM;
     w->elem[2 * w->ne] = w->arena.len;
     w->elem[2 * w->ne + 1] = n;
@@ -243,7 +243,7 @@ static int on_field(void *ctx, const unsigned char *f, size_t flen,
     walk *w = ctx;
     if (w->nf == w->capf) {
         size_t cap = w->capf ? 2 * w->capf : 16;
-        field *p = realloc(w->fields, cap * sizeof *p);
+        field *p = emq_mem_realloc(w->fields, cap * sizeof *p);
         if (!p)
             goto oom;
         w->fields = p;
@@ -458,15 +458,15 @@ static int collect(walk *w, const unsigned char *key, size_t klen, int type)
 {
     if (w->nn == w->capn) {
         size_t cap = w->capn ? 2 * w->capn : 256;
-        size_t *o = realloc(w->noff, 2 * cap * sizeof *o);
+        size_t *o = emq_mem_realloc(w->noff, 2 * cap * sizeof *o);
         if (!o)
             return EMQ_ENOMEM;
         w->noff = o;
-        unsigned *s = realloc(w->nslot, cap * sizeof *s);
+        unsigned *s = emq_mem_realloc(w->nslot, cap * sizeof *s);
         if (!s)
             return EMQ_ENOMEM;
         w->nslot = s;
-        int *t = realloc(w->ntype, cap * sizeof *t);
+        int *t = emq_mem_realloc(w->ntype, cap * sizeof *t);
         if (!t)
             return EMQ_ENOMEM;
         w->ntype = t;
@@ -525,11 +525,11 @@ static int cmp_slot(const void *a, const void *b)
 static int write_by_slot(walk *w)
 {
     int rc = EMQ_OK;
-    slotted *sl = malloc((w->nn ? w->nn : 1) * sizeof *sl);
-    size_t *ord = malloc((w->nn ? w->nn : 1) * sizeof *ord);
+    slotted *sl = emq_mem_malloc((w->nn ? w->nn : 1) * sizeof *sl);
+    size_t *ord = emq_mem_malloc((w->nn ? w->nn : 1) * sizeof *ord);
     if (!ord || !sl) {
-        free(sl);
-        free(ord);
+        emq_mem_free(sl);
+        emq_mem_free(ord);
         return EMQ_ENOMEM;
     }
     for (size_t i = 0; i < w->nn; i++) {
@@ -539,11 +539,11 @@ static int write_by_slot(walk *w)
     qsort(sl, w->nn, sizeof *sl, cmp_slot);
     for (size_t i = 0; i < w->nn; i++)
         ord[i] = sl[i].i;
-    free(sl);
+    emq_mem_free(sl);
     /* The digest is not part of this pass: park it on a scratch state. */
     XXH3_state_t *real = w->h, *scratch = XXH3_createState();
     if (!scratch) {
-        free(ord);
+        emq_mem_free(ord);
         return EMQ_ENOMEM;
     }
     XXH3_64bits_reset(scratch);
@@ -562,7 +562,7 @@ static int write_by_slot(walk *w)
     }
     w->h = real;
     XXH3_freeState(scratch);
-    free(ord);
+    emq_mem_free(ord);
     return rc;
 }
 
@@ -572,23 +572,23 @@ static int prefixes(emq_db *db, const emq_export_options *o, char ***out)
     *out = NULL;
     if (!o || !o->queues)
         return EMQ_OK;
-    char **p = calloc(o->n_queues ? o->n_queues : 1, sizeof *p);
+    char **p = emq_mem_calloc(o->n_queues ? o->n_queues : 1, sizeof *p);
     if (!p)
         return EMQ_ENOMEM;
     for (size_t i = 0; i < o->n_queues; i++) {
         if (!o->queues[i] || !emq_queue_valid(o->queues[i])) {
             for (size_t j = 0; j < i; j++)
-                free(p[j]);
-            free(p);
+                emq_mem_free(p[j]);
+            emq_mem_free(p);
             return emq_db_fail(db, EMQ_EINVAL, "export: invalid queue "
                                                "name in the filter");
         }
         size_t n = strlen(o->queues[i]);
-        p[i] = malloc(n + 8);
+        p[i] = emq_mem_malloc(n + 8);
         if (!p[i]) {
             for (size_t j = 0; j < i; j++)
-                free(p[j]);
-            free(p);
+                emq_mem_free(p[j]);
+            emq_mem_free(p);
             return EMQ_ENOMEM;
         }
         memcpy(p[i], "emq:{", 5);
@@ -669,8 +669,8 @@ static int walk_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
 done:
     if (pre) {
         for (size_t i = 0; i < np; i++)
-            free(pre[i]);
-        free(pre);
+            emq_mem_free(pre[i]);
+        emq_mem_free(pre);
     }
     if (rc == EMQ_EIO && w->sink_failed)
         return emq_db_fail(db, EMQ_EIO, "export: the sink refused bytes");
@@ -682,12 +682,12 @@ static void walk_free(walk *w)
     emq_buf_free(&w->out);
     emq_buf_free(&w->arena);
     emq_buf_free(&w->names);
-    free(w->fields);
-    free(w->elem);
-    free(w->scores);
-    free(w->noff);
-    free(w->nslot);
-    free(w->ntype);
+    emq_mem_free(w->fields);
+    emq_mem_free(w->elem);
+    emq_mem_free(w->scores);
+    emq_mem_free(w->noff);
+    emq_mem_free(w->nslot);
+    emq_mem_free(w->ntype);
     if (w->h)
         XXH3_freeState(w->h);
 }
@@ -980,7 +980,7 @@ static int apply(emq_db *db, emq_store *st, importer *im)
                                 "below 2^63-1",
                               c->argv[i + 1], c->lens[i + 1]);
         size_t n = (argc - 2) / 2;
-        emq_bytes *fv = malloc(2 * n * sizeof *fv);
+        emq_bytes *fv = emq_mem_malloc(2 * n * sizeof *fv);
         if (!fv)
             return emq_db_fail(db, EMQ_ENOMEM, NULL);
         for (size_t i = 0; i < 2 * n; i++) {
@@ -988,7 +988,7 @@ static int apply(emq_db *db, emq_store *st, importer *im)
             fv[i].n = c->lens[2 + i];
         }
         rc = emq_hash_set(st, k, kl, fv, n, NULL);
-        free(fv);
+        emq_mem_free(fv);
         return rc == EMQ_OK ? EMQ_OK : store_rc(db, st, c, rc);
     }
     if (is(c, 0, "ZADD")) {

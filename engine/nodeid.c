@@ -64,7 +64,7 @@ int emq_node_lease(const char *path, int want, int readonly, int *node,
         return EMQ_OK;
     }
     pl = strlen(path);
-    side = malloc(pl + sizeof "-emqnode");
+    side = emq_mem_malloc(pl + sizeof "-emqnode");
     if (side == NULL) return EMQ_ENOMEM;
     memcpy(side, path, pl);
     memcpy(side + pl, "-emqnode", sizeof "-emqnode");
@@ -134,7 +134,7 @@ int emq_node_lease(const char *path, int want, int readonly, int *node,
     rc = EMQ_EBUSY;
 done:
     if (fd >= 0) close(fd);
-    free(side);
+    emq_mem_free(side);
     return rc;
 }
 

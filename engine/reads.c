@@ -119,7 +119,7 @@ typedef struct row_ctx {
 
 static char *dup_bytes(const unsigned char *p, size_t n)
 {
-    char *s = malloc(n + 1);
+    char *s = emq_mem_malloc(n + 1);
     if (s == NULL) return NULL;
     if (n) memcpy(s, p, n);
     s[n] = 0;
@@ -134,7 +134,7 @@ static int row_cb(void *ctx, const unsigned char *f, size_t flen,
     (void)expire_at;
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 8;
-        emq_field *nf = realloc(r->f, cap * sizeof *nf);
+        emq_field *nf = emq_mem_realloc(r->f, cap * sizeof *nf);
         if (nf == NULL) return EMQ_ENOMEM;
         r->f = nf;
         r->cap = cap;
@@ -279,17 +279,17 @@ static int queue_cb(void *ctx, const unsigned char *key, size_t klen,
     if (e == NULL || e == s) return 0;
     if ((name = dup_bytes(s, (size_t)(e - s))) == NULL) return EMQ_ENOMEM;
     if (strlen(name) != (size_t)(e - s) || !emq_queue_valid(name)) {
-        free(name);
+        emq_mem_free(name);
         return 0;
     }
     if (c->n > 0 && strcmp(c->v[c->n - 1], name) == 0) {
-        free(name);             /* the common case: keys of one queue run */
+        emq_mem_free(name);             /* the common case: keys of one queue run */
         return 0;
     }
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 8;
-        char **nv = realloc(c->v, cap * sizeof *nv);
-        if (nv == NULL) { free(name); return EMQ_ENOMEM; }
+        char **nv = emq_mem_realloc(c->v, cap * sizeof *nv);
+        if (nv == NULL) { emq_mem_free(name); return EMQ_ENOMEM; }
         c->v = nv;
         c->cap = cap;
     }
@@ -334,7 +334,7 @@ int emq_queues(emq_db *db, char ***queues, size_t *n)
      * drop the duplicates the key order left apart. */
     if (c.n > 1) qsort(c.v, c.n, sizeof *c.v, cmp_name);
     for (i = 0, o = 0; i < c.n; i++) {
-        if (o > 0 && strcmp(c.v[o - 1], c.v[i]) == 0) free(c.v[i]);
+        if (o > 0 && strcmp(c.v[o - 1], c.v[i]) == 0) emq_mem_free(c.v[i]);
         else c.v[o++] = c.v[i];
     }
     *queues = c.v;
@@ -346,6 +346,6 @@ void emq_queues_free(char **queues, size_t n)
 {
     size_t i;
     if (queues == NULL) return;
-    for (i = 0; i < n; i++) free(queues[i]);
-    free(queues);
+    for (i = 0; i < n; i++) emq_mem_free(queues[i]);
+    emq_mem_free(queues);
 }

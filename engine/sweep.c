@@ -26,7 +26,7 @@ static int collect(void *ctx, const unsigned char *m, size_t mlen, double s)
     (void)s;
     if (ms->n == ms->cap) {
         size_t cap = ms->cap ? ms->cap * 2 : 16;
-        emq_buf *v = realloc(ms->v, cap * sizeof *v);
+        emq_buf *v = emq_mem_realloc(ms->v, cap * sizeof *v);
         if (v == NULL) return EMQ_ENOMEM;
         memset(v + ms->cap, 0, (cap - ms->cap) * sizeof *v);
         ms->v = v;
@@ -39,7 +39,7 @@ static void members_free(members *ms)
 {
     size_t i;
     for (i = 0; i < ms->cap; i++) emq_buf_free(&ms->v[i]);
-    free(ms->v);
+    emq_mem_free(ms->v);
 }
 
 enum { MOVE_PROMOTE, MOVE_REAP };

@@ -16,7 +16,7 @@ static int reserve(emq_buf *b, size_t need)
             return EMQ_ENOMEM;
         cap *= 2;
     }
-    unsigned char *p = realloc(b->p, cap);
+    unsigned char *p = emq_mem_realloc(b->p, cap);
     if (!p)
         return EMQ_ENOMEM;
     b->p = p;
@@ -43,7 +43,7 @@ int emq_buf_append(emq_buf *b, const void *p, size_t n)
 
 void emq_buf_free(emq_buf *b)
 {
-    free(b->p);
+    emq_mem_free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
 }

@@ -40,7 +40,7 @@ static int grow(emq_hfields *h)
     if (h->n < h->cap)
         return EMQ_OK;
     size_t cap = h->cap ? h->cap * 2 : 8;
-    emq_hfield *e = realloc(h->e, cap * sizeof *e);
+    emq_hfield *e = emq_mem_realloc(h->e, cap * sizeof *e);
     if (!e)
         return EMQ_ENOMEM;
     h->e = e;
@@ -122,7 +122,7 @@ int emq_hc_encode(const emq_hfields *h, emq_buf *out)
 
 void emq_hc_free(emq_hfields *h)
 {
-    free(h->e);
+    emq_mem_free(h->e);
     h->e = NULL;
     h->n = h->cap = 0;
 }

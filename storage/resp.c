@@ -17,8 +17,8 @@
 
 void emq_resp_cmd_free(emq_resp_cmd *c)
 {
-    free(c->argv);
-    free(c->lens);
+    emq_mem_free(c->argv);
+    emq_mem_free(c->lens);
     c->argv = NULL;
     c->lens = NULL;
     c->argc = c->cap = 0;
@@ -43,11 +43,11 @@ static int grow(emq_resp_cmd *c, size_t need)
     size_t cap = c->cap ? c->cap : 8;
     while (cap < need)
         cap *= 2;
-    const unsigned char **argv = realloc(c->argv, cap * sizeof *argv);
+    const unsigned char **argv = emq_mem_realloc(c->argv, cap * sizeof *argv);
     if (!argv)
         return EMQ_ENOMEM;
     c->argv = argv;
-    size_t *lens = realloc(c->lens, cap * sizeof *lens);
+    size_t *lens = emq_mem_realloc(c->lens, cap * sizeof *lens);
     if (!lens)
         return EMQ_ENOMEM;
     c->lens = lens;

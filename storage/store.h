@@ -41,7 +41,20 @@ const char *emq_type_name(int type);
 /** The schema version this build writes (PRAGMA user_version). */
 #define EMQ_SCHEMA_VERSION 1
 
-/** A growable byte buffer; `p` is malloc'd, always NUL-terminated. */
+/*
+ * emqlite's own heap (alloc.c): every allocation in storage/ and engine/
+ * goes through these, to the allocator of emq_set_allocator(). A size of 0
+ * is served as 1, so NULL always means out of memory. emq_mem_hold/release
+ * count open stores (the allocator cannot change while one is open).
+ */
+void *emq_mem_malloc(size_t n);
+void *emq_mem_calloc(size_t count, size_t size);
+void *emq_mem_realloc(void *p, size_t n);
+void emq_mem_free(void *p);
+void emq_mem_hold(void);
+void emq_mem_release(void);
+
+/** A growable byte buffer (emq_mem), always NUL-terminated. */
 typedef struct emq_buf {
     unsigned char *p;
     size_t len, cap;
