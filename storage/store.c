@@ -407,13 +407,14 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
                    char *err, size_t errlen)
 {
     int rc;
-    emq_store *st = calloc(1, sizeof *st);
+    emq_store *st = emq_mem_calloc(1, sizeof *st);
     *out = NULL;
     if (!st) {
         if (err && errlen)
             snprintf(err, errlen, "out of memory");
         return EMQ_ENOMEM;
     }
+    emq_mem_hold();
     st->opts = *o;
     st->gate_fd = -1;
     if (st->opts.busy_timeout_ms < 0)
@@ -434,6 +435,13 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
     if ((rc = emq_gate_open(st, path)) != EMQ_OK ||
         (rc = set_pragmas(st)) != EMQ_OK)
         goto fail;
+    /* Ending a transaction must never need memory: prepare its four
+     * statements now, while a failure can still refuse the open. */
+    for (int i = S_BEGIN_W; i <= S_ROLLBACK; i++)
+        if (!emq_stmt(st, i)) {
+            rc = emq_store_fail(st, sqlite3_errcode(st->db));
+            goto fail;
+        }
     if (!st->opts.readonly && (rc = init_schema(st)) != EMQ_OK)
         goto fail;
     sqlite3_wal_hook(st->db, wal_hook, st);
@@ -462,7 +470,8 @@ void emq_store_close(emq_store *st)
         emq_buf_free(&st->kc[i].name);
     emq_buf_free(&st->henc);
     emq_hc_free(&st->hf);
-    free(st);
+    emq_mem_free(st);
+    emq_mem_release();
 }
 
 /* ------------------------------------------------------- transactions */
@@ -472,6 +481,10 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
     if (st->in_tx)
         return emq_store_err(st, EMQ_EINTERNAL, "transaction already open");
     st->errmsg[0] = '\0'; /* no message survives into a new transaction */
+    /* A ROLLBACK that failed (it should not) left SQLite's transaction
+     * open: end it before starting ours. */
+    if (!sqlite3_get_autocommit(st->db))
+        exec_stmt(st, S_ROLLBACK);
     int rc = write ? emq_gate_enter(st) : EMQ_OK;
     if (rc != EMQ_OK)
         return rc;
