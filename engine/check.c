@@ -133,7 +133,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
     if (need <= *cap) return 0;
     n = *cap ? *cap * 2 : 64;
     while (n < need) n *= 2;
-    q = realloc(*p, n * size);
+    if (n > SIZE_MAX / size) return -1;
+    q = emq_mem_realloc(*p, n * size);
     if (q == NULL) return -1;
     *p = q;
     *cap = n;
@@ -147,7 +148,7 @@ static int key_cb(void *ctx, const unsigned char *key, size_t klen, int type)
     if (grow((void **)&c->keys, &c->capkeys, c->nkeys + 1, sizeof *c->keys))
         return EMQ_ENOMEM;
     k = &c->keys[c->nkeys];
-    k->name = malloc(klen ? klen : 1);
+    k->name = emq_mem_malloc(klen ? klen : 1);
     if (k->name == NULL) return EMQ_ENOMEM;
     if (klen) memcpy(k->name, key, klen);
     k->len = klen;
@@ -380,6 +381,25 @@ static int pragma_failed(int rc)
     }
 }
 
+/*
+ * integrity_check reports a page it could not read as a row ("... error
+ * code=N"). A read that failed for I/O, memory or a lock is not damage:
+ * answer that code's failure instead of a violation. 0 when `t` is not such
+ * a row.
+ */
+static int unreadable(const char *t)
+{
+    const char *p = t ? strstr(t, "error code=") : NULL;
+    long code;
+    if (p == NULL) return 0;
+    code = strtol(p + sizeof "error code=" - 1, NULL, 10);
+    switch (code & 0xff) {
+    case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_IOERR:
+    case SQLITE_NOMEM: return pragma_failed((int)code);
+    default: return 0;
+    }
+}
+
 /* PRAGMA integrity_check, application_id, user_version. */
 static int check_file(checker *c)
 {
@@ -390,6 +410,11 @@ static int check_file(checker *c)
     rc = sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(s, 0);
+        int failed = unreadable(t);
+        if (failed) {
+            sqlite3_finalize(s);
+            return failed;
+        }
         n++;
         if (t == NULL || strcmp(t, "ok") != 0)
             report(c, VIOL, "integrity", NULL, 0,
@@ -832,7 +857,6 @@ int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations)
     int rc;
     size_t i;
     if (nviolations) *nviolations = 0;
-    if (db == NULL) return EMQ_EINVAL;
     emq_db_clear(db);
     memset(&c, 0, sizeof c);
     c.st = emq_db_store(db);
@@ -859,11 +883,11 @@ int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations)
     }
 done:
     if (nviolations) *nviolations = c.nviol;
-    for (i = 0; i < c.nkeys; i++) free(c.keys[i].name);
-    free(c.keys);
-    free(c.mem);
-    free(c.lanes);
-    free(c.el);
+    for (i = 0; i < c.nkeys; i++) emq_mem_free(c.keys[i].name);
+    emq_mem_free(c.keys);
+    emq_mem_free(c.mem);
+    emq_mem_free(c.lanes);
+    emq_mem_free(c.el);
     emq_buf_free(&c.vals);
     return rc;
 }
