@@ -12,8 +12,9 @@
  * and — with synchronous=FULL — that after a simulated power loss the file
  * reopens clean and every acknowledged transition is still there. The
  * allocation sweep fails the Nth SQLite allocation (SQLITE_CONFIG_MALLOC,
- * installed between sqlite3_shutdown and sqlite3_initialize) and asserts
- * EMQ_ENOMEM or the verdict, no leak, and the same recovery.
+ * installed between sqlite3_shutdown and sqlite3_initialize), then the Nth
+ * allocation of emqlite's own (emq_set_allocator), and asserts EMQ_ENOMEM
+ * or the verdict, no leak on either heap, and the same recovery.
  * Under EMQ_TEST_QUICK the sweeps take every 5th point.
  */
 #include <check.h>
@@ -47,6 +48,7 @@ typedef struct scen {
     int (*op)(emq_db *db);
     int verdict;        /* the success result of op                      */
     int ckpt_frames;    /* the handle's checkpoint_frames               */
+    int reads;          /* 1: op only reads (the keyspace stays "before") */
 } scen;
 
 static void put3(emq_db *db)
@@ -160,24 +162,84 @@ static int op_extend_many(emq_db *db)
 }
 static int op_pause(emq_db *db) { return emq_pause(db, Q); }
 static int op_resume(emq_db *db) { return emq_resume(db, Q); }
+static int op_complete_result(emq_db *db)
+{
+    return emq_complete_result(db, Q, ids[0], 1, "the result", 10);
+}
+
+/* reads: the results the library allocates for the caller */
+static int op_browse(emq_db *db)
+{
+    char got[4][EMQ_ID_SIZE];
+    size_t n = 0;
+    int rc = emq_browse(db, Q, 4, got, &n);
+    if (rc == EMQ_OK)
+        ck_assert(n == 3 && strcmp(got[0], ids[2]) == 0);
+    return rc;
+}
+static int op_pending_size(emq_db *db)
+{
+    int64_t n = -1;
+    int rc = emq_pending_size(db, Q, &n);
+    if (rc == EMQ_OK) ck_assert_int_eq(n, 3);
+    return rc;
+}
+static int op_job_get(emq_db *db)
+{
+    emq_field *f = NULL;
+    size_t n = 0;
+    int rc = emq_job_get(db, Q, ids[0], &f, &n);
+    if (rc == EMQ_OK) {
+        ck_assert_uint_ge(n, 3);
+        ck_assert_str_eq(f[0].name, "state");
+        emq_fields_free(f, n);
+    }
+    return rc;
+}
+static int op_queues(emq_db *db)
+{
+    char **v = NULL;
+    size_t n = 0;
+    int rc = emq_queues(db, &v, &n);
+    if (rc == EMQ_OK) {
+        ck_assert(n == 1 && strcmp(v[0], Q) == 0);
+        emq_queues_free(v, n);
+    }
+    return rc;
+}
+static int op_check(emq_db *db)
+{
+    size_t nv = 9;
+    int rc = emq_check(db, NULL, NULL, &nv);
+    if (rc == EMQ_OK) ck_assert_uint_eq(nv, 0);
+    return rc;
+}
 
 static const scen scens[] = {
-    {"enqueue", setup_put3, op_enqueue, EMQ_ENQUEUED, 1000},
-    {"enqueue+checkpoint", setup_put3, op_enqueue, EMQ_ENQUEUED, 1},
-    {"enqueue_many", setup_put3, op_enqueue_many, EMQ_OK, 1000},
-    {"enqueue_at", setup_put3, op_enqueue_at, EMQ_SCHEDULED, 1000},
-    {"enqueue_in", setup_put3, op_enqueue_in, EMQ_SCHEDULED, 1000},
-    {"claim", setup_put3, op_claim, EMQ_OK, 1000},
-    {"complete", setup_claimed, op_complete, EMQ_OK, 1000},
-    {"complete+checkpoint", setup_claimed, op_complete, EMQ_OK, 1},
-    {"retry(scheduled)", setup_claimed, op_retry_sched, EMQ_SCHEDULED, 1000},
-    {"retry(dead)", setup_claimed, op_retry_dead, EMQ_DEAD, 1000},
-    {"promote", setup_due, op_promote, EMQ_OK, 1000},
-    {"reap", setup_lapsed, op_reap, EMQ_OK, 1000},
-    {"extend_lock", setup_claimed, op_extend, EMQ_OK, 1000},
-    {"extend_locks", setup_claimed, op_extend_many, EMQ_OK, 1000},
-    {"pause", setup_put3, op_pause, EMQ_OK, 1000},
-    {"resume", setup_paused, op_resume, EMQ_OK, 1000},
+    {"enqueue", setup_put3, op_enqueue, EMQ_ENQUEUED, 1000, 0},
+    {"enqueue+checkpoint", setup_put3, op_enqueue, EMQ_ENQUEUED, 1, 0},
+    {"enqueue_many", setup_put3, op_enqueue_many, EMQ_OK, 1000, 0},
+    {"enqueue_at", setup_put3, op_enqueue_at, EMQ_SCHEDULED, 1000, 0},
+    {"enqueue_in", setup_put3, op_enqueue_in, EMQ_SCHEDULED, 1000, 0},
+    {"claim", setup_put3, op_claim, EMQ_OK, 1000, 0},
+    {"complete", setup_claimed, op_complete, EMQ_OK, 1000, 0},
+    {"complete+checkpoint", setup_claimed, op_complete, EMQ_OK, 1, 0},
+    {"retry(scheduled)", setup_claimed, op_retry_sched, EMQ_SCHEDULED, 1000,
+     0},
+    {"retry(dead)", setup_claimed, op_retry_dead, EMQ_DEAD, 1000, 0},
+    {"promote", setup_due, op_promote, EMQ_OK, 1000, 0},
+    {"reap", setup_lapsed, op_reap, EMQ_OK, 1000, 0},
+    {"extend_lock", setup_claimed, op_extend, EMQ_OK, 1000, 0},
+    {"extend_locks", setup_claimed, op_extend_many, EMQ_OK, 1000, 0},
+    {"pause", setup_put3, op_pause, EMQ_OK, 1000, 0},
+    {"resume", setup_paused, op_resume, EMQ_OK, 1000, 0},
+    {"complete_result", setup_claimed, op_complete_result, EMQ_OK, 1000,
+     0},
+    {"browse", setup_put3, op_browse, EMQ_OK, 1000, 1},
+    {"pending_size", setup_put3, op_pending_size, EMQ_OK, 1000, 1},
+    {"job_get", setup_claimed, op_job_get, EMQ_OK, 1000, 1},
+    {"queues", setup_put3, op_queues, EMQ_OK, 1000, 1},
+    {"check", setup_claimed, op_check, EMQ_OK, 1000, 1},
 };
 #define NSCEN (sizeof scens / sizeof *scens)
 
@@ -206,7 +268,9 @@ static emq_db *open_db(int sync, int ckpt)
 static uint64_t digest(emq_db *db)
 {
     emq_transfer_summary s;
-    ck_assert_int_eq(emq_digest(db, NULL, &s), EMQ_OK);
+    int rc = emq_digest(db, NULL, &s);
+    ck_assert_msg(rc == EMQ_OK, "digest: rc %d (%s) %s", rc,
+                  emq_strerror(rc), emq_errmsg(db));
     return s.digest;
 }
 
@@ -268,7 +332,10 @@ static void prepare(const scen *s)
     d_before = digest(db);
     ck_assert_int_eq(s->op(db), s->verdict);
     d_after = digest(db);
-    ck_assert_uint_ne(d_before, d_after);
+    if (s->reads)
+        ck_assert_uint_eq(d_before, d_after);
+    else
+        ck_assert_uint_ne(d_before, d_after);
     assert_clean(db, s->name);
     emq_close(db);
 }
@@ -357,7 +424,7 @@ static void faulted_run(const scen *s, int kind, long n, int err, int rerun,
         ck_assert_msg(d == d_before || d == d_after,
                       "%s: point %ld kind %d: partial state after recovery",
                       s->name, n, kind);
-    if (rc < 0 && d == d_after) t->resurrected++;
+    if (rc < 0 && d == d_after && !s->reads) t->resurrected++;
     if (d == d_before) { /* the reopened handle works */
         ck_assert_int_eq(s->op(db), s->verdict);
         ck_assert_uint_eq(digest(db), d_after);
@@ -403,8 +470,13 @@ START_TEST(io_faults_at_every_point)
     tally t = {0, 0, 0, 0};
     prepare(s);
     measure(s, counts);
-    ck_assert_int_gt(counts[FV_WRITE], 0);
-    ck_assert_int_gt(counts[FV_SYNC], 0); /* FULL syncs every commit */
+    if (s->reads) {
+        ck_assert_int_gt(counts[FV_READ], 0); /* a cold handle reads */
+        ck_assert_int_eq(counts[FV_WRITE], 0);
+    } else {
+        ck_assert_int_gt(counts[FV_WRITE], 0);
+        ck_assert_int_gt(counts[FV_SYNC], 0); /* FULL syncs every commit */
+    }
     for (size_t f = 0; f < sizeof faults / sizeof *faults; f++)
         for (long n = 1; n <= counts[faults[f].kind]; n += stride())
             faulted_run(s, faults[f].kind, n, faults[f].err, (int)(n & 1),
@@ -581,24 +653,86 @@ END_TEST
 
 /* ------------------------------------------------------ allocation sweeps */
 
+/*
+ * Two heaps can fail: SQLite's (SQLITE_CONFIG_MALLOC) and emqlite's own
+ * (emq_set_allocator). Both are hooked for the whole test case; `heap`
+ * says which one counts allocations and fails the alloc_fail_at'th. Both
+ * are watched for leaks on every run.
+ */
+enum { HEAP_SQLITE, HEAP_EMQ, NHEAP };
+static const char *const heap_name[NHEAP] = {"SQLite", "emqlite"};
+static int heap;
 static sqlite3_mem_methods real_mem;
 static long alloc_count, alloc_fail_at;
+static long emq_blocks; /* emqlite blocks outstanding */
+
+static int fail_now(int h)
+{
+    return h == heap && ++alloc_count == alloc_fail_at;
+}
 
 static void *oom_malloc(int n)
 {
-    if (++alloc_count == alloc_fail_at) return NULL;
-    return real_mem.xMalloc(n);
+    return fail_now(HEAP_SQLITE) ? NULL : real_mem.xMalloc(n);
 }
 
 static void *oom_realloc(void *p, int n)
 {
-    if (++alloc_count == alloc_fail_at) return NULL;
-    return real_mem.xRealloc(p, n);
+    return fail_now(HEAP_SQLITE) ? NULL : real_mem.xRealloc(p, n);
+}
+
+static void *emq_oom_malloc(void *ctx, size_t n)
+{
+    void *p;
+    (void)ctx;
+    if (fail_now(HEAP_EMQ)) return NULL;
+    if ((p = malloc(n)) != NULL) emq_blocks++;
+    return p;
+}
+
+static void *emq_oom_realloc(void *ctx, void *p, size_t n)
+{
+    void *q;
+    (void)ctx;
+    if (fail_now(HEAP_EMQ)) return NULL;
+    if ((q = realloc(p, n)) != NULL && p == NULL) emq_blocks++;
+    return q;
+}
+
+static void emq_oom_free(void *ctx, void *p)
+{
+    (void)ctx;
+    if (p != NULL) emq_blocks--;
+    free(p);
+}
+
+typedef struct heap_use {
+    int64_t sqlite_bytes;
+    long emq_blocks;
+} heap_use;
+
+static heap_use in_use(void)
+{
+    heap_use u = {sqlite3_memory_used(), emq_blocks};
+    return u;
+}
+
+static void assert_no_leak(heap_use base, const char *what, long n)
+{
+    heap_use u = in_use();
+    ck_assert_msg(u.sqlite_bytes == base.sqlite_bytes &&
+                  u.emq_blocks == base.emq_blocks, "%s: %s allocation %ld: "
+                  "leaked %lld SQLite bytes, %ld emqlite blocks", what,
+                  heap_name[heap], n,
+                  (long long)(u.sqlite_bytes - base.sqlite_bytes),
+                  u.emq_blocks - base.emq_blocks);
 }
 
 static void oom_setup(void)
 {
     sqlite3_mem_methods m;
+    const emq_allocator a = {emq_oom_malloc, emq_oom_realloc, emq_oom_free,
+                             NULL};
     clk.now = T0;
     ck_assert_int_eq(rel_mkdtemp(dir, sizeof dir, "oom"), 0);
     rel_path(path, sizeof path, dir, "m.emq");
@@ -610,14 +744,17 @@ static void oom_setup(void)
     m.xRealloc = oom_realloc;
     ck_assert_int_eq(sqlite3_config(SQLITE_CONFIG_MALLOC, &m), SQLITE_OK);
     ck_assert_int_eq(sqlite3_initialize(), SQLITE_OK);
+    ck_assert_int_eq(emq_set_allocator(&a), EMQ_OK);
     ck_assert_int_eq(fv_install(), 0); /* simulated syncs: fast */
     alloc_fail_at = 0;
+    emq_blocks = 0;
 }
 
 static void oom_teardown(void)
 {
     alloc_fail_at = 0;
     fv_uninstall();
+    ck_assert_int_eq(emq_set_allocator(NULL), EMQ_OK);
     sqlite3_shutdown();
     sqlite3_config(SQLITE_CONFIG_MALLOC, &real_mem);
     sqlite3_initialize();
@@ -626,18 +763,20 @@ static void oom_teardown(void)
     rel_rmrf(dir);
 }
 
+/* Loop index i: scenario i % NSCEN on heap i / NSCEN. */
 START_TEST(failed_allocations_at_every_point)
 {
-    const scen *s = &scens[_i];
+    const scen *s = &scens[_i % (int)NSCEN];
     long total, runs = 0, nomem = 0;
     emq_db *db;
-    int64_t base;
+    heap_use base;
+    heap = _i / (int)NSCEN;
     prepare(s);
     /* warm-up: the first open allocates process-wide state once */
     restore();
     db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
     emq_close(db);
-    base = sqlite3_memory_used();
+    base = in_use();
     restore();
     db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
     cold(db);
@@ -645,7 +784,7 @@ START_TEST(failed_allocations_at_every_point)
     ck_assert_int_eq(s->op(db), s->verdict);
     total = alloc_count;
     emq_close(db);
-    ck_assert_int_eq(sqlite3_memory_used(), base);
+    assert_no_leak(base, s->name, 0);
     for (long n = 1; n <= total; n += stride()) {
         int rc;
         restore();
@@ -658,9 +797,9 @@ START_TEST(failed_allocations_at_every_point)
         runs++;
         if (rc < 0) {
             nomem++;
-            ck_assert_msg(rc == EMQ_ENOMEM, "%s: allocation %ld: rc %d (%s) "
-                          "%s", s->name, n, rc, emq_strerror(rc),
-                          emq_errmsg(db));
+            ck_assert_msg(rc == EMQ_ENOMEM, "%s: %s allocation %ld: rc %d "
+                          "(%s) %s", s->name, heap_name[heap], n, rc,
+                          emq_strerror(rc), emq_errmsg(db));
             ck_assert_uint_eq(digest(db), d_before);
             assert_clean(db, s->name);
             ck_assert_int_eq(s->op(db), s->verdict);
@@ -669,22 +808,22 @@ START_TEST(failed_allocations_at_every_point)
         }
         ck_assert_uint_eq(digest(db), d_after);
         emq_close(db);
-        ck_assert_msg(sqlite3_memory_used() == base, "%s: allocation %ld: "
-                      "%lld bytes leaked", s->name, n,
-                      (long long)(sqlite3_memory_used() - base));
+        assert_no_leak(base, s->name, n);
     }
-    fprintf(stderr, "oom: %-20s %ld SQLite allocations, %ld runs, %ld "
-            "EMQ_ENOMEM\n", s->name, total, runs, nomem);
+    fprintf(stderr, "oom: %-20s %ld %s allocations, %ld runs, %ld "
+            "EMQ_ENOMEM\n", s->name, total, heap_name[heap], runs, nomem);
 }
 END_TEST
 
+/* Loop index: the heap. */
 START_TEST(failed_allocations_while_opening)
 {
     long total, runs = 0;
     emq_db *db;
     emq_options o;
-    int64_t base;
+    heap_use base;
     char id[EMQ_ID_SIZE];
+    heap = _i;
     emq_options_init(&o);
     o.clock = rel_clock_fn;
     o.clock_ctx = &clk;
@@ -698,7 +837,7 @@ START_TEST(failed_allocations_while_opening)
             ck_assert_int_eq(emq_enqueue(db, Q, id, "p", 1), EMQ_ENQUEUED);
             emq_close(db);
         }
-        base = sqlite3_memory_used();
+        base = in_use();
         alloc_count = 0;
         ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
         total = alloc_count;
@@ -717,20 +856,40 @@ START_TEST(failed_allocations_while_opening)
                 ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);
                 emq_close(db);
             } else {
-                ck_assert_msg(rc == EMQ_ENOMEM, "open at allocation %ld: "
-                              "rc %d (%s)", n, rc, emq_strerror(rc));
+                ck_assert_msg(rc == EMQ_ENOMEM, "open at %s allocation %ld: "
+                              "rc %d (%s)", heap_name[heap], n, rc,
+                              emq_strerror(rc));
                 ck_assert_ptr_null(db);
             }
-            ck_assert_msg(sqlite3_memory_used() == base, "open at allocation"
-                          " %ld leaked %lld bytes", n,
-                          (long long)(sqlite3_memory_used() - base));
+            assert_no_leak(base, "emq_open", n);
             /* the file stays openable */
             ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
             ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);
             emq_close(db);
         }
     }
-    fprintf(stderr, "oom: emq_open: %ld runs\n", runs);
+    fprintf(stderr, "oom: emq_open: %s heap: %ld runs\n", heap_name[heap],
+            runs);
+}
+END_TEST
+
+/* The allocator cannot change under an open handle; NULL functions are
+ * refused; every block a handle made goes back through the same one. */
+START_TEST(allocator_is_fixed_while_a_handle_is_open)
+{
+    emq_allocator bad = {emq_oom_malloc, NULL, emq_oom_free, NULL};
+    emq_db *db;
+    emq_job j;
+    ck_assert_int_eq(emq_set_allocator(&bad), EMQ_EINVAL);
+    db = open_db(EMQ_SYNC_NORMAL, 1000);
+    ck_assert_int_gt(emq_blocks, 0);
+    ck_assert_int_eq(emq_set_allocator(NULL), EMQ_EINVAL);
+    put3(db);
+    ck_assert_int_eq(emq_claim(db, Q, 1000, &j), EMQ_OK);
+    emq_close(db);
+    ck_assert_int_eq(emq_blocks, 1); /* the claimed payload, still held */
+    emq_job_clear(&j);
+    ck_assert_int_eq(emq_blocks, 0);
 }
 END_TEST
 
@@ -750,8 +909,9 @@ Suite *suite_faults(void)
     tcase_add_checked_fixture(mem, oom_setup, oom_teardown);
     tcase_set_timeout(mem, 600);
     tcase_add_loop_test(mem, failed_allocations_at_every_point, 0,
-                        (int)NSCEN);
-    tcase_add_test(mem, failed_allocations_while_opening);
+                        (int)(NHEAP * NSCEN));
+    tcase_add_loop_test(mem, failed_allocations_while_opening, 0, NHEAP);
+    tcase_add_test(mem, allocator_is_fixed_while_a_handle_is_open);
     suite_add_tcase(s, mem);
     return s;
 }
