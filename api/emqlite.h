@@ -532,15 +532,17 @@ typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
  * Check the invariants of the whole file in one read transaction, reporting
  * every finding (not just the first) to `cb` (may be NULL): SQLite's
  * PRAGMA integrity_check and the file's stamp; the version fence; every key
- * belongs to the EchoMQ grammar with the type the grammar gives it; job sets and lanes hold JOB ids with their score rules
- * (0 in pending, dead and lanes; integer ms in active and schedule); counters
+ * belongs to the EchoMQ grammar with the type the grammar gives it; job sets
+ * and lanes hold JOB ids with their score rules (0 in pending, dead and
+ * lanes; integer ms in active and schedule); counters
  * are decimal integers; every job row's `state` is one of the five and the
  * set it names holds the id. The tolerated states are reported as notes;
  * doc/RELIABILITY.md lists each with the transition that produces it.
  * Never writes. `*nviolations` (may be NULL) receives the number of
  * violations (notes are not counted).
  * Returns EMQ_OK (no violation), EMQ_ECORRUPT (at least one), or EMQ_EBUSY,
- * EMQ_EIO, EMQ_ENOMEM when the check could not run to its end.
+ * EMQ_EIO, EMQ_ENOMEM when the check could not run to its end (a page that
+ * could not be read for one of those reasons is not reported as damage).
  */
 int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations);
 
