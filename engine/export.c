@@ -18,6 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+/* Inlined, so the hash states can live on the stack: every heap byte of the
+ * library goes through emq_mem (storage/alloc.c), and xxHash's own state
+ * allocator would not. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 #include "db.h"
 #include "resp.h"
@@ -100,7 +104,8 @@ typedef struct walk {
     void *ctx;
     int by_slot;
     emq_buf out;               /* bytes not yet handed to the sink        */
-    XXH3_state_t *h;
+    XXH3_state_t *h;           /* the digest being fed: &hs, or a scratch */
+    XXH3_state_t hs;
     emq_transfer_summary sum;
     int version_digested;
     int sink_failed;
@@ -541,13 +546,10 @@ static int write_by_slot(walk *w)
         ord[i] = sl[i].i;
     emq_mem_free(sl);
     /* The digest is not part of this pass: park it on a scratch state. */
-    XXH3_state_t *real = w->h, *scratch = XXH3_createState();
-    if (!scratch) {
-        emq_mem_free(ord);
-        return EMQ_ENOMEM;
-    }
-    XXH3_64bits_reset(scratch);
-    w->h = scratch;
+    XXH3_state_t *real = w->h, scratch;
+    memset(&scratch, 0, sizeof scratch);
+    XXH3_64bits_reset(&scratch);
+    w->h = &scratch;
     emq_bytes multi[1] = {{"MULTI", 5}}, exec[1] = {{"EXEC", 4}};
     for (size_t k = 0; k < w->nn && rc == EMQ_OK; k++) {
         size_t i = ord[k];
@@ -561,7 +563,6 @@ static int write_by_slot(walk *w)
             rc = emit(w, 1, exec);
     }
     w->h = real;
-    XXH3_freeState(scratch);
     emq_mem_free(ord);
     return rc;
 }
@@ -604,7 +605,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The whole walk, inside the read transaction. */
+/* The whole walk, in a transaction (export: a read; import: its write). */
 static int walk_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
 {
     walk *w = ctx;
@@ -688,32 +689,39 @@ static void walk_free(walk *w)
     emq_mem_free(w->noff);
     emq_mem_free(w->nslot);
     emq_mem_free(w->ntype);
-    if (w->h)
-        XXH3_freeState(w->h);
+}
+
+static void walk_init(walk *w, emq_db *db, const emq_export_options *opt,
+                      emq_write_fn write, void *ctx)
+{
+    memset(w, 0, sizeof *w);
+    w->db = db;
+    w->opt = opt;
+    w->write = write;
+    w->ctx = ctx;
+    w->by_slot = write && opt && opt->by_slot;
+    w->h = &w->hs;
+    XXH3_64bits_reset(w->h);
+}
+
+/* The counts and digest of a walk that succeeded. */
+static void walk_sum(walk *w, emq_transfer_summary *sum)
+{
+    w->sum.digest = XXH3_64bits_digest(w->h);
+    if (!w->write)
+        w->sum.commands = 0, w->sum.bytes = 0;
+    if (sum)
+        *sum = w->sum;
 }
 
 static int run_walk(emq_db *db, const emq_export_options *opt,
                     emq_write_fn write, void *ctx, emq_transfer_summary *sum)
 {
     walk w;
-    memset(&w, 0, sizeof w);
-    w.db = db;
-    w.opt = opt;
-    w.write = write;
-    w.ctx = ctx;
-    w.by_slot = write && opt && opt->by_slot;
-    w.h = XXH3_createState();
-    if (!w.h)
-        return emq_db_fail(db, EMQ_ENOMEM, NULL);
-    XXH3_64bits_reset(w.h);
+    walk_init(&w, db, opt, write, ctx);
     int rc = emq_db_run(db, 0, walk_tx, &w);
-    if (rc == EMQ_OK) {
-        w.sum.digest = XXH3_64bits_digest(w.h);
-        if (!write)
-            w.sum.commands = 0, w.sum.bytes = 0;
-        if (sum)
-            *sum = w.sum;
-    }
+    if (rc == EMQ_OK)
+        walk_sum(&w, sum);
     walk_free(&w);
     return rc;
 }
@@ -774,6 +782,7 @@ typedef struct importer {
     int version_seen;
     uint64_t commands;
     emq_resp_cmd cmd;
+    emq_transfer_summary *sum; /* NULL: no digest wanted                  */
 } importer;
 
 /* Refuse the frame at `off` with EMQ_EPROTO and a message naming it. */
@@ -1081,7 +1090,6 @@ static int import_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
 {
     importer *im = ctx;
     size_t pos = 0;
-    (void)now;
     while (pos < im->len) {
         emq_resp_error e;
         int rc = emq_resp_parse(im->p + pos, im->len - pos, pos, &im->cmd,
@@ -1104,6 +1112,20 @@ static int import_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
     if (!im->version_seen)
         return emq_db_wire(db, EMQ_EWIRE, "import refused: the stream never "
                                           "sets {emq}:version to " EMQ_WIRE);
+    if (im->sum) {
+        /* Digested inside the transaction: a digest that fails (out of
+         * memory) takes the import back with it. */
+        walk w;
+        int rc;
+        walk_init(&w, db, NULL, NULL, NULL);
+        if ((rc = walk_tx(db, st, now, &w)) == EMQ_OK) {
+            walk_sum(&w, im->sum);
+            im->sum->commands = im->commands;
+            im->sum->bytes = im->len;
+        }
+        walk_free(&w);
+        return rc;
+    }
     return EMQ_OK;
 }
 
@@ -1116,21 +1138,14 @@ int emq_import(emq_db *db, const void *bytes, size_t len,
     if (!bytes && len)
         return emq_db_fail(db, EMQ_EINVAL, "import: no bytes");
     importer im;
+    emq_transfer_summary s;
     memset(&im, 0, sizeof im);
     im.p = bytes;
     im.len = len;
+    im.sum = sum ? &s : NULL;
     int rc = emq_db_run(db, 1, import_tx, &im);
     emq_resp_cmd_free(&im.cmd);
-    if (rc != EMQ_OK)
-        return rc;
-    if (sum) {
-        emq_transfer_summary s;
-        rc = emq_digest(db, NULL, &s);
-        if (rc != EMQ_OK)
-            return rc;
-        s.commands = im.commands;
-        s.bytes = len;
+    if (rc == EMQ_OK && sum)
         *sum = s;
-    }
-    return EMQ_OK;
+    return rc;
 }
