@@ -6,8 +6,9 @@
  * Rules: the handle is opened only after the fence passed, and a failed open
  * leaves nothing behind (store closed, lease released). A transition reads
  * the clock exactly once, inside its transaction once the lock is held, and
- * that value is both its NOW and the store's expiry clock; every negative result rolls the
- * transaction back, so the handle stays usable after any failure.
+ * that value is both its NOW and the store's expiry clock; every negative
+ * result rolls the transaction back, so the handle stays usable after any
+ * failure.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -283,7 +283,7 @@ static int queue_cb(void *ctx, const unsigned char *key, size_t klen,
         return 0;
     }
     if (c->n > 0 && strcmp(c->v[c->n - 1], name) == 0) {
-        emq_mem_free(name);             /* the common case: keys of one queue run */
+        emq_mem_free(name);     /* the common case: keys of one queue run */
         return 0;
     }
     if (c->n == c->cap) {
