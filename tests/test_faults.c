@@ -207,6 +207,46 @@ static int op_queues(emq_db *db)
     }
     return rc;
 }
+/* export: the same bytes on every successful run */
+typedef struct sink {
+    uint64_t h;   /* FNV-1a of the stream */
+    size_t n;
+} sink;
+static int sink_write(void *ctx, const void *p, size_t n)
+{
+    sink *k = ctx;
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) k->h = (k->h ^ b[i]) * 1099511628211u;
+    k->n += n;
+    return 0;
+}
+static int op_export(emq_db *db)
+{
+    static sink ref;
+    sink k = {14695981039346656037u, 0};
+    int rc = emq_export(db, NULL, sink_write, &k, NULL);
+    if (rc == EMQ_OK) {
+        if (ref.n == 0) ref = k;
+        ck_assert(k.n == ref.n && k.h == ref.h);
+    }
+    return rc;
+}
+/* import: one more job, as a RESP stream */
+static int op_import(emq_db *db)
+{
+    static const char stream[] =
+        "*3\r\n$3\r\nSET\r\n$13\r\n{emq}:version\r\n$12\r\necho"
+        "mq:4.0.0\r\n"
+        "*8\r\n$4\r\nHSET\r\n$31\r\nemq:{faults}:job:JOB0000000000B"
+        "\r\n$5\r\nstate\r\n$7\r\npending\r\n$8\r\nattempts\r\n$1\r\n0"
+        "\r\n$7\r\npayload\r\n$8\r\nimported\r\n"
+        "*4\r\n$4\r\nZADD\r\n$20\r\nemq:{faults}:pending\r\n$1\r\n0"
+        "\r\n$14\r\nJOB0000000000B\r\n";
+    emq_transfer_summary sum;
+    int rc = emq_import(db, stream, sizeof stream - 1, &sum);
+    if (rc == EMQ_OK) ck_assert_uint_eq(sum.commands, 3);
+    return rc;
+}
 static int op_check(emq_db *db)
 {
     size_t nv = 9;
@@ -240,6 +280,8 @@ static const scen scens[] = {
     {"job_get", setup_claimed, op_job_get, EMQ_OK, 1000, 1},
     {"queues", setup_put3, op_queues, EMQ_OK, 1000, 1},
     {"check", setup_claimed, op_check, EMQ_OK, 1000, 1},
+    {"export", setup_claimed, op_export, EMQ_OK, 1000, 1},
+    {"import", setup_put3, op_import, EMQ_OK, 1000, 0},
 };
 #define NSCEN (sizeof scens / sizeof *scens)
 
