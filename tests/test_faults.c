@@ -27,10 +27,10 @@
 #include "db.h"
 #include "faultvfs.h"
 #include "relutil.h"
+#include "tengine.h"
 #include "suites.h"
 
 #define Q "faults"
-#define T0 INT64_C(1750000000000)
 
 static const char *const ids[] = {
     "JOB00000000001", "JOB00000000002", "JOB00000000003", "JOB00000000004",
@@ -82,6 +82,37 @@ static void setup_due(emq_db *db)
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(emq_enqueue_at(db, Q, ids[i], "p", 1, T0 - 5 + i),
                          EMQ_SCHEDULED);
+}
+/* The group path (§6.0): ids[0] claimed in group G, ids[1] waiting in G's
+ * lane, so completing ids[0] releases G and offers it to the ring. */
+#define G "PRT0KHTOWnGLuC"
+static void setup_grouped(emq_db *db)
+{
+    emq_job j;
+    ck_assert_int_eq(emq_enqueue(db, Q, ids[0], "x", 1), EMQ_ENQUEUED);
+    tk_hset(db, "emq:{" Q "}:job:JOB00000000001", "group", G);
+    ck_assert_int_eq(emq_claim(db, Q, 1000000, &j), EMQ_OK);
+    emq_job_clear(&j);
+    tk_hset(db, "emq:{" Q "}:gactive", G, "1");
+    tk_hset(db, "emq:{" Q "}:job:JOB00000000002", "state", "pending");
+    tk_hset(db, "emq:{" Q "}:job:JOB00000000002", "attempts", "0");
+    tk_hset(db, "emq:{" Q "}:job:JOB00000000002", "payload", "y");
+    tk_hset(db, "emq:{" Q "}:job:JOB00000000002", "group", G);
+    tk_zadd(db, "emq:{" Q "}:g:" G ":pending", ids[1], 0);
+}
+/* The flow link: ids[0] claimed, the last child of parent ids[3]. */
+static void setup_flow(emq_db *db)
+{
+    emq_job j;
+    tk_hset(db, "emq:{" Q "}:job:JOB00000000004", "state",
+            "awaiting_children");
+    tk_hset(db, "emq:{" Q "}:job:JOB00000000004", "attempts", "0");
+    tk_hset(db, "emq:{" Q "}:job:JOB00000000004", "payload", "parent");
+    tk_set(db, "emq:{" Q "}:job:JOB00000000004:dependencies", "1");
+    ck_assert_int_eq(emq_enqueue(db, Q, ids[0], "child", 5), EMQ_ENQUEUED);
+    tk_hset(db, "emq:{" Q "}:job:JOB00000000001", "parent", ids[3]);
+    ck_assert_int_eq(emq_claim(db, Q, 1000000, &j), EMQ_OK);
+    emq_job_clear(&j);
 }
 static void setup_paused(emq_db *db)
 {
@@ -275,6 +306,8 @@ static const scen scens[] = {
     {"resume", setup_paused, op_resume, EMQ_OK, 1000, 0},
     {"complete_result", setup_claimed, op_complete_result, EMQ_OK, 1000,
      0},
+    {"complete(group)", setup_grouped, op_complete, EMQ_OK, 1000, 0},
+    {"complete(flow)", setup_flow, op_complete, EMQ_OK, 1000, 0},
     {"browse", setup_put3, op_browse, EMQ_OK, 1000, 1},
     {"pending_size", setup_put3, op_pending_size, EMQ_OK, 1000, 1},
     {"job_get", setup_claimed, op_job_get, EMQ_OK, 1000, 1},
