@@ -435,8 +435,8 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
     if ((rc = emq_gate_open(st, path)) != EMQ_OK ||
         (rc = set_pragmas(st)) != EMQ_OK)
         goto fail;
-    /* Ending a transaction must never need memory: prepare its four
-     * statements now, while a failure can still refuse the open. */
+    /* The transaction statements, prepared now: ending a transaction must
+     * never need memory, and here a failure can still refuse the open. */
     for (int i = S_BEGIN_W; i <= S_ROLLBACK; i++)
         if (!emq_stmt(st, i)) {
             rc = emq_store_fail(st, sqlite3_errcode(st->db));

@@ -45,7 +45,8 @@ const char *emq_type_name(int type);
  * emqlite's own heap (alloc.c): every allocation in storage/ and engine/
  * goes through these, to the allocator of emq_set_allocator(). A size of 0
  * is served as 1, so NULL always means out of memory. emq_mem_hold/release
- * count open stores (the allocator cannot change while one is open).
+ * count open stores and handles (the allocator cannot change while one is
+ * open).
  */
 void *emq_mem_malloc(size_t n);
 void *emq_mem_calloc(size_t count, size_t size);

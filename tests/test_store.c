@@ -748,6 +748,26 @@ START_TEST(rollback_leaves_nothing_behind)
 }
 END_TEST
 
+/* A transaction SQLite still holds when the store thinks none is open (a
+ * ROLLBACK that failed) is ended by the next begin, writes and all. */
+START_TEST(begin_ends_a_transaction_a_failed_rollback_left_open)
+{
+    sqlite3 *db = emq_store_sqlite(st);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "BEGIN; INSERT INTO kv (name, type, "
+                                  "kid) VALUES (x'6c656674', 1, 424242)",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_get_autocommit(db), 0);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1000), EMQ_OK);
+    ck_assert_int_eq(type_of(K("left")), EMQ_T_NONE);
+    ck_assert_int_eq(emq_str_set(st, K("k"), "v", 1, -1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(sqlite3_get_autocommit(db), 1);
+    ck_assert_int_eq(emq_store_begin(st, 0, 1000), EMQ_OK);
+    ck_assert_int_eq(type_of(K("k")), EMQ_T_STRING);
+}
+END_TEST
+
 /* ------------------------------------------------------------- files */
 
 static void tmp_setup(void)
@@ -1063,6 +1083,7 @@ Suite *suite_store(void)
     tcase_add_test(t, binary_safe_keys_fields_members_values);
     tcase_add_test(t, key_scan_by_prefix_in_byte_order);
     tcase_add_test(t, rollback_leaves_nothing_behind);
+    tcase_add_test(t, begin_ends_a_transaction_a_failed_rollback_left_open);
     suite_add_tcase(s, t);
 
     TCase *f = tcase_create("files");
