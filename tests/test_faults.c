@@ -643,6 +643,32 @@ START_TEST(io_faults_while_opening)
 }
 END_TEST
 
+/* The group and flow scenarios take the paths they are named for. */
+START_TEST(path_scenarios_take_their_paths)
+{
+    emq_db *db;
+    char *v;
+    double score;
+    db = open_db(EMQ_SYNC_NORMAL, 1000);
+    setup_grouped(db);
+    ck_assert_int_eq(op_complete(db), EMQ_OK);
+    v = tk_list(db, "emq:{" Q "}:ring"); /* released and offered */
+    ck_assert_str_eq(v, G);
+    free(v);
+    emq_close(db);
+    unlink(path);
+    unlink_side();
+    db = open_db(EMQ_SYNC_NORMAL, 1000);
+    setup_flow(db);
+    ck_assert_int_eq(op_complete(db), EMQ_OK);
+    v = tk_hget(db, "emq:{" Q "}:job:JOB00000000004", "state");
+    ck_assert_str_eq(v, "pending"); /* the parent, released */
+    free(v);
+    ck_assert(tk_zscore(db, "emq:{" Q "}:pending", ids[3], &score));
+    emq_close(db);
+}
+END_TEST
+
 /* A sticky full disk: every write fails until space comes back. */
 START_TEST(disk_full_persists_then_recovers)
 {
@@ -1056,6 +1082,7 @@ Suite *suite_faults(void)
     tcase_set_timeout(io, 600);
     tcase_add_loop_test(io, io_faults_at_every_point, 0, (int)NSCEN);
     tcase_add_loop_test(io, io_faults_while_opening, 0, 2);
+    tcase_add_test(io, path_scenarios_take_their_paths);
     tcase_add_test(io, disk_full_persists_then_recovers);
     tcase_add_test(io, failed_commit_sync_can_still_reach_the_disk);
     tcase_add_test(io, power_loss_full_keeps_every_acknowledged_transition);
