@@ -313,7 +313,6 @@ static int eq(const void *p, size_t n, const char *lit)
     return n == strlen(lit) && memcmp(p, lit, n) == 0;
 }
 
-/* An exact integer score within the protocol's ±2^53. */
 /* A score the protocol can write: any finite integral double. NOW + lease
  * and far run-ats may pass 2^53 and round, as Valkey's doubles do. */
 static int integral(double s)
@@ -851,13 +850,12 @@ static int walk(checker *c)
 
 int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     checker c;
     int rc;
     size_t i;
+    if (db == NULL) return EMQ_EINVAL; /* no handle, no message to set */
     if (nviolations) *nviolations = 0;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     memset(&c, 0, sizeof c);
     c.st = emq_db_store(db);
     c.cb = cb;

@@ -85,11 +85,9 @@ done:
  */
 int emq_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     claim_ctx c = {q, lease_ms, job};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if (job == NULL)
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL job");

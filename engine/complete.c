@@ -131,11 +131,9 @@ done:
 int emq_complete_r(emq_db *db, const char *q, const char *id, int64_t token,
                    const void *r, size_t rlen)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     cmp_ctx c = {q, id, token, r, rlen};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if ((rc = emq_gate_id(db, id)) < 0) return rc;
     if (r == NULL && rlen == 0) {

@@ -51,6 +51,14 @@ emq_store *emq_db_store(emq_db *db) { return db->st; }
 
 void emq_db_clear(emq_db *db) { db->errmsg[0] = 0; }
 
+int emq_db_enter(emq_db *db)
+{
+    if (db == NULL)
+        return EMQ_EINVAL; /* no handle, no message to set */
+    emq_db_clear(db);
+    return EMQ_OK;
+}
+
 int emq_db_wire(emq_db *db, int rc, const char *msg)
 {
     snprintf(db->errmsg, sizeof db->errmsg, "%s", msg);
@@ -194,7 +202,6 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     db->opt = o;
     db->lease_fd = fd;
     db->reserved = reserved;
-    db->minted = 0;
     *out = db;
     return EMQ_OK;
 fail:
@@ -252,11 +259,9 @@ int64_t emq_now(emq_db *db)
  */
 int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE])
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     uint64_t snow, cell;
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if (ns == NULL || out == NULL)
         return emq_db_fail(db, EMQ_EINVAL, "NULL namespace or output");
     if (strlen(ns) != 3 || emq_id_encode(ns, 0, out) != EMQ_OK)
@@ -281,10 +286,8 @@ int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE])
 
 int emq_checkpoint(emq_db *db)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     rc = emq_store_checkpoint(db->st);
     return rc < 0 ? store_fail(db, rc) : EMQ_OK;
 }

@@ -60,6 +60,9 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx);
 
 /** Clear the handle's message (start of every verb). */
 void emq_db_clear(emq_db *db);
+/** The start of every public call on a handle: EMQ_EINVAL for a NULL
+ *  handle (no message can be set), otherwise the message cleared. */
+int emq_db_enter(emq_db *db);
 /** Set the message to `msg` verbatim and return `rc` (wire errors, gates). */
 int emq_db_wire(emq_db *db, int rc, const char *msg);
 /** Set the message to a sentence naming `rc`'s class plus `detail` (may be

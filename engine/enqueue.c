@@ -69,7 +69,7 @@ static int admit_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
 static int admit_verb(emq_db *db, admit *a)
 {
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, a->q)) < 0) return rc;
     if ((rc = emq_gate_id(db, a->id)) < 0) return rc;
     if ((rc = emq_gate_bytes(db, a->p, a->len)) < 0) return rc;
@@ -87,8 +87,6 @@ static int admit_verb(emq_db *db, admit *a)
 int emq_enqueue(emq_db *db, const char *q, const char *id,
                 const void *payload, size_t len)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     admit a = {q, id, payload, len, ADMIT_PENDING, 0};
     return admit_verb(db, &a);
 }
@@ -102,8 +100,6 @@ int emq_enqueue(emq_db *db, const char *q, const char *id,
 int emq_enqueue_at(emq_db *db, const char *q, const char *id,
                    const void *payload, size_t len, int64_t run_at_ms)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     admit a = {q, id, payload, len, ADMIT_AT, run_at_ms};
     return admit_verb(db, &a);
 }
@@ -115,8 +111,6 @@ int emq_enqueue_at(emq_db *db, const char *q, const char *id,
 int emq_enqueue_in(emq_db *db, const char *q, const char *id,
                    const void *payload, size_t len, int64_t delay_ms)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     admit a = {q, id, payload, len, ADMIT_IN, delay_ms};
     return admit_verb(db, &a);
 }
@@ -153,12 +147,10 @@ static int batch_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
 int emq_enqueue_many(emq_db *db, const char *q, const emq_item *items,
                      size_t n, int *verdicts)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     batch b = {q, items, n, verdicts};
     size_t i;
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if (n == 0) return emq_db_wire(db, EMQ_EEMPTY, "empty_pipeline");
     if (items == NULL || verdicts == NULL)

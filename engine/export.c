@@ -748,14 +748,13 @@ void emq_export_options_init(emq_export_options *o)
 int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
                void *ctx, emq_transfer_summary *sum)
 {
-    if (!db)
-        return EMQ_EINVAL;
-    emq_db_clear(db);
+    int rc = emq_db_enter(db);
+    if (rc < 0) return rc;
     if (!write || (opt && opt->n_queues && !opt->queues))
         return emq_db_fail(db, EMQ_EINVAL, "export: no sink or no queues");
     counted c = {write, ctx, 0};
     emq_transfer_summary s;
-    int rc = run_walk(db, opt, count_write, &c, &s);
+    rc = run_walk(db, opt, count_write, &c, &s);
     if (rc == EMQ_OK && sum) {
         s.bytes = c.bytes;
         *sum = s;
@@ -766,9 +765,8 @@ int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
 int emq_digest(emq_db *db, const emq_export_options *opt,
                emq_transfer_summary *sum)
 {
-    if (!db)
-        return EMQ_EINVAL;
-    emq_db_clear(db);
+    int rc = emq_db_enter(db);
+    if (rc < 0) return rc;
     if (opt && opt->n_queues && !opt->queues)
         return emq_db_fail(db, EMQ_EINVAL, "digest: no queues");
     return run_walk(db, opt, NULL, NULL, sum);
@@ -883,24 +881,17 @@ enum { V_NONE = 0, V_JOBSET, V_ROW, V_METRICS };
 static int value_rule(const emq_resp_cmd *c)
 {
     emq_keyinfo ki;
-    const unsigned char *k = c->argv[1], *sfx;
-    size_t n;
-    if (!emq_key_parse(k, c->lens[1], &ki) || ki.family != EMQ_K_QUEUE)
+    if (!emq_key_parse(c->argv[1], c->lens[1], &ki) ||
+        ki.family != EMQ_K_QUEUE)
         return V_NONE;
     if (ki.is_job_row)
         return V_ROW;
-    sfx = (const unsigned char *)ki.q + ki.qlen + 2;      /* after "}:" */
-    n = c->lens[1] - (size_t)(sfx - k);
-    if ((n == 7 && memcmp(sfx, "pending", 7) == 0) ||
-        (n == 6 && memcmp(sfx, "active", 6) == 0) ||
-        (n == 8 && memcmp(sfx, "schedule", 8) == 0) ||
-        (n == 4 && memcmp(sfx, "dead", 4) == 0) ||
-        (n == 2 + EMQ_ID_LEN + 8 && memcmp(sfx, "g:", 2) == 0))
-        return V_JOBSET;
-    if ((n == 17 && memcmp(sfx, "metrics:completed", 17) == 0) ||
-        (n == 14 && memcmp(sfx, "metrics:failed", 14) == 0))
-        return V_METRICS;
-    return V_NONE;
+    switch (ki.role) {
+    case EMQ_ROLE_JOBSET:
+    case EMQ_ROLE_LANE: return V_JOBSET;
+    case EMQ_ROLE_METRICS: return V_METRICS;
+    default: return V_NONE;
+    }
 }
 
 /* A counter the engine increments by 1: a decimal integer below
@@ -1132,9 +1123,8 @@ static int import_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
 int emq_import(emq_db *db, const void *bytes, size_t len,
                emq_transfer_summary *sum)
 {
-    if (!db)
-        return EMQ_EINVAL;
-    emq_db_clear(db);
+    int rc = emq_db_enter(db);
+    if (rc < 0) return rc;
     if (!bytes && len)
         return emq_db_fail(db, EMQ_EINVAL, "import: no bytes");
     importer im;
@@ -1143,7 +1133,7 @@ int emq_import(emq_db *db, const void *bytes, size_t len,
     im.p = bytes;
     im.len = len;
     im.sum = sum ? &s : NULL;
-    int rc = emq_db_run(db, 1, import_tx, &im);
+    rc = emq_db_run(db, 1, import_tx, &im);
     emq_resp_cmd_free(&im.cmd);
     if (rc == EMQ_OK && sum)
         *sum = s;

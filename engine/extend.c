@@ -54,11 +54,9 @@ static int extend_one_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
 int emq_extend_lock(emq_db *db, const char *q, const char *id, int64_t token,
                     int64_t lease_ms)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     ext_ctx c = {q, 1, &id, &token, lease_ms, NULL, 0};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if ((rc = emq_gate_id(db, id)) < 0) return rc;
     if (lease_ms <= 0)
@@ -101,12 +99,10 @@ int emq_extend_locks(emq_db *db, const char *q, size_t n,
                      const char *const *ids, const int64_t *tokens,
                      int64_t lease_ms, int *failed, size_t *nfailed)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     ext_ctx c = {q, n, ids, tokens, lease_ms, failed, 0};
     size_t i;
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if (nfailed) *nfailed = 0;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if (n > 0 && (ids == NULL || tokens == NULL || failed == NULL))

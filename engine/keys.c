@@ -183,29 +183,29 @@ static int is(span s, const char *lit)
     return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0;
 }
 
-/* Fixed per-queue suffixes of §2.4 and their types. */
+/* Fixed per-queue suffixes of §2.4, their types and roles. */
 static const struct {
     const char *suffix;
-    int type;
+    int type, role;
 } fixed_suffixes[] = {
-    { "pending", T_ZSET },
-    { "active", T_ZSET },
-    { "schedule", T_ZSET },
-    { "dead", T_ZSET },
-    { "meta", T_HASH },
-    { "metrics:completed", T_HASH },
-    { "metrics:failed", T_HASH },
-    { "metrics:completed:data", T_LIST },
-    { "metrics:failed:data", T_LIST },
-    { "limiter", T_STRING },
-    { "wake", T_LIST },
-    { "ring", T_LIST },
-    { "gactive", T_HASH },
-    { "glimit", T_HASH },
-    { "gweight", T_HASH },
-    { "paused", T_SET },
-    { "flow:outbox", T_LIST },
-    { "repeat", T_ZSET },
+    { "pending", T_ZSET, EMQ_ROLE_JOBSET },
+    { "active", T_ZSET, EMQ_ROLE_JOBSET },
+    { "schedule", T_ZSET, EMQ_ROLE_JOBSET },
+    { "dead", T_ZSET, EMQ_ROLE_JOBSET },
+    { "meta", T_HASH, EMQ_ROLE_OTHER },
+    { "metrics:completed", T_HASH, EMQ_ROLE_METRICS },
+    { "metrics:failed", T_HASH, EMQ_ROLE_METRICS },
+    { "metrics:completed:data", T_LIST, EMQ_ROLE_OTHER },
+    { "metrics:failed:data", T_LIST, EMQ_ROLE_OTHER },
+    { "limiter", T_STRING, EMQ_ROLE_OTHER },
+    { "wake", T_LIST, EMQ_ROLE_OTHER },
+    { "ring", T_LIST, EMQ_ROLE_OTHER },
+    { "gactive", T_HASH, EMQ_ROLE_OTHER },
+    { "glimit", T_HASH, EMQ_ROLE_OTHER },
+    { "gweight", T_HASH, EMQ_ROLE_OTHER },
+    { "paused", T_SET, EMQ_ROLE_OTHER },
+    { "flow:outbox", T_LIST, EMQ_ROLE_OTHER },
+    { "repeat", T_ZSET, EMQ_ROLE_OTHER },
 };
 
 /* Job subkeys `job:<id>:<sub>` of §2.4. */
@@ -239,6 +239,7 @@ static int parse_suffix(span s, emq_keyinfo *ki)
          i++)
         if (is(s, fixed_suffixes[i].suffix)) {
             ki->type = fixed_suffixes[i].type;
+            ki->role = fixed_suffixes[i].role;
             return 1;
         }
 
@@ -268,6 +269,7 @@ static int parse_suffix(span s, emq_keyinfo *ki)
     }
     if (eat(&s, "g:")) {
         ki->type = T_ZSET;
+        ki->role = EMQ_ROLE_LANE;
         return s.n == EMQ_ID_LEN + 8 && branded(s.p, EMQ_ID_LEN) &&
                memcmp(s.p + EMQ_ID_LEN, ":pending", 8) == 0;
     }

@@ -39,6 +39,14 @@ enum emq_key_family {
     EMQ_K_QUEUE      /* emq:{q}:<suffix> with a registered suffix       */
 };
 
+/** What the transitions hold in a per-queue key. */
+enum emq_key_role {
+    EMQ_ROLE_OTHER = 0,
+    EMQ_ROLE_JOBSET,  /* pending, active, schedule, dead: job ids     */
+    EMQ_ROLE_LANE,    /* g:<gid>:pending: job ids of one group        */
+    EMQ_ROLE_METRICS  /* metrics:completed / metrics:failed: `count`  */
+};
+
 typedef struct emq_keyinfo {
     int family;          /* enum emq_key_family                       */
     const char *q;       /* the queue name inside the key (not NUL-term) */
@@ -46,6 +54,7 @@ typedef struct emq_keyinfo {
     int type;            /* expected store type (enum emq_type of store.h);
                             0 when several are allowed or store.h has no
                             name for it (stream keys, reserved units)  */
+    int role;            /* enum emq_key_role (EMQ_K_QUEUE keys)       */
     int is_job_row;      /* the key is J(id)                           */
     const char *id;      /* the job id inside a job key (14 bytes)     */
 } emq_keyinfo;

@@ -40,10 +40,8 @@ static int resume_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
  */
 int emq_pause(emq_db *db, const char *q)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     return emq_db_run(db, 1, pause_body, &q);
 }
@@ -54,10 +52,8 @@ int emq_pause(emq_db *db, const char *q)
  */
 int emq_resume(emq_db *db, const char *q)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     return emq_db_run(db, 1, resume_body, &q);
 }

@@ -54,11 +54,9 @@ static int browse_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
 int emq_browse(emq_db *db, const char *q, size_t n, char (*ids)[EMQ_ID_SIZE],
                size_t *count)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     browse_ctx b = {q, n, ids, 0, 0};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if (count) *count = 0;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if (n == 0)
@@ -93,11 +91,9 @@ static int size_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
  */
 int emq_pending_size(emq_db *db, const char *q, int64_t *size)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     size_ctx c = {q, 0};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if (size == NULL)
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL size");
@@ -170,11 +166,9 @@ static int row_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
 int emq_job_get(emq_db *db, const char *q, const char *id,
                 emq_field **fields, size_t *n)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     row_ctx r = {q, id, NULL, 0, 0};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if (fields) *fields = NULL;
     if (n) *n = 0;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
@@ -246,11 +240,9 @@ static int stats_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
  */
 int emq_stats_get(emq_db *db, const char *q, emq_stats *st)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     stats_ctx c = {q, st};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if (st == NULL)
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL stats");
@@ -315,12 +307,10 @@ static int queues_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
  */
 int emq_queues(emq_db *db, char ***queues, size_t *n)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     queues_ctx c = {NULL, 0, 0};
     size_t i, o;
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if (queues) *queues = NULL;
     if (n) *n = 0;
     if (queues == NULL || n == NULL)

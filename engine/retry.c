@@ -166,11 +166,9 @@ int emq_retry(emq_db *db, const char *q, const char *id, int64_t token,
               int64_t delay_ms, int64_t max_attempts, const void *error,
               size_t error_len)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     retry_ctx c = {q, id, token, delay_ms, max_attempts, error, error_len};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if ((rc = emq_gate_id(db, id)) < 0) return rc;
     if ((rc = emq_gate_bytes(db, error, error_len)) < 0) return rc;

@@ -128,11 +128,9 @@ done:
  */
 int emq_promote(emq_db *db, const char *q, int64_t batch, int64_t *count)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     sweep_ctx c = {q, "schedule", MOVE_PROMOTE, batch, 0};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if (count) *count = 0;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     if (batch <= 0)
@@ -149,11 +147,9 @@ int emq_promote(emq_db *db, const char *q, int64_t batch, int64_t *count)
  */
 int emq_reap(emq_db *db, const char *q, int64_t *count)
 {
-    if (db == NULL)
-        return EMQ_EINVAL; /* no handle, no message to set */
     sweep_ctx c = {q, "active", MOVE_REAP, REAP_CAP, 0};
     int rc;
-    emq_db_clear(db);
+    if ((rc = emq_db_enter(db)) < 0) return rc;
     if (count) *count = 0;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
     rc = emq_db_run(db, 1, sweep_body, &c);

@@ -54,8 +54,6 @@ static const char *const sql[S_COUNT] = {
                    " AND member = ?2 UNION ALL"
                    " SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
                    " AND score <> 0 LIMIT 1",
-    [S_Z_SCORE] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
-                  " AND score <> 0",
     [S_Z_INSERT] = "INSERT INTO zset(kid, score, member) VALUES(?1, ?3, ?2)",
     [S_Z_DEL] = "DELETE FROM zset WHERE kid = ?1 AND score = ?3"
                 " AND member = ?2",
@@ -239,6 +237,13 @@ static int pragma_int(sqlite3 *db, const char *q, int64_t *out)
     return rc;
 }
 
+/* A signed big-endian 32-bit header field. */
+static int32_t be32(const unsigned char *p)
+{
+    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+                     (uint32_t)p[2] << 8 | p[3]);
+}
+
 /*
  * Look at an existing file read-only and decide whether it is ours. Returns
  * EMQ_OK (ours, or empty and free to initialise), EMQ_ENOTEMQ, EMQ_ESCHEMA,
@@ -264,10 +269,7 @@ static int inspect(emq_store *st, const char *path)
      * application_id at 68, both big-endian. A file stamped ours (or
      * another application's) is judged from them alone, without opening
      * it: other processes may be writing and checkpointing it right now. */
-    int64_t appid = (int32_t)((uint32_t)hdr[68] << 24 | (uint32_t)hdr[69] << 16 |
-                              (uint32_t)hdr[70] << 8 | hdr[71]);
-    int64_t uver = (int32_t)((uint32_t)hdr[60] << 24 | (uint32_t)hdr[61] << 16 |
-                             (uint32_t)hdr[62] << 8 | hdr[63]);
+    int64_t appid = be32(hdr + 68), uver = be32(hdr + 60);
     int64_t ntab = 0;
     int rc = SQLITE_OK;
     if (appid == 0) {
@@ -342,13 +344,9 @@ static int exec_sql(emq_store *st, const char *q)
 static int init_schema(emq_store *st)
 {
     int64_t appid = 0, uver = 0, ntab = 0;
-    int rc = emq_gate_enter(st);
+    int rc = emq_store_begin(st, 1, 0);
     if (rc != EMQ_OK)
         return rc;
-    if ((rc = exec_stmt(st, S_BEGIN_W)) != EMQ_OK) {
-        emq_gate_leave(st);
-        return rc;
-    }
     if (pragma_int(st->db, "PRAGMA application_id", &appid) != SQLITE_OK ||
         pragma_int(st->db, "PRAGMA user_version", &uver) != SQLITE_OK ||
         pragma_int(st->db, "SELECT count(*) FROM sqlite_schema", &ntab)) {
@@ -375,12 +373,9 @@ static int init_schema(emq_store *st)
                            (long long)uver);
         goto fail;
     }
-    rc = exec_stmt(st, S_COMMIT);
-    emq_gate_leave(st);
-    return rc;
+    return emq_store_commit(st);
 fail:
-    exec_stmt(st, S_ROLLBACK);
-    emq_gate_leave(st);
+    emq_store_rollback(st);
     return rc;
 }
 
