@@ -45,17 +45,7 @@ static int cmd_version(emq_cli *c, int argc, char **argv);
 static int cmd_pause(emq_cli *c, int argc, char **argv);
 static int cmd_resume(emq_cli *c, int argc, char **argv);
 static int cmd_help(emq_cli *c, int argc, char **argv);
-static int cmd_reserved(emq_cli *c, int argc, char **argv);
 static int cmd_bench(emq_cli *c, int argc, char **argv);
-/* The transfer commands (api/cli_transfer.c). */
-int emq_cli_export(emq_cli *c, int argc, char **argv);
-int emq_cli_import(emq_cli *c, int argc, char **argv);
-int emq_cli_push(emq_cli *c, int argc, char **argv);
-int emq_cli_pull(emq_cli *c, int argc, char **argv);
-int emq_cli_verify(emq_cli *c, int argc, char **argv);
-int emq_cli_check(emq_cli *c, int argc, char **argv);
-
-#define RESERVED "reserved: not built yet (exits 10)."
 
 /* The command table: adding a command is one row here and one function. */
 static const command commands[] = {
@@ -199,18 +189,9 @@ static void print_usage(FILE *f)
           "  --json     write one JSON document to stdout\n"
           "  --help     show help\n\n"
           "Commands:\n", f);
-    for (size_t i = 0; i < NCOMMANDS; i++) {
-        if (commands[i].fn == cmd_reserved)
-            continue;
-        fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].synopsis);
-    }
-    int reserved = 0;
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (commands[i].fn == cmd_reserved)
-            fprintf(f, "%s %s", reserved++ ? "" : "Reserved (not built yet):",
-                    commands[i].name);
-    fputs(reserved ? "\n\n" : "\n", f);
-    fputs("See emqlite(1) for exit statuses and the JSON shapes.\n", f);
+        fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].synopsis);
+    fputs("\nSee emqlite(1) for exit statuses and the JSON shapes.\n", f);
 }
 
 static void print_command_help(FILE *f, const command *cmd)
@@ -1233,29 +1214,6 @@ static int cmd_bench(emq_cli *c, int argc, char **argv)
     fprintf(stderr, "emqlite: cannot run %s: %s\n", path, strerror(errno));
     free(args);
     return EMQ_EXIT_ERROR;
-}
-
-static int cmd_reserved(emq_cli *c, int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            print_command_help(stdout, find_command(c->cmd));
-            return EMQ_EXIT_OK;
-        }
-        if (strcmp(argv[i], "--json") == 0)
-            c->json = 1;
-    }
-    char msg[128];
-    snprintf(msg, sizeof msg, "'%s' is not built yet", c->cmd);
-    fprintf(stderr, "emqlite: %s\n", msg);
-    if (c->json) {
-        fputs("{\"error\":{\"class\":\"not_built\",\"message\":", stdout);
-        emq_cli_json_str(stdout, msg);
-        printf("},\"exit\":%d}\n", EMQ_EXIT_NOTBUILT);
-    }
-    return EMQ_EXIT_NOTBUILT;
 }
 
 /* ------------------------------------------------------------------ main */

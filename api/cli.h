@@ -1,7 +1,8 @@
 /*
  * cli.h — internals shared by the files of the emqlite command-line tool
  * (api/cli.c: dispatch, options, errors and the queue commands;
- * api/cli_json.c: JSON output and NDJSON input; api/cli_demo.c: the demo).
+ * api/cli_json.c: JSON output and NDJSON input; api/cli_demo.c: the demo;
+ * api/cli_transfer.c: export, import, check, push, pull and verify).
  *
  * Rules: the tool speaks to the library through api/emqlite.h only. Every
  * command writes at most one JSON document to stdout under --json, and every
@@ -28,7 +29,7 @@ enum {
     EMQ_EXIT_FENCE = 7,     /* version fence, not an emqlite file, schema   */
     EMQ_EXIT_BUSY = 8,      /* the file stayed locked past the busy timeout */
     EMQ_EXIT_ERROR = 9,     /* I/O, corruption, memory, any other failure   */
-    EMQ_EXIT_NOTBUILT = 10  /* the command is reserved, not built yet       */
+    EMQ_EXIT_NOTBUILT = 10  /* not in this build (hiredis, the benchmark)  */
 };
 
 /* The state of one invocation. */
@@ -118,5 +119,14 @@ int emq_cli_ndjson_item(const char *line, size_t len, char *id, size_t idsize,
 /* ------------------------------------------------------------------ demo */
 
 int emq_cli_demo(emq_cli *c, int argc, char **argv);
+
+/* ------------------------------------------- transfers (cli_transfer.c) */
+
+int emq_cli_export(emq_cli *c, int argc, char **argv);
+int emq_cli_import(emq_cli *c, int argc, char **argv);
+int emq_cli_push(emq_cli *c, int argc, char **argv);
+int emq_cli_pull(emq_cli *c, int argc, char **argv);
+int emq_cli_verify(emq_cli *c, int argc, char **argv);
+int emq_cli_check(emq_cli *c, int argc, char **argv);
 
 #endif /* EMQ_CLI_H */

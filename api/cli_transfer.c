@@ -42,13 +42,6 @@
 #define INFLIGHT 1000   /* push: batches of commands in flight (at most two) */
 #define KEYBATCH 512    /* pull/verify: keys read per pipelined round      */
 
-int emq_cli_export(emq_cli *c, int argc, char **argv);
-int emq_cli_import(emq_cli *c, int argc, char **argv);
-int emq_cli_check(emq_cli *c, int argc, char **argv);
-int emq_cli_push(emq_cli *c, int argc, char **argv);
-int emq_cli_pull(emq_cli *c, int argc, char **argv);
-int emq_cli_verify(emq_cli *c, int argc, char **argv);
-
 /* ================================================================ bytes */
 
 typedef struct tbuf {
@@ -95,6 +88,14 @@ static void tb_free(tbuf *b)
 static int nomem(emq_cli *c)
 {
     return emq_cli_fail(c, EMQ_ENOMEM, "out of memory");
+}
+
+/* `path` could not be opened or found: "<path>: <errno's reason>". */
+static int cantopen(emq_cli *c, const char *path)
+{
+    char msg[700];
+    snprintf(msg, sizeof msg, "%s: %s", path, strerror(errno));
+    return emq_cli_fail(c, EMQ_ECANTOPEN, msg);
 }
 
 /* ======================================================== queue options */
@@ -153,6 +154,26 @@ static int take_queues(emq_cli *c, int *argc, char **argv, qsel *qs)
     return -1;
 }
 
+/*
+ * The options of a command that takes a queue selection and no positional
+ * argument: the --queue options, then `opts`. `need`, when not NULL, names
+ * the server option of `opts` that must be given. Returns -1 to proceed or
+ * an exit status.
+ */
+static int parse_sel(emq_cli *c, int argc, char **argv,
+                     const emq_cli_opt *opts, qsel *qs, const char *need)
+{
+    const char *pos[1];
+    int npos, ex;
+    if ((ex = take_queues(c, &argc, argv, qs)) >= 0 ||
+        (ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
+        return ex;
+    for (; need && opts->name; opts++)
+        if (strcmp(opts->name, need) == 0 && !*opts->value)
+            return emq_cli_usage(c, "%s HOST:PORT is required", need);
+    return -1;
+}
+
 static void qsel_opts(const qsel *qs, emq_export_options *o)
 {
     emq_export_options_init(o);
@@ -167,11 +188,8 @@ static int open_existing(emq_cli *c)
 {
     struct stat sb;
     const char *p = c->db_path;
-    if (p[0] && strcmp(p, ":memory:") != 0 && stat(p, &sb) != 0) {
-        char msg[700];
-        snprintf(msg, sizeof msg, "%s: %s", p, strerror(errno));
-        return emq_cli_fail(c, EMQ_ECANTOPEN, msg);
-    }
+    if (p[0] && strcmp(p, ":memory:") != 0 && stat(p, &sb) != 0)
+        return cantopen(c, p);
     return emq_cli_open(c);
 }
 
@@ -258,19 +276,17 @@ static int fsink_write(void *ctx, const void *p, size_t n)
 
 int emq_cli_export(emq_cli *c, int argc, char **argv)
 {
-    const char *out = NULL, *byslot = NULL, *pos[1];
+    const char *out = NULL, *byslot = NULL;
     emq_cli_opt opts[] = { { "--out", 1, &out }, { "--by-slot", 0, &byslot },
                            { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
-    int npos, ex, rc;
+    int ex, rc;
     fsink s;
     emq_export_options o;
     emq_transfer_summary sum;
 
     memset(&s, 0, sizeof s);
-    if ((ex = take_queues(c, &argc, argv, &qs)) >= 0)
-        goto done;
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
+    if ((ex = parse_sel(c, argc, argv, opts, &qs, NULL)) >= 0)
         goto done;
     if (c->json && !out) {
         ex = emq_cli_usage(c, "--json needs --out FILE (the stream itself "
@@ -281,9 +297,7 @@ int emq_cli_export(emq_cli *c, int argc, char **argv)
         goto done;
     s.f = stdout;
     if (out && !(s.f = fopen(out, "wb"))) {
-        char msg[700];
-        snprintf(msg, sizeof msg, "%s: %s", out, strerror(errno));
-        ex = emq_cli_fail(c, EMQ_ECANTOPEN, msg);
+        ex = cantopen(c, out);
         goto done;
     }
     qsel_opts(&qs, &o);
@@ -381,11 +395,8 @@ int emq_cli_import(emq_cli *c, int argc, char **argv)
         return ex;
     if (npos == 1 && strcmp(pos[0], "-") != 0) {
         src = pos[0];
-        if (!(in = fopen(src, "rb"))) {
-            char msg[700];
-            snprintf(msg, sizeof msg, "%s: %s", src, strerror(errno));
-            return emq_cli_fail(c, EMQ_ECANTOPEN, msg);
-        }
+        if (!(in = fopen(src, "rb")))
+            return cantopen(c, src);
     }
     rc = read_stream(in, &b);
     if (in != stdin)
@@ -509,14 +520,13 @@ done:
 
 static int not_built(emq_cli *c, int argc, char **argv)
 {
-    const char *pos[1], *a = NULL, *b = NULL, *d = NULL, *e = NULL;
+    const char *a = NULL, *b = NULL, *d = NULL, *e = NULL;
     emq_cli_opt opts[] = { { "--to", 1, &a }, { "--from", 1, &b },
                            { "--against", 1, &d }, { "--replace", 0, &e },
                            { "--by-slot", 0, &e }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
-    int npos, ex;
-    if ((ex = take_queues(c, &argc, argv, &qs)) < 0 &&
-        (ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) < 0) {
+    int ex;
+    if ((ex = parse_sel(c, argc, argv, opts, &qs, NULL)) < 0) {
         char msg[400];
         snprintf(msg, sizeof msg, "built without hiredis: '%s' talks to a "
                  "live Valkey/Redis server; rebuild with libhiredis "
@@ -603,17 +613,25 @@ static int cmp_bkey(const void *a, const void *b)
     return bytes_cmp(x->p, x->n, y->p, y->n);
 }
 
-/* Print bytes for a human on one line (the key of a finding, a differing
- * key): printable ASCII as is, other bytes as \xNN. */
+/* One byte for a human: printable ASCII as is, other bytes as \xNN.
+ * Writes at most 4 characters (no NUL) and returns their number. */
+static size_t show_byte(char out[5], unsigned char b)
+{
+    if (b >= 0x20 && b < 0x7F && b != '\\') {
+        out[0] = (char)b;
+        return 1;
+    }
+    return (size_t)snprintf(out, 5, "\\x%02x", b);
+}
+
+/* Print bytes for a human on one line (a differing key), byte by byte as
+ * show_byte. */
 static void show_bytes(FILE *f, const void *p, size_t n)
 {
     const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] >= 0x20 && s[i] < 0x7F && s[i] != '\\')
-            fputc(s[i], f);
-        else
-            fprintf(f, "\\x%02x", s[i]);
-    }
+    char t[5];
+    for (size_t i = 0; i < n; i++)
+        fwrite(t, 1, show_byte(t, s[i]), f);
 }
 
 /* As show_bytes, into a buffer (NUL-terminated, cut at `cap`). */
@@ -621,12 +639,8 @@ static void show_into(char *out, size_t cap, const void *p, size_t n)
 {
     const unsigned char *s = p;
     size_t k = 0;
-    for (size_t i = 0; i < n && k + 5 < cap; i++) {
-        if (s[i] >= 0x20 && s[i] < 0x7F && s[i] != '\\')
-            out[k++] = (char)s[i];
-        else
-            k += (size_t)snprintf(out + k, cap - k, "\\x%02x", s[i]);
-    }
+    for (size_t i = 0; i < n && k + 5 < cap; i++)
+        k += show_byte(out + k, s[i]);
     out[k < cap ? k : cap - 1] = '\0';
 }
 
@@ -651,6 +665,8 @@ static int xfail(emq_cli *c, int code, const char *cls, const char *fmt, ...)
     }
     return code;
 }
+
+static const bkey vkey = { (const unsigned char *)VKEY, VKEY_LEN };
 
 /* When `k` is "emq:{q}:<rest>", set q and rest and return 1. */
 static int key_queue(const unsigned char *k, size_t n, bkey *q, bkey *rest)
@@ -848,15 +864,24 @@ static int arg_is(const frame *f, size_t i, const char *w)
     return 1;
 }
 
+/* Copy n bytes into b[cap] as a C string for strto*: -1 when empty or
+ * too long. */
+static int cstr_of(char *b, size_t cap, const void *p, size_t n)
+{
+    if (n == 0 || n >= cap)
+        return -1;
+    memcpy(b, p, n);
+    b[n] = '\0';
+    return 0;
+}
+
 /* Decimal integer from bytes. Returns 0 on success. */
 static int parse_i64(const void *p, size_t n, int64_t *v)
 {
     char b[32];
     char *end;
-    if (n == 0 || n >= sizeof b)
+    if (cstr_of(b, sizeof b, p, n))
         return -1;
-    memcpy(b, p, n);
-    b[n] = '\0';
     errno = 0;
     long long x = strtoll(b, &end, 10);
     if (*end || errno || b[0] == ' ' || b[0] == '+')
@@ -869,10 +894,8 @@ static int parse_score(const void *p, size_t n, double *v)
 {
     char b[64];
     char *end;
-    if (n == 0 || n >= sizeof b)
+    if (cstr_of(b, sizeof b, p, n))
         return -1;
-    memcpy(b, p, n);
-    b[n] = '\0';
     *v = strtod(b, &end);
     return *end ? -1 : 0;
 }
@@ -1376,9 +1399,13 @@ static int srv_refused(emq_cli *c, srv *s, const char *err, const void *key,
                  err, key ? " (key " : "", key ? k : "");
 }
 
-static redisReply *srv_cmdv(srv *s, int argc, const char **argv,
-                            const size_t *lens)
+/* Send a command of (at most 8) C-string arguments and read its reply;
+ * NULL on an I/O failure. */
+static redisReply *srv_cmdz(srv *s, int argc, const char **argv)
 {
+    size_t lens[8];
+    for (int i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
     return redisCommandArgv(s->c, argc, argv, lens);
 }
 
@@ -1460,8 +1487,7 @@ static int srv_open(emq_cli *c, const char *opt, const char *spec, srv *s)
     const char *pw = getenv("REDISCLI_AUTH");
     if (pw && pw[0]) {
         const char *av[2] = { "AUTH", pw };
-        size_t al[2] = { 4, strlen(pw) };
-        redisReply *r = srv_cmdv(s, 2, av, al);
+        redisReply *r = srv_cmdz(s, 2, av);
         if (!r)
             return srv_fail(c, s, "AUTH");
         int bad = r->type == REDIS_REPLY_ERROR;
@@ -1474,10 +1500,7 @@ static int srv_open(emq_cli *c, const char *opt, const char *spec, srv *s)
     }
     const char *av[6] = { "COMMAND", "INFO", "PEXPIRETIME", "HPEXPIRETIME",
                           "HPEXPIREAT", "UNLINK" };
-    size_t al[6];
-    for (int i = 0; i < 6; i++)
-        al[i] = strlen(av[i]);
-    redisReply *r = srv_cmdv(s, 6, av, al);
+    redisReply *r = srv_cmdz(s, 6, av);
     if (!r)
         return srv_fail(c, s, "COMMAND INFO");
     if (r->type == REDIS_REPLY_ERROR) {
@@ -1555,10 +1578,7 @@ static int srv_scan(emq_cli *c, srv *s, const char *match, const qsel *qs,
     do {
         const char *av[6] = { "SCAN", cursor, "MATCH", match, "COUNT",
                               "1000" };
-        size_t al[6];
-        for (int i = 0; i < 6; i++)
-            al[i] = strlen(av[i]);
-        redisReply *r = srv_cmdv(s, 6, av, al);
+        redisReply *r = srv_cmdz(s, 6, av);
         if (!r)
             return srv_fail(c, s, "SCAN");
         if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
@@ -1589,6 +1609,18 @@ static int srv_scan(emq_cli *c, srv *s, const char *match, const qsel *qs,
     return 0;
 }
 
+/* Add the server's keys of the listed queues (unsorted). */
+static int srv_queue_keys(emq_cli *c, srv *s, const qsel *qs, nlist *out)
+{
+    int ex = 0;
+    for (size_t i = 0; i < qs->n && !ex; i++) {
+        char m[300];
+        snprintf(m, sizeof m, "emq:{%s}:*", qs->q[i]);
+        ex = srv_scan(c, s, m, qs, out);
+    }
+    return ex;
+}
+
 /* The EchoMQ keys of the selection on the server, sorted: every emq:… and
  * {emq}:… key, or the version key and the keys of the listed queues. */
 static int srv_names(emq_cli *c, srv *s, const qsel *qs, nlist *out)
@@ -1598,15 +1630,9 @@ static int srv_names(emq_cli *c, srv *s, const qsel *qs, nlist *out)
         if ((ex = srv_scan(c, s, "emq:*", qs, out)) ||
             (ex = srv_scan(c, s, "{emq}:*", qs, out)))
             return ex;
-    } else {
-        for (size_t i = 0; i < qs->n; i++) {
-            char m[300];
-            snprintf(m, sizeof m, "emq:{%s}:*", qs->q[i]);
-            if ((ex = srv_scan(c, s, m, qs, out)))
-                return ex;
-        }
-        if ((ex = srv_scan(c, s, VKEY, qs, out)))
-            return ex;
+    } else if ((ex = srv_queue_keys(c, s, qs, out)) ||
+               (ex = srv_scan(c, s, VKEY, qs, out))) {
+        return ex;
     }
     return nl_sort(out) ? nomem(c) : 0;
 }
@@ -1861,10 +1887,10 @@ done:
 
 int emq_cli_verify(emq_cli *c, int argc, char **argv)
 {
-    const char *to = NULL, *pos[1];
+    const char *to = NULL;
     emq_cli_opt opts[] = { { "--against", 1, &to }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
-    int npos, ex;
+    int ex;
     srv s;
     kset fk, sk;
     emq_transfer_summary sum;
@@ -1872,14 +1898,8 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
     memset(&s, 0, sizeof s);
     memset(&fk, 0, sizeof fk);
     memset(&sk, 0, sizeof sk);
-    if ((ex = take_queues(c, &argc, argv, &qs)) >= 0)
+    if ((ex = parse_sel(c, argc, argv, opts, &qs, "--against")) >= 0)
         goto done;
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
-        goto done;
-    if (!to) {
-        ex = emq_cli_usage(c, "--against HOST:PORT is required");
-        goto done;
-    }
     if (kset_init(&fk, 1) || kset_init(&sk, 0)) {
         ex = nomem(c);
         goto done;
@@ -1951,6 +1971,15 @@ typedef struct puller {
     recctx rec;   /* the digest of what was read */
 } puller;
 
+/* Start a command of the pulled stream: the header of `argc` arguments,
+ * then `cmd` and the key. */
+static int pw_cmd(puller *p, size_t argc, const char *cmd, const bkey *k)
+{
+    p->commands++;
+    return tb_head(&p->out, '*', argc) || tb_bulk_s(&p->out, cmd) ||
+           tb_bulk(&p->out, k->p, k->n);
+}
+
 /* Write `cmd key` followed by the elements of array reply v (from `first`,
  * `step` apart, `per` at a time each taking `step` replies), in commands
  * of at most CHUNK elements. For ZADD the pairs are swapped (member, score
@@ -1961,8 +1990,7 @@ static int pw_chunks(puller *p, const char *cmd, const bkey *k,
     size_t n = v->elements / step;
     for (size_t i = 0; i < n; i += CHUNK) {
         size_t m = n - i < CHUNK ? n - i : CHUNK;
-        if (tb_head(&p->out, '*', 2 + m * step) || tb_bulk_s(&p->out, cmd) ||
-            tb_bulk(&p->out, k->p, k->n))
+        if (pw_cmd(p, 2 + m * step, cmd, k))
             return -1;
         for (size_t j = i; j < i + m; j++)
             for (size_t u = 0; u < step; u++) {
@@ -1971,7 +1999,6 @@ static int pw_chunks(puller *p, const char *cmd, const bkey *k,
                 if (tb_bulk(&p->out, e->str, e->len))
                     return -1;
             }
-        p->commands++;
     }
     return 0;
 }
@@ -1999,10 +2026,7 @@ static int vis_pull(emq_cli *c, void *ctx, const bkey *k, char type,
     int bad = 0;
     switch (type) {
     case 's':
-        bad = tb_head(&p->out, '*', 3) || tb_bulk_s(&p->out, "SET") ||
-              tb_bulk(&p->out, k->p, k->n) || tb_bulk(&p->out, v->str,
-                                                      v->len);
-        p->commands++;
+        bad = pw_cmd(p, 3, "SET", k) || tb_bulk(&p->out, v->str, v->len);
         break;
     case 'h':
         bad = pw_chunks(p, "HSET", k, v, 2, 0);
@@ -2011,12 +2035,9 @@ static int vis_pull(emq_cli *c, void *ctx, const bkey *k, char type,
             if (at < 0)
                 continue;
             const redisReply *f = v->element[2 * j];
-            bad = tb_head(&p->out, '*', 6) ||
-                  tb_bulk_s(&p->out, "HPEXPIREAT") ||
-                  tb_bulk(&p->out, k->p, k->n) ||
+            bad = pw_cmd(p, 6, "HPEXPIREAT", k) ||
                   tb_bulk_i64(&p->out, at) || tb_bulk_s(&p->out, "FIELDS") ||
                   tb_bulk_s(&p->out, "1") || tb_bulk(&p->out, f->str, f->len);
-            p->commands++;
         }
         break;
     case 'l':
@@ -2032,9 +2053,7 @@ static int vis_pull(emq_cli *c, void *ctx, const bkey *k, char type,
         break;
     }
     if (!bad && expire >= 0) {
-        bad = tb_head(&p->out, '*', 3) || tb_bulk_s(&p->out, "PEXPIREAT") ||
-              tb_bulk(&p->out, k->p, k->n) || tb_bulk_i64(&p->out, expire);
-        p->commands++;
+        bad = pw_cmd(p, 3, "PEXPIREAT", k) || tb_bulk_i64(&p->out, expire);
     }
     return bad ? nomem(c) : 0;
 }
@@ -2044,8 +2063,7 @@ static int vis_pull(emq_cli *c, void *ctx, const bkey *k, char type,
 static int srv_version(emq_cli *c, srv *s, int *present)
 {
     const char *av[2] = { "GET", VKEY };
-    size_t al[2] = { 3, VKEY_LEN };
-    redisReply *r = srv_cmdv(s, 2, av, al);
+    redisReply *r = srv_cmdz(s, 2, av);
     int ex = 0;
     *present = 0;
     if (!r)
@@ -2072,10 +2090,10 @@ static int srv_version(emq_cli *c, srv *s, int *present)
 
 int emq_cli_pull(emq_cli *c, int argc, char **argv)
 {
-    const char *from = NULL, *pos[1];
+    const char *from = NULL;
     emq_cli_opt opts[] = { { "--from", 1, &from }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 }, pulled = { NULL, 0 };
-    int npos, ex, rc, present;
+    int ex, rc, present;
     srv s;
     nlist nl;
     puller p;
@@ -2089,14 +2107,8 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
     memset(&nl, 0, sizeof nl);
     memset(&p, 0, sizeof p);
     memset(&ks, 0, sizeof ks);
-    if ((ex = take_queues(c, &argc, argv, &qs)) >= 0)
+    if ((ex = parse_sel(c, argc, argv, opts, &qs, "--from")) >= 0)
         goto done;
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
-        goto done;
-    if (!from) {
-        ex = emq_cli_usage(c, "--from HOST:PORT is required");
-        goto done;
-    }
     if (kset_init(&ks, 0)) {
         ex = nomem(c);
         goto done;
@@ -2142,12 +2154,10 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
     }
     /* Names are sorted, so each queue's keys are consecutive: pulled.q is
      * sorted and unique. */
-    if (tb_head(&p.out, '*', 3) || tb_bulk_s(&p.out, "SET") ||
-        tb_bulk_s(&p.out, VKEY) || tb_bulk_s(&p.out, EMQ_WIRE)) {
+    if (pw_cmd(&p, 3, "SET", &vkey) || tb_bulk_s(&p.out, EMQ_WIRE)) {
         ex = nomem(c);
         goto done;
     }
-    p.commands = 1;
     /* The version record takes its place in name order: after every emq:…
      * key, so it is added last. */
     prog_start(&pg, "pull", nl.nv);
@@ -2403,11 +2413,11 @@ static int srv_figures(emq_cli *c, srv *s, const char *const *q, size_t nq,
 
 int emq_cli_push(emq_cli *c, int argc, char **argv)
 {
-    const char *to = NULL, *replace = NULL, *byslot = NULL, *pos[1];
+    const char *to = NULL, *replace = NULL, *byslot = NULL;
     emq_cli_opt opts[] = { { "--to", 1, &to }, { "--replace", 0, &replace },
                            { "--by-slot", 0, &byslot }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
-    int npos, ex, rc, present;
+    int ex, rc, present;
     srv s;
     pusher p;
     nlist nl;
@@ -2423,14 +2433,8 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
     memset(&s, 0, sizeof s);
     memset(&p, 0, sizeof p);
     memset(&nl, 0, sizeof nl);
-    if ((ex = take_queues(c, &argc, argv, &qs)) >= 0)
+    if ((ex = parse_sel(c, argc, argv, opts, &qs, "--to")) >= 0)
         goto done;
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
-        goto done;
-    if (!to) {
-        ex = emq_cli_usage(c, "--to HOST:PORT is required");
-        goto done;
-    }
     if ((ex = open_existing(c)))
         goto done;
     if (qs.n) {
@@ -2456,12 +2460,7 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
      * are to be replaced. */
     {
         qsel sel = { (const char **)q, nq };
-        for (size_t i = 0; i < nq && !ex; i++) {
-            char m[300];
-            snprintf(m, sizeof m, "emq:{%s}:*", q[i]);
-            ex = srv_scan(c, &s, m, &sel, &nl);
-        }
-        if (ex)
+        if ((ex = srv_queue_keys(c, &s, &sel, &nl)))
             goto done;
         if (nl_sort(&nl)) {
             ex = nomem(c);
@@ -2484,8 +2483,7 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
     if (!present) {
         /* Claim the fence (PROTOCOL.md §5): SET NX, then read it back. */
         const char *av[4] = { "SET", VKEY, EMQ_WIRE, "NX" };
-        size_t al[4] = { 3, VKEY_LEN, sizeof EMQ_WIRE - 1, 2 };
-        redisReply *r = srv_cmdv(&s, 4, av, al);
+        redisReply *r = srv_cmdz(&s, 4, av);
         if (!r) {
             ex = srv_fail(c, &s, "SET " VKEY " NX");
             goto done;
