@@ -105,6 +105,14 @@ static jent *job(const char *id)
     return e;
 }
 
+/* The entry of id (added when new), with `flag` set. */
+static jent *mark(const char *id, int flag)
+{
+    jent *e = job(id);
+    e->flags |= flag;
+    return e;
+}
+
 static jent *job_find(const char *id)
 {
     jent *e;
@@ -158,40 +166,34 @@ static void ingest(const char *dir, int i)
 {
     char p[400], line[128];
     FILE *f;
-    snprintf(p, sizeof p, "%s/ledger-%d", dir, i);
+    rel_ledger_path(p, sizeof p, dir, i);
     if ((f = fopen(p, "r")) == NULL) return;
     fseek(f, off[i], SEEK_SET);
     while (fgets(line, sizeof line, f)) {
         size_t len = strlen(line);
-        char ev, id[32];
-        long long tok;
+        rel_event v;
         if (len == 0 || line[len - 1] != '\n') break; /* torn by the kill */
         off[i] += (long)len;
-        if (sscanf(line, "%c %31s %lld", &ev, id, &tok) != 3 ||
-            strlen(id) != EMQ_ID_LEN) {
+        if (!rel_ledger_parse(line, i, &v)) {
             EXPECT(0, "ledger %d: bad line %s", i, line);
             continue;
         }
         jent *e;
-        switch (ev) {
-        case L_INTENT: job(id)->flags |= F_INTENT; break;
+        switch (v.ev) {
+        case L_INTENT: mark(v.id, F_INTENT); break;
         case L_ENQ:
-            e = job(id);
-            e->flags |= F_ENQ;
-            if (++e->nenq > 1) dup_enq++;
+            if (++mark(v.id, F_ENQ)->nenq > 1) dup_enq++;
             n_enq++;
             break;
         case L_CLAIM:
-            e = job_find(id);
+            e = job_find(v.id);
             if (e == NULL || !(e->flags & (F_INTENT | F_ENQ))) phantom++;
-            if (!claim_add(id, tok)) dup_claim++;
+            if (!claim_add(v.id, v.token)) dup_claim++;
             n_claim++;
             break;
-        case L_COMPLETE_INTENT: job(id)->flags |= F_CINTENT; break;
+        case L_COMPLETE_INTENT: mark(v.id, F_CINTENT); break;
         case L_DONE:
-            e = job(id);
-            e->flags |= F_DONE;
-            if (++e->ndone > 1) dup_done++;
+            if (++mark(v.id, F_DONE)->ndone > 1) dup_done++;
             n_done++;
             break;
         default: break; /* retry intents and acknowledgements */
@@ -302,13 +304,6 @@ static void verify(const char *path, const char *dir, long round)
 /* ----------------------------------------------------------- the rounds */
 
 static uint64_t rs;
-static uint64_t rnd(void)
-{
-    rs ^= rs >> 12;
-    rs ^= rs << 25;
-    rs ^= rs >> 27;
-    return rs * UINT64_C(2685821657736338717);
-}
 
 static void sleep_ms(long ms)
 {
@@ -335,14 +330,13 @@ static pid_t spawn(const char *path, const char *dir, int slot)
     w.max_attempts = 1000000;
     w.pct_retry = 10;
     w.pct_abandon = 5;
-    w.seed = rnd() | 1;
+    w.seed = rel_rnd(&rs) | 1;
     w.intents = 1;
     w.pause_us = 300;
-    snprintf(lp, sizeof lp, "%s/ledger-%d", dir, slot);
+    rel_ledger_path(lp, sizeof lp, dir, slot);
     if (rel_ledger_open(&w.ledger, lp) != 0) _exit(2);
-    int rc = slot < 2 ? rel_producer(&w)
-           : slot < 4 ? rel_worker(&w)
-                      : rel_reaper(&w);
+    int rc = rel_run(&w, slot < 2 ? REL_PRODUCER
+                         : slot < 4 ? REL_WORKER : REL_REAPER);
     _exit(rc == 0 ? 0 : 1);
 }
 
@@ -376,7 +370,7 @@ int main(void)
         for (int i = 0; i < NPROC; i++) {
             pid[i] = spawn(path, dir, i);
             EXPECT(pid[i] > 0, "fork");
-            at[i] = 1 + (long)(rnd() % (uint64_t)window);
+            at[i] = 1 + (long)(rel_rnd(&rs) % (uint64_t)window);
             order[i] = i;
         }
         for (int i = 1; i < NPROC; i++) /* kill in order of their instants */

@@ -123,6 +123,11 @@ int rel_check(emq_db *db, size_t *viol, size_t *notes, int verbose)
 
 /* ---------------------------------------------------------------- ledger */
 
+void rel_ledger_path(char *out, size_t cap, const char *dir, int proc)
+{
+    snprintf(out, cap, "%s/ledger-%d", dir, proc);
+}
+
 int rel_ledger_open(rel_ledger *l, const char *path)
 {
     l->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -146,6 +151,19 @@ void rel_ledger_close(rel_ledger *l)
     l->fd = -1;
 }
 
+int rel_ledger_parse(const char *line, int proc, rel_event *e)
+{
+    char id[32];
+    long long tok;
+    if (sscanf(line, "%c %31s %lld", &e->ev, id, &tok) != 3 ||
+        strlen(id) != EMQ_ID_LEN)
+        return 0;
+    memcpy(e->id, id, EMQ_ID_SIZE);
+    e->token = tok;
+    e->proc = proc;
+    return 1;
+}
+
 int rel_ledger_read(const char *path, int proc, rel_event **ev, size_t *n)
 {
     FILE *f = fopen(path, "r");
@@ -154,16 +172,9 @@ int rel_ledger_read(const char *path, int proc, rel_event **ev, size_t *n)
     if (f == NULL) return errno == ENOENT ? 0 : -1;
     while (fgets(line, sizeof line, f)) {
         rel_event e;
-        char id[32];
-        long long tok;
         size_t len = strlen(line);
         if (len == 0 || line[len - 1] != '\n') break; /* a torn tail */
-        if (sscanf(line, "%c %31s %lld", &e.ev, id, &tok) != 3 ||
-            strlen(id) != EMQ_ID_LEN)
-            continue;
-        memcpy(e.id, id, EMQ_ID_SIZE);
-        e.token = tok;
-        e.proc = proc;
+        if (!rel_ledger_parse(line, proc, &e)) continue;
         if (*n + 1 > cap) {
             size_t nc = cap ? cap * 2 : 1024;
             rel_event *p = realloc(*ev, nc * sizeof *p);

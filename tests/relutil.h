@@ -58,6 +58,9 @@ enum {
                       or may not have committed when the kill lands) */
 };
 
+/** The ledger file of process `proc`: dir + "/ledger-<proc>" into out[cap]. */
+void rel_ledger_path(char *out, size_t cap, const char *dir, int proc);
+
 typedef struct rel_ledger { int fd; } rel_ledger;
 /** Open (append) the ledger file. 0 or -1. */
 int rel_ledger_open(rel_ledger *l, const char *path);
@@ -73,6 +76,10 @@ typedef struct rel_event {
     int64_t token;
     int proc;      /* index of the ledger file it came from */
 } rel_event;
+
+/** Parse one ledger line into *e (tagged with `proc`): 1, or 0 when it is
+ *  not "<ev> <id> <token>" with a whole id. */
+int rel_ledger_parse(const char *line, int proc, rel_event *e);
 
 /** Read every whole line of ledger file `path` and append the events to
  *  *ev (realloc'd), tagging them with `proc`. 0 or -1. */

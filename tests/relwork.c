@@ -14,12 +14,17 @@ int64_t rel_wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static uint64_t rnd(uint64_t *s)
+uint64_t rel_rnd(uint64_t *s)
 {
     *s ^= *s >> 12;
     *s ^= *s << 25;
     *s ^= *s >> 27;
     return *s * UINT64_C(2685821657736338717);
+}
+
+static int late(const rel_work *w)
+{
+    return w->deadline_ms && rel_wall_ms() > w->deadline_ms;
 }
 
 static emq_db *open_h(rel_work *w)
@@ -36,7 +41,7 @@ static emq_db *open_h(rel_work *w)
     while ((rc = emq_open_ex(w->path, &o, &db, err, sizeof err)) ==
            EMQ_EBUSY) {
         w->busy++;
-        if (w->deadline_ms && rel_wall_ms() > w->deadline_ms) break;
+        if (late(w)) break;
     }
     if (rc != EMQ_OK) {
         fprintf(stderr, "relwork: open %s: %s\n", w->path, err);
@@ -44,11 +49,6 @@ static emq_db *open_h(rel_work *w)
         return NULL;
     }
     return db;
-}
-
-static int late(const rel_work *w)
-{
-    return w->deadline_ms && rel_wall_ms() > w->deadline_ms;
 }
 
 static void unexpected(rel_work *w, emq_db *db, const char *verb, int rc)
@@ -109,7 +109,7 @@ int rel_producer(rel_work *w)
 /* Settle one claimed job: complete, retry, or abandon it to the reaper. */
 static void settle(rel_work *w, emq_db *db, const emq_job *j, uint64_t *rs)
 {
-    unsigned r = (unsigned)(rnd(rs) % 100);
+    unsigned r = (unsigned)(rel_rnd(rs) % 100);
     int rc;
     if (r < (unsigned)w->pct_abandon) return;
     if (r < (unsigned)(w->pct_abandon + w->pct_retry)) {
@@ -193,4 +193,13 @@ int rel_reaper(rel_work *w)
     }
     emq_close(db);
     return w->errors ? -1 : 0;
+}
+
+int rel_run(rel_work *w, int role)
+{
+    switch (role) {
+    case REL_PRODUCER: return rel_producer(w);
+    case REL_WORKER: return rel_worker(w);
+    default: return rel_reaper(w);
+    }
 }

@@ -45,11 +45,17 @@ typedef struct rel_work {
 
 /** Wall clock in ms (CLOCK_REALTIME). */
 int64_t rel_wall_ms(void);
+/** The next number of the xorshift generator whose state is *s (not 0). */
+uint64_t rel_rnd(uint64_t *s);
 
 /** The three roles; each opens and closes its own handle. Return 0, or -1
  *  when the handle could not be opened or an unexpected error occurred. */
 int rel_producer(rel_work *w);
 int rel_worker(rel_work *w);
 int rel_reaper(rel_work *w);
+
+enum { REL_PRODUCER, REL_WORKER, REL_REAPER };
+/** Run role REL_PRODUCER, REL_WORKER or REL_REAPER on w. */
+int rel_run(rel_work *w, int role);
 
 #endif /* EMQ_TEST_RELWORK_H */

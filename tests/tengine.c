@@ -4,12 +4,10 @@
  * transaction, as a producer or operator outside the protocol would write.
  */
 #include <check.h>
-#include <dirent.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
 #include "tengine.h"
+#include "relutil.h"
 #include "ksdump.h"
 
 emq_store *emq_db_store(emq_db *db);
@@ -203,23 +201,8 @@ char *tk_dump(emq_db *db)
 void tdir_make(char *dir, size_t dlen, const char *prefix, char *path,
                size_t plen)
 {
-    snprintf(dir, dlen, "/tmp/%s-XXXXXX", prefix);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, plen, "%s/q.db", dir);
+    ck_assert_int_eq(rel_mkdtemp(dir, dlen, prefix), 0);
+    rel_path(path, plen, dir, "q.db");
 }
 
-void tdir_remove(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[512];
-    while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-}
+void tdir_remove(const char *dir) { rel_rmrf(dir); }

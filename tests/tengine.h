@@ -21,10 +21,10 @@ typedef struct tclock {
 
 int64_t tclock_fn(void *ctx);
 
-/* A fresh directory /tmp/<prefix>-XXXXXX in `dir`, and `path` = dir/q.db. */
+/* A fresh directory (rel_mkdtemp) in `dir`, and `path` = dir/q.db. */
 void tdir_make(char *dir, size_t dlen, const char *prefix, char *path,
                size_t plen);
-/* Remove the files of a tdir_make() directory, then the directory. */
+/* Remove a tdir_make() directory and everything in it. */
 void tdir_remove(const char *dir);
 /** Open ":memory:" with the test clock at T0 (fails the test on error). */
 emq_db *topen(tclock *c);

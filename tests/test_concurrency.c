@@ -37,6 +37,19 @@
 
 #define Q "conc"
 
+enum { DIR_CAP = 256, PATH_CAP = 300 };
+
+/* A scratch directory (tag) in dir[DIR_CAP] and path[PATH_CAP] = dir/name
+ * in it; 0, or -1 after counting the failure. */
+static int scratch(char *dir, const char *tag, char *path, const char *name)
+{
+    if (rel_mkdtemp(dir, DIR_CAP, tag) != 0) {
+        EXPECT(0, "mkdtemp");
+        return -1;
+    }
+    rel_path(path, PATH_CAP, dir, name);
+    return 0;
+}
 
 /* ----------------------------------------------------------------- ledgers */
 
@@ -60,7 +73,7 @@ static void read_ledgers(const char *dir, int nproc, merged *m)
     m->ev = NULL;
     m->n = 0;
     for (int i = 0; i < nproc; i++) {
-        snprintf(p, sizeof p, "%s/ledger-%d", dir, i);
+        rel_ledger_path(p, sizeof p, dir, i);
         EXPECT(rel_ledger_read(p, i, &m->ev, &m->n) == 0, "read %s", p);
     }
     if (m->n > 1) qsort(m->ev, m->n, sizeof *m->ev, ev_cmp);
@@ -145,8 +158,6 @@ static void verify(const char *path, const char *dir, int nproc,
 
 /* ------------------------------------------------------------ processes */
 
-enum { ROLE_PRODUCER, ROLE_WORKER, ROLE_REAPER };
-
 static void fill(rel_work *w, const char *path, int role, long per,
                  long total, int ckpt, int busy_ms, uint64_t seed)
 {
@@ -156,8 +167,8 @@ static void fill(rel_work *w, const char *path, int role, long per,
     w->sync = EMQ_SYNC_NORMAL;
     w->busy_ms = busy_ms;
     w->ckpt_frames = ckpt;
-    w->produce = role == ROLE_PRODUCER ? per : 0;
-    w->total = role == ROLE_PRODUCER ? 0 : total;
+    w->produce = role == REL_PRODUCER ? per : 0;
+    w->total = role == REL_PRODUCER ? 0 : total;
     w->lease_ms = 200;
     w->max_attempts = 4;
     w->pct_retry = 15;
@@ -167,33 +178,19 @@ static void fill(rel_work *w, const char *path, int role, long per,
                                          1000;
 }
 
-static int run_role(rel_work *w, int role)
-{
-    switch (role) {
-    case ROLE_PRODUCER: return rel_producer(w);
-    case ROLE_WORKER: return rel_worker(w);
-    default: return rel_reaper(w);
-    }
-}
-
 static void process_round(long per, int ckpt, int busy_ms)
 {
     static const int roles[] = {
-        ROLE_PRODUCER, ROLE_PRODUCER, ROLE_PRODUCER, ROLE_PRODUCER,
-        ROLE_WORKER, ROLE_WORKER, ROLE_WORKER, ROLE_WORKER, ROLE_REAPER,
+        REL_PRODUCER, REL_PRODUCER, REL_PRODUCER, REL_PRODUCER,
+        REL_WORKER, REL_WORKER, REL_WORKER, REL_WORKER, REL_REAPER,
     };
     const int n = (int)(sizeof roles / sizeof *roles);
-    char dir[256], path[300], round[96], lp[400];
+    char dir[DIR_CAP], path[PATH_CAP], round[96], lp[400];
     pid_t pid[9];
     emq_db *db;
-    int ok = 1;
     snprintf(round, sizeof round, "processes (9, checkpoint_frames %d)",
              ckpt);
-    if (rel_mkdtemp(dir, sizeof dir, "conc") != 0) {
-        EXPECT(0, "mkdtemp");
-        return;
-    }
-    rel_path(path, sizeof path, dir, "c.emq");
+    if (scratch(dir, "conc", path, "c.emq") != 0) return;
     EXPECT(emq_open(path, NULL, &db) == EMQ_OK, "create");
     emq_close(db);
     fflush(NULL);
@@ -203,11 +200,11 @@ static void process_round(long per, int ckpt, int busy_ms)
             rel_work w;
             fill(&w, path, roles[i], per, 4 * per, ckpt, busy_ms,
                  0x1234567ULL * (uint64_t)(i + 1));
-            snprintf(lp, sizeof lp, "%s/ledger-%d", dir, i);
+            rel_ledger_path(lp, sizeof lp, dir, i);
             if (rel_ledger_open(&w.ledger, lp) != 0) _exit(2);
-            int rc = run_role(&w, roles[i]);
+            int rc = rel_run(&w, roles[i]);
             rel_ledger_close(&w.ledger);
-            if (roles[i] == ROLE_WORKER && w.busy + w.stale)
+            if (roles[i] == REL_WORKER && w.busy + w.stale)
                 fprintf(stderr, "  worker %d: %ld claims, %ld busy, %ld "
                         "stale\n", i, w.done, w.busy, w.stale);
             _exit(rc == 0 ? 0 : 1);
@@ -218,11 +215,9 @@ static void process_round(long per, int ckpt, int busy_ms)
         int st = 0;
         if (pid[i] <= 0) continue;
         waitpid(pid[i], &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) ok = 0;
         EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0,
                "%s: child %d (role %d) status %d", round, i, roles[i], st);
     }
-    (void)ok;
     verify(path, dir, n, 4 * per, round);
     rel_rmrf(dir);
 }
@@ -237,33 +232,29 @@ typedef struct tjob {
 static void *thread_main(void *arg)
 {
     tjob *t = arg;
-    t->rc = run_role(&t->w, t->role);
+    t->rc = rel_run(&t->w, t->role);
     return NULL;
 }
 
 static void thread_round(long per)
 {
     static const int roles[] = {
-        ROLE_PRODUCER, ROLE_PRODUCER, ROLE_WORKER, ROLE_WORKER, ROLE_WORKER,
-        ROLE_REAPER,
+        REL_PRODUCER, REL_PRODUCER, REL_WORKER, REL_WORKER, REL_WORKER,
+        REL_REAPER,
     };
     const int n = (int)(sizeof roles / sizeof *roles);
-    char dir[256], path[300], lp[400];
+    char dir[DIR_CAP], path[PATH_CAP], lp[400];
     pthread_t th[6];
     tjob t[6];
     emq_db *db;
-    if (rel_mkdtemp(dir, sizeof dir, "conct") != 0) {
-        EXPECT(0, "mkdtemp");
-        return;
-    }
-    rel_path(path, sizeof path, dir, "t.emq");
+    if (scratch(dir, "conct", path, "t.emq") != 0) return;
     EXPECT(emq_open(path, NULL, &db) == EMQ_OK, "create");
     emq_close(db);
     for (int i = 0; i < n; i++) {
         fill(&t[i].w, path, roles[i], per, 2 * per, 8, 5000,
              0xABCDEFULL * (uint64_t)(i + 1));
         t[i].role = roles[i];
-        snprintf(lp, sizeof lp, "%s/ledger-%d", dir, i);
+        rel_ledger_path(lp, sizeof lp, dir, i);
         EXPECT(rel_ledger_open(&t[i].w.ledger, lp) == 0, "ledger");
         EXPECT(pthread_create(&th[i], NULL, thread_main, &t[i]) == 0,
                "pthread_create");
@@ -281,16 +272,12 @@ static void thread_round(long per)
 
 static void busy_round(void)
 {
-    char dir[256], path[300];
+    char dir[DIR_CAP], path[PATH_CAP];
     emq_db *a = NULL, *b = NULL;
     emq_options o;
     int64_t t0, t1;
     size_t viol = 9;
-    if (rel_mkdtemp(dir, sizeof dir, "busy") != 0) {
-        EXPECT(0, "mkdtemp");
-        return;
-    }
-    rel_path(path, sizeof path, dir, "b.emq");
+    if (scratch(dir, "busy", path, "b.emq") != 0) return;
     emq_options_init(&o);
     o.busy_timeout_ms = 100;
     EXPECT(emq_open(path, &o, &a) == EMQ_OK, "open a");
@@ -334,15 +321,11 @@ out:
  */
 static void downgrade_round(void)
 {
-    char dir[256], path[300];
+    char dir[DIR_CAP], path[PATH_CAP];
     emq_db *a = NULL, *b = NULL;
     emq_options o;
     int nlog = -1, nckpt = -1;
-    if (rel_mkdtemp(dir, sizeof dir, "ckpt") != 0) {
-        EXPECT(0, "mkdtemp");
-        return;
-    }
-    rel_path(path, sizeof path, dir, "k.emq");
+    if (scratch(dir, "ckpt", path, "k.emq") != 0) return;
     emq_options_init(&o);
     o.checkpoint_frames = 0;
     EXPECT(emq_open(path, &o, &a) == EMQ_OK, "open a");

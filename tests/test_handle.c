@@ -17,8 +17,8 @@
 
 emq_store *emq_db_store(emq_db *db);
 
-static char dir[64];
-static char path[128];
+static char dir[256];
+static char path[300];
 
 static void fsetup(void)
 {
@@ -100,7 +100,7 @@ START_TEST(fence_refuses_a_file_stamped_3_0_0_and_leaves_it_unchanged)
     char err[256] = "";
     size_t n1, n2;
     unsigned char *b1, *b2;
-    char wal[160];
+    char wal[320];
     restamp("echomq:3.0.0");
     snprintf(wal, sizeof wal, "%s-wal", path);
     ck_assert(!file_exists(wal));
@@ -191,7 +191,7 @@ START_TEST(a_file_that_is_not_emqlite_is_refused_untouched)
     FILE *f = fopen(path, "wb");
     size_t n;
     unsigned char *b;
-    char side[160];
+    char side[320];
     fputs("this is not a database, just some bytes of text\n", f);
     fclose(f);
     ck_assert_int_lt(emq_open(path, NULL, &db), 0);

@@ -23,12 +23,13 @@
 #include "suites.h"
 #include "tengine.h"
 #include "brandedid.h"
+#include "resp.h"
 #include "store.h"
 
 emq_store *emq_db_store(emq_db *db);
 
-static char dir[64];
-static char path[128];
+static char dir[256];
+static char path[300];
 
 static void fsetup(void)
 {
@@ -134,7 +135,7 @@ END_TEST
 /* Slot `node` of the sidecar (8 bytes LE at node * 8; absent = 0). */
 static uint64_t slot(int node)
 {
-    char side[160];
+    char side[320];
     unsigned char b[8] = {0};
     uint64_t v = 0;
     int fd;
@@ -295,40 +296,33 @@ END_TEST
 
 /* ------------------------------------- 3. import refuses stuck states */
 
-typedef struct stream {
-    char b[4096];
-    size_t n;
-} stream;
-
-/* Append one RESP command of NUL-terminated words. */
-static size_t cmd(stream *s, int argc, const char *const *argv)
+/* Append one RESP command of NUL-terminated words; returns its offset. */
+static size_t cmd(emq_buf *s, int argc, const char *const *argv)
 {
-    size_t at = s->n;
-    s->n += (size_t)snprintf(s->b + s->n, sizeof s->b - s->n, "*%d\r\n",
-                             argc);
+    size_t at = s->len;
+    ck_assert_int_eq(emq_resp_write_array(s, (size_t)argc), EMQ_OK);
     for (int i = 0; i < argc; i++)
-        s->n += (size_t)snprintf(s->b + s->n, sizeof s->b - s->n,
-                                 "$%zu\r\n%s\r\n", strlen(argv[i]),
-                                 argv[i]);
-    ck_assert_uint_lt(s->n, sizeof s->b);
+        ck_assert_int_eq(emq_resp_write_bulk(s, argv[i], strlen(argv[i])),
+                         EMQ_OK);
     return at;
 }
 
-static void stamped(stream *s)
+/* Start the stream over with the version stamp. */
+static void stamped(emq_buf *s)
 {
     static const char *const v[] = {"SET", "{emq}:version", "echomq:4.0.0"};
-    s->n = 0;
+    s->len = 0;
     cmd(s, 3, v);
 }
 
 /* Import `s` and expect a refusal of the frame at `at`, the file as it
  * was. */
-static void refused(emq_db *db, const stream *s, size_t at)
+static void refused(emq_db *db, const emq_buf *s, size_t at)
 {
     emq_transfer_summary before, after;
     char want[64];
     ck_assert_int_eq(emq_digest(db, NULL, &before), EMQ_OK);
-    ck_assert_int_eq(emq_import(db, s->b, s->n, NULL), EMQ_EPROTO);
+    ck_assert_int_eq(emq_import(db, s->p, s->len, NULL), EMQ_EPROTO);
     snprintf(want, sizeof want, "import refused at byte %zu: ", at);
     ck_assert_msg(strncmp(emq_errmsg(db), want, strlen(want)) == 0,
                   "message: %s (want %s)", emq_errmsg(db), want);
@@ -346,7 +340,7 @@ START_TEST(import_refuses_job_set_members_that_are_not_ids)
     static const char *const bad[] = {"A", "JOB000000000011", ""};
     tclock c;
     emq_db *db = topen(&c);
-    stream s;
+    emq_buf s = {0};
     int64_t size;
     for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
         for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
@@ -370,11 +364,12 @@ START_TEST(import_refuses_job_set_members_that_are_not_ids)
         stamped(&s);
         cmd(&s, 4, z);
         cmd(&s, 4, r);
-        ck_assert_int_eq(emq_import(db, s.b, s.n, NULL), EMQ_OK);
+        ck_assert_int_eq(emq_import(db, s.p, s.len, NULL), EMQ_OK);
         ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
         ck_assert_str_eq(j.id, "JOB00000000001");
         emq_job_clear(&j);
     }
+    emq_buf_free(&s);
     emq_close(db);
 }
 END_TEST
@@ -386,7 +381,7 @@ START_TEST(import_refuses_counters_a_transition_cannot_increment)
                                        "99999999999999999999"};
     tclock c;
     emq_db *db = topen(&c);
-    stream s;
+    emq_buf s = {0};
     for (size_t k = 0; k < sizeof badv / sizeof *badv; k++) {
         const char *const row[] = {"HSET", "emq:{q}:job:JOB00000000001",
                                    "payload", "p", "attempts", badv[k]};
@@ -419,11 +414,12 @@ START_TEST(import_refuses_counters_a_transition_cannot_increment)
         cmd(&s, 4, pend);
         cmd(&s, 6, mc);
         cmd(&s, 4, meta);
-        ck_assert_int_eq(emq_import(db, s.b, s.n, NULL), EMQ_OK);
+        ck_assert_int_eq(emq_import(db, s.p, s.len, NULL), EMQ_OK);
         ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
         ck_assert_int_eq(j.attempts, -2);
         emq_job_clear(&j);
     }
+    emq_buf_free(&s);
     emq_close(db);
 }
 END_TEST
