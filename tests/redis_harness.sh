@@ -3,7 +3,10 @@
 # port for the tests that talk to a real server (the Lua bundle's golden
 # replay, export piping).
 #
-#   redis_harness.sh start DIR    start a server whose files live in DIR;
+#   redis_harness.sh start DIR [OPTION...]
+#                                 start a server whose files live in DIR
+#                                 (OPTIONs are passed on after the defaults,
+#                                 which they override: --appendonly yes);
 #                                 prints the port, writes DIR/port, DIR/pid
 #   redis_harness.sh stop DIR     stop the server started in DIR (by its pid)
 #   redis_harness.sh run CMD ...  start a server in a fresh temporary DIR,
@@ -13,8 +16,8 @@
 #
 # Without a server binary `run` prints why and exits 77, which automake's
 # test driver reports as SKIP. REDIS_SERVER / REDIS_CLI override the binaries.
-# The server keeps nothing on disk (no RDB, no AOF) and listens on 127.0.0.1
-# only; a port already taken is skipped and another one tried.
+# By default the server keeps nothing on disk (no RDB, no AOF); it listens
+# on 127.0.0.1 only; a port already taken is skipped and another one tried.
 set -u
 
 server=${REDIS_SERVER:-}
@@ -28,6 +31,7 @@ fi
 
 start() {
     dir=$1
+    shift
     mkdir -p "$dir" || return 1
     tries=0
     while [ $tries -lt 20 ]; do
@@ -36,7 +40,7 @@ start() {
         port=$(( (($$ * 7919) + $(date +%N | sed 's/^0*//;s/^$/0/') / 1000 + tries * 104729) % 40000 + 20000 ))
         "$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
             --dir "$dir" --logfile "$dir/server.log" --daemonize no \
-            --protected-mode yes >/dev/null 2>&1 &
+            --protected-mode yes "$@" >/dev/null 2>&1 &
         pid=$!
         n=0
         while [ $n -lt 50 ]; do
@@ -77,7 +81,7 @@ cmd=${1:-}
 case "$cmd" in
 start)
     [ -n "$server" ] && [ -n "$cli" ] || { echo "redis_harness: no redis-server/redis-cli" >&2; exit 77; }
-    start "$1" ;;
+    start "$@" ;;
 stop)
     stop "$1" ;;
 run)
@@ -94,6 +98,6 @@ run)
     rm -rf "$dir"
     exit $rc ;;
 *)
-    echo "usage: $0 start DIR | stop DIR | run CMD [ARG...]" >&2
+    echo "usage: $0 start DIR [OPTION...] | stop DIR | run CMD [ARG...]" >&2
     exit 2 ;;
 esac

@@ -64,32 +64,18 @@ static int64_t wall_ms(void)
 
 /* ================================================================ text */
 
-/* A growable NUL-terminated text. */
-typedef struct txt {
-    char *p;
-    size_t len, cap;
-} txt;
+/* Texts are emq_bufs (always NUL-terminated); STR(b) reads one as C text. */
+#define STR(b) ((const char *)(b).p)
 
-static void t_put(txt *t, const void *p, size_t n)
+static void t_put(emq_buf *t, const void *p, size_t n)
 {
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 128;
-        while (t->len + n + 1 > cap)
-            cap *= 2;
-        char *q = realloc(t->p, cap);
-        if (!q) {
-            fputs("out of memory\n", stderr);
-            exit(99);
-        }
-        t->p = q;
-        t->cap = cap;
+    if (emq_buf_append(t, p, n) != EMQ_OK) {
+        fputs("out of memory\n", stderr);
+        exit(99);
     }
-    memcpy(t->p + t->len, p, n);
-    t->len += n;
-    t->p[t->len] = '\0';
 }
 
-static void t_fmt(txt *t, const char *fmt, ...)
+static void t_fmt(emq_buf *t, const char *fmt, ...)
 {
     char b[256];
     va_list ap;
@@ -100,7 +86,7 @@ static void t_fmt(txt *t, const char *fmt, ...)
 }
 
 /* Bytes, escaped so that any byte string is one readable token. */
-static void t_bytes(txt *t, const void *p, size_t n)
+static void t_bytes(emq_buf *t, const void *p, size_t n)
 {
     const unsigned char *s = p;
     t_put(t, "\"", 1);
@@ -114,7 +100,7 @@ static void t_bytes(txt *t, const void *p, size_t n)
 }
 
 /* A server reply in the common reply notation. */
-static void t_reply(txt *t, const redisReply *r)
+static void t_reply(emq_buf *t, const redisReply *r)
 {
     switch (r->type) {
     case REDIS_REPLY_INTEGER:
@@ -191,13 +177,13 @@ static void bx_connect(bx *x, const char *port, const char *luadir)
             fprintf(stderr, "redis_transfer: cannot read %s\n", path);
             exit(99);
         }
-        txt body = {0};
+        emq_buf body = {0};
         char buf[4096];
         size_t n;
         while ((n = fread(buf, 1, sizeof buf, f)) > 0)
             t_put(&body, buf, n);
         fclose(f);
-        const char *av[3] = { "SCRIPT", "LOAD", body.p };
+        const char *av[3] = { "SCRIPT", "LOAD", STR(body) };
         size_t al[3] = { 6, 4, body.len };
         redisReply *r = must(x->c, redisCommandArgv(x->c, 3, av, al));
         if (r->type != REDIS_REPLY_STRING || r->len != 40) {
@@ -206,17 +192,18 @@ static void bx_connect(bx *x, const char *port, const char *luadir)
         }
         memcpy(x->sha[i], r->str, 40);
         freeReplyObject(r);
-        free(body.p);
+        emq_buf_free(&body);
     }
 }
 
-/* An argument vector: views plus owned number and key text. */
+/* An argument vector: views plus owned number text. */
 #define MAXA 160
 typedef struct av_t {
     const char *v[MAXA];
     size_t n[MAXA];
-    char own[MAXA][80];
+    char own[MAXA][24];
     int argc;
+    int eval;                  /* EVALSHA: a_run appends the clock override */
 } av_t;
 
 static void a_bytes(av_t *a, const void *p, size_t n)
@@ -231,25 +218,36 @@ static void a_str(av_t *a, const char *s)
     a_bytes(a, s, strlen(s));
 }
 
-static void a_fmt(av_t *a, const char *fmt, ...)
+static void a_int(av_t *a, int64_t v)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(a->own[a->argc], sizeof a->own[0], fmt, ap);
-    va_end(ap);
+    int n = snprintf(a->own[a->argc], sizeof a->own[0], "%lld", (long long)v);
     a_bytes(a, a->own[a->argc], (size_t)n);
 }
 
-static void a_start(av_t *a, bx *x, int script, int nkeys)
+/* A plain command. */
+static void a_cmd(av_t *a, const char *name)
 {
     a->argc = 0;
-    a_str(a, "EVALSHA");
-    a_bytes(a, x->sha[script], 40);
-    a_fmt(a, "%d", nkeys);
+    a->eval = 0;
+    a_str(a, name);
 }
 
-static redisReply *a_run(bx *x, av_t *a)
+/* A script call; its keys and arguments follow. */
+static void a_start(av_t *a, bx *x, int script, int nkeys)
 {
+    a_cmd(a, "EVALSHA");
+    a->eval = 1;
+    a_bytes(a, x->sha[script], 40);
+    a_int(a, nkeys);
+}
+
+/* Run the command; a script call gets `now` as its trailing clock override
+ * (tests/lua/README.md: every script accepts one, those without a clock
+ * ignore it). */
+static redisReply *a_run(bx *x, av_t *a, int64_t now)
+{
+    if (a->eval)
+        a_int(a, now);
     return must(x->c, redisCommandArgv(x->c, a->argc, a->v, a->n));
 }
 
@@ -278,7 +276,7 @@ typedef struct step {
     int64_t tokens[MAXIDS];
 } step;
 
-static void describe(txt *t, const step *s)
+static void describe(emq_buf *t, const step *s)
 {
     t_fmt(t, "%s %s %s", verb_names[s->verb], s->q, s->id);
     if (s->verb == V_COMPLETE || s->verb == V_RETRY || s->verb == V_EXTEND)
@@ -288,7 +286,7 @@ static void describe(txt *t, const step *s)
 
 /* --------------------------------------------------------- on emqlite */
 
-static void e_rc(txt *t, emq_db *db, int rc)
+static void e_rc(emq_buf *t, emq_db *db, int rc)
 {
     if (rc < 0) {
         t_put(t, "ERR(", 4);
@@ -299,7 +297,7 @@ static void e_rc(txt *t, emq_db *db, int rc)
     }
 }
 
-static void run_emq(emq_db *db, const step *s, txt *t)
+static void run_emq(emq_db *db, const step *s, emq_buf *t)
 {
     int rc;
     int64_t n = 0;
@@ -460,7 +458,7 @@ static void run_emq(emq_db *db, const step *s, txt *t)
 
 /* ------------------------------------------------------ on the server */
 
-static void run_srv(bx *x, int64_t now, const step *s, txt *t)
+static void run_srv(bx *x, int64_t now, const step *s, emq_buf *t)
 {
     av_t a;
     char base[200], key1[300], key2[300], key3[300], key4[300];
@@ -475,7 +473,6 @@ static void run_srv(bx *x, int64_t now, const step *s, txt *t)
         a_str(&a, K(key2, "pending"));
         a_str(&a, s->id);
         a_bytes(&a, s->payload, s->plen);
-        a_fmt(&a, "%lld", (long long)now);
         break;
     case V_AT:
     case V_IN:
@@ -485,13 +482,13 @@ static void run_srv(bx *x, int64_t now, const step *s, txt *t)
         a_str(&a, s->id);
         a_bytes(&a, s->payload, s->plen);
         a_str(&a, s->verb == V_AT ? "at" : "in");
-        a_fmt(&a, "%lld", (long long)s->a);
-        a_fmt(&a, "%lld", (long long)now);
+        a_int(&a, s->a);
         break;
     case V_CLAIM: {
-        const char *hv[3] = { "HEXISTS", K(key1, "meta"), "paused" };
-        size_t hl[3] = { 7, strlen(key1), 6 };
-        r = must(x->c, redisCommandArgv(x->c, 3, hv, hl));
+        a_cmd(&a, "HEXISTS");
+        a_str(&a, K(key1, "meta"));
+        a_str(&a, "paused");
+        r = a_run(x, &a, now);
         int paused = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
         freeReplyObject(r);
         if (paused) {
@@ -502,8 +499,7 @@ static void run_srv(bx *x, int64_t now, const step *s, txt *t)
         a_str(&a, K(key1, "pending"));
         a_str(&a, K(key2, "active"));
         a_str(&a, K(key3, "job:"));
-        a_fmt(&a, "%lld", (long long)s->a);
-        a_fmt(&a, "%lld", (long long)now);
+        a_int(&a, s->a);
         break;
     }
     case V_COMPLETE:
@@ -511,9 +507,8 @@ static void run_srv(bx *x, int64_t now, const step *s, txt *t)
         a_str(&a, K(key1, "active"));
         a_str(&a, J(key2, s->id));
         a_str(&a, s->id);
-        a_fmt(&a, "%lld", (long long)s->token);
+        a_int(&a, s->token);
         a_str(&a, base);
-        a_fmt(&a, "%lld", (long long)now);
         break;
     case V_RETRY:
         a_start(&a, x, S_RETRY, 4);
@@ -522,64 +517,56 @@ static void run_srv(bx *x, int64_t now, const step *s, txt *t)
         a_str(&a, K(key3, "dead"));
         a_str(&a, J(key4, s->id));
         a_str(&a, s->id);
-        a_fmt(&a, "%lld", (long long)s->token);
-        a_fmt(&a, "%lld", (long long)s->a);
-        a_fmt(&a, "%lld", (long long)s->b);
+        a_int(&a, s->token);
+        a_int(&a, s->a);
+        a_int(&a, s->b);
         a_str(&a, s->error);
         a_str(&a, base);
-        a_fmt(&a, "%lld", (long long)now);
         break;
     case V_PROMOTE:
         a_start(&a, x, S_PROMOTE, 2);
         a_str(&a, K(key1, "schedule"));
         a_str(&a, K(key2, "pending"));
         a_str(&a, base);
-        a_fmt(&a, "%lld", (long long)s->a);
-        a_fmt(&a, "%lld", (long long)now);
+        a_int(&a, s->a);
         break;
     case V_REAP:
         a_start(&a, x, S_REAP, 2);
         a_str(&a, K(key1, "active"));
         a_str(&a, K(key2, "pending"));
         a_str(&a, base);
-        a_fmt(&a, "%lld", (long long)now);
         break;
     case V_EXTEND:
         a_start(&a, x, S_EXTEND_LOCK, 2);
         a_str(&a, K(key1, "active"));
         a_str(&a, J(key2, s->id));
         a_str(&a, s->id);
-        a_fmt(&a, "%lld", (long long)s->token);
-        a_fmt(&a, "%lld", (long long)s->a);
-        a_fmt(&a, "%lld", (long long)now);
+        a_int(&a, s->token);
+        a_int(&a, s->a);
         break;
     case V_EXTENDS:
         a_start(&a, x, S_EXTEND_LOCKS, 1);
         a_str(&a, K(key1, "active"));
         a_str(&a, base);
-        a_fmt(&a, "%lld", (long long)s->a);
+        a_int(&a, s->a);
         for (size_t i = 0; i < s->nids; i++) {
             a_str(&a, s->ids[i]);
-            a_fmt(&a, "%lld", (long long)s->tokens[i]);
+            a_int(&a, s->tokens[i]);
         }
-        a_fmt(&a, "%lld", (long long)now);
         break;
     case V_PAUSE:
     case V_RESUME:
         a_start(&a, x, s->verb == V_PAUSE ? S_SET_PAUSED : S_CLEAR_PAUSED, 1);
         a_str(&a, K(key1, "meta"));
-        a_fmt(&a, "%lld", (long long)now);
         break;
     case V_BROWSE:
-        a.argc = 0;
-        a_str(&a, "ZREVRANGE");
+        a_cmd(&a, "ZREVRANGE");
         a_str(&a, K(key1, "pending"));
         a_str(&a, "0");
-        a_fmt(&a, "%lld", (long long)s->a - 1);
+        a_int(&a, s->a - 1);
         break;
     case V_SIZE:
-        a.argc = 0;
-        a_str(&a, "ZCARD");
+        a_cmd(&a, "ZCARD");
         a_str(&a, K(key1, "pending"));
         break;
     case V_MANY:
@@ -591,7 +578,7 @@ static void run_srv(bx *x, int64_t now, const step *s, txt *t)
             a_str(&a, K(key2, "pending"));
             a_str(&a, s->ids[i]);
             a_bytes(&a, s->payload, s->plen);
-            r = a_run(x, &a);
+            r = a_run(x, &a, now);
             if (i)
                 t_put(t, ",", 1);
             t_reply(t, r);
@@ -602,7 +589,7 @@ static void run_srv(bx *x, int64_t now, const step *s, txt *t)
     }
 #undef K
 #undef J
-    r = a_run(x, &a);
+    r = a_run(x, &a, now);
     t_reply(t, r);
     freeReplyObject(r);
 }
@@ -690,7 +677,7 @@ static int same_keyspace(emq_db *db, bx *x, int64_t now, const char *where)
     server_dump(x, &theirs);
     if (mine.len != theirs.len || memcmp(mine.p, theirs.p, mine.len) != 0) {
         bad("%s: keyspaces differ\n--- emqlite\n%s--- server\n%s", where,
-            (const char *)mine.p, (const char *)theirs.p);
+            STR(mine), STR(theirs));
         ok = 0;
     }
     emq_buf_free(&mine);
@@ -854,21 +841,21 @@ static void tally(const step *s, const char *reply)
 /* One step on both sides at the same NOW; the replies must agree. */
 static int both(emq_db *db, bx *x, const step *s, const char *where, int n)
 {
-    txt a = {0}, b = {0};
+    emq_buf a = {0}, b = {0};
     int ok = 1;
     run_emq(db, s, &a);
     run_srv(x, clock_now, s, &b);
-    if (strcmp(a.p, b.p) != 0) {
-        txt d = {0};
+    if (strcmp(STR(a), STR(b)) != 0) {
+        emq_buf d = {0};
         describe(&d, s);
-        bad("%s step %d (%s) at %lld: emqlite %s, server %s", where, n, d.p,
-            (long long)clock_now, a.p, b.p);
-        free(d.p);
+        bad("%s step %d (%s) at %lld: emqlite %s, server %s", where, n, STR(d),
+            (long long)clock_now, STR(a), STR(b));
+        emq_buf_free(&d);
         ok = 0;
     }
-    tally(s, a.p);
-    free(a.p);
-    free(b.p);
+    tally(s, STR(a));
+    emq_buf_free(&a);
+    emq_buf_free(&b);
     return ok;
 }
 
@@ -1102,17 +1089,17 @@ out:
 
 static int expect_reply(bx *x, int64_t now, const step *s, const char *want)
 {
-    txt t = {0};
+    emq_buf t = {0};
     run_srv(x, now, s, &t);
-    int ok = strcmp(t.p, want) == 0;
-    txt d = {0};
+    int ok = strcmp(STR(t), want) == 0;
+    emq_buf d = {0};
     describe(&d, s);
     if (!ok)
-        bad("server %s: got %s, want %s", d.p, t.p, want);
+        bad("server %s: got %s, want %s", STR(d), STR(t), want);
     else
-        printf("ok: server %s -> %s\n", d.p, t.p);
-    free(t.p);
-    free(d.p);
+        printf("ok: server %s -> %s\n", STR(d), STR(t));
+    emq_buf_free(&t);
+    emq_buf_free(&d);
     return ok;
 }
 
@@ -1141,7 +1128,7 @@ static void expect_hget(bx *x, const char *key, const char *field,
 }
 
 /* The claim reply the server must give for job `who` with `token`. */
-static void claim_want(txt *t, const char *id, const void *p, size_t n,
+static void claim_want(emq_buf *t, const char *id, const void *p, size_t n,
                        int64_t token)
 {
     t->len = 0;
@@ -1156,14 +1143,14 @@ static int do_cont_server(const char *port, const char *lua, int64_t T0)
 {
     bx x;
     char id[11][EMQ_ID_SIZE];
-    txt w = {0};
+    emq_buf w = {0};
     bx_connect(&x, port, lua);
     fixture_ids(id);
     int64_t now = T0 + 3600000;
     step s;
     s = mk(V_CLAIM, "mail", 0, 0, 30000, 0, NULL);
     claim_want(&w, id[F], "f", 1, 2);                 /* the next token */
-    expect_reply(&x, now, &s, w.p);
+    expect_reply(&x, now, &s, STR(w));
     s = mk(V_COMPLETE, "mail", 101 + F, 2, 0, 0, NULL);
     expect_reply(&x, now, &s, "1");
     s = mk(V_REAP, "mail", 0, 0, 0, 0, NULL);         /* D lapsed, E not */
@@ -1172,12 +1159,12 @@ static int do_cont_server(const char *port, const char *lua, int64_t T0)
     expect_reply(&x, now, &s, "1");
     s = mk(V_CLAIM, "mail", 0, 0, 30000, 0, NULL);
     claim_want(&w, id[D], "d", 1, 2);
-    expect_reply(&x, now, &s, w.p);
+    expect_reply(&x, now, &s, STR(w));
     s = mk(V_RETRY, "mail", 101 + D, 2, 1000, 2, NULL);
     expect_reply(&x, now, &s, "\"dead\"");
     s = mk(V_CLAIM, "mail", 0, 0, 30000, 0, NULL);
     claim_want(&w, id[A], payload_a, PAYLOAD_A_LEN, 1);  /* NUL bytes */
-    expect_reply(&x, now, &s, w.p);
+    expect_reply(&x, now, &s, STR(w));
     s = mk(V_COMPLETE, "mail", 101 + A, 1, 0, 0, NULL);
     expect_reply(&x, now, &s, "1");
     s = mk(V_COMPLETE, "mail", 101 + B, 5, 0, 0, NULL);
@@ -1202,7 +1189,7 @@ static int do_cont_server(const char *port, const char *lua, int64_t T0)
     else
         printf("ok: the lock key expires at T0 + 4 h\n");
     freeReplyObject(r);
-    free(w.p);
+    emq_buf_free(&w);
     redisFree(x.c);
     return failures != 0;
 }
@@ -1224,16 +1211,16 @@ static int do_seed_server(const char *port, const char *lua)
     s = mk(V_ENQUEUE, "jobs", 203, 0, 0, 0, "p3");
     expect_reply(&x, T1, &s, "1");
     char id[EMQ_ID_SIZE];
-    txt w = {0};
+    emq_buf w = {0};
     s = mk(V_CLAIM, "jobs", 0, 0, 1000, 0, NULL);
     emq_id_encode("JOB", 201, id);
     claim_want(&w, id, "p1", 2, 1);
-    expect_reply(&x, T1, &s, w.p);
+    expect_reply(&x, T1, &s, STR(w));
     s = mk(V_CLAIM, "jobs", 0, 0, 1000, 0, NULL);
     emq_id_encode("JOB", 202, id);
     claim_want(&w, id, "p\0two", 5, 1);
-    expect_reply(&x, T1, &s, w.p);
-    free(w.p);
+    expect_reply(&x, T1, &s, STR(w));
+    emq_buf_free(&w);
     s = mk(V_RETRY, "jobs", 202, 1, 0, 5, NULL);
     expect_reply(&x, T1, &s, "\"scheduled\"");
     s = mk(V_AT, "jobs", 204, 0, T1 + 86400000, 0, "p4");

@@ -43,11 +43,9 @@ w=$EMQ_REDIS_DIR
 port=$EMQ_REDIS_PORT
 to=127.0.0.1:$port
 cli="$EMQ_REDIS_CLI -p $port"
-server=${REDIS_SERVER:-}
-[ -n "$server" ] || server=$(command -v valkey-server 2>/dev/null || command -v redis-server 2>/dev/null)
+harness=$srcdir/tests/redis_harness.sh
 passed=0
 failed=0
-extra_pids=
 
 pass() { passed=$((passed + 1)); echo "ok: $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL: $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2"; }
@@ -73,8 +71,8 @@ has() { # has NAME FILE REGEX
     if grep -Eq -- "$3" "$2"; then pass "$1"; else fail "$1 (no /$3/)" "$2"; fi
 }
 
-cleanup() {
-    for p in $extra_pids; do kill "$p" 2>/dev/null; done
+cleanup() { # the AOF servers of (b), if still running
+    for d in "$w/aof1" "$w/aof2"; do "$harness" stop "$d"; done
 }
 trap cleanup EXIT
 
@@ -137,57 +135,27 @@ rc_is "push --to without a port number" 1 $E --db "$w/f.db" push --to 127.0.0.1:
 
 # --------------------------------------------------------------- (b) AOF
 
-# start_aof DIR: a fresh server loading DIR's AOF; sets aof_port, aof_pid.
-start_aof() {
-    tries=0
-    while [ $tries -lt 20 ]; do
-        tries=$((tries + 1))
-        aof_port=$(( (port + 7 * tries + $$ % 97) % 40000 + 20000 ))
-        "$server" --port "$aof_port" --bind 127.0.0.1 --save '' \
-            --appendonly yes --dir "$1" --logfile "$1/server.log" \
-            --daemonize no >/dev/null 2>&1 &
-        aof_pid=$!
-        n=0
-        while [ $n -lt 50 ] && kill -0 "$aof_pid" 2>/dev/null; do
-            if $EMQ_REDIS_CLI -p "$aof_port" ping 2>/dev/null | grep -q PONG; then
-                extra_pids="$extra_pids $aof_pid"
-                return 0
-            fi
-            n=$((n + 1))
-            sleep 0.1
-        done
-        kill "$aof_pid" 2>/dev/null
-        wait "$aof_pid" 2>/dev/null
-    done
-    return 1
-}
-
-stop_aof() {
-    kill "$aof_pid" 2>/dev/null
-    wait "$aof_pid" 2>/dev/null
+# aof_verify DIR NAME SHORT: a fresh server (tests/redis_harness.sh) loading
+# DIR's AOF must hold the file's keyspace: verify says equal, same digest.
+aof_verify() {
+    if aof_port=$("$harness" start "$1" --appendonly yes 2>/dev/null); then
+        rc_is "$2: verify" 0 $E --db "$w/f.db" verify --against "127.0.0.1:$aof_port"
+        has "$3: same digest" "$w/out" "digest $digest"
+        "$harness" stop "$1"
+    else
+        fail "$3: the server did not start" "$1/server.log"
+    fi
 }
 
 # Legacy: appendonly.aof in --dir; Redis 7 migrates it into appendonlydir.
 mkdir -p "$w/aof1"
 cp "$w/f.resp" "$w/aof1/appendonly.aof"
-if start_aof "$w/aof1"; then
-    rc_is "AOF (legacy file): verify" 0 $E --db "$w/f.db" verify --against "127.0.0.1:$aof_port"
-    has "AOF (legacy file): same digest" "$w/out" "digest $digest"
-    stop_aof
-else
-    fail "AOF (legacy file): the server did not start" "$w/aof1/server.log"
-fi
+aof_verify "$w/aof1" "AOF (legacy file)" "AOF (legacy file)"
 # Manifest: appendonlydir/appendonly.aof.1.base.aof named as the base.
 mkdir -p "$w/aof2/appendonlydir"
 $E --db "$w/f.db" export --by-slot --out "$w/aof2/appendonlydir/appendonly.aof.1.base.aof" 2>/dev/null
 printf 'file appendonly.aof.1.base.aof seq 1 type b\n' >"$w/aof2/appendonlydir/appendonly.aof.manifest"
-if start_aof "$w/aof2"; then
-    rc_is "AOF (manifest, by-slot export): verify" 0 $E --db "$w/f.db" verify --against "127.0.0.1:$aof_port"
-    has "AOF (manifest): same digest" "$w/out" "digest $digest"
-    stop_aof
-else
-    fail "AOF (manifest): the server did not start" "$w/aof2/server.log"
-fi
+aof_verify "$w/aof2" "AOF (manifest, by-slot export)" "AOF (manifest)"
 
 # ------------------------------------------------------ (c) differential
 
