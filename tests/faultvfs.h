@@ -63,7 +63,8 @@ void fv_power_off(void);
  * Revert every tracked file to its last synced image (keep_prefix = 0),
  * keep a random in-order prefix of its unsynced writes (keep_prefix = 1,
  * drawn from `seed`) or keep them all (keep_prefix = 2: the disk had
- * written everything before the power failed); remove `<db>-shm` files; power back on, logs cleared.
+ * written everything before the power failed); remove `<db>-shm` files;
+ * power back on, logs cleared.
  * Call with every handle closed. Returns the number of writes dropped, or
  * -1 on an I/O error.
  */
