@@ -346,7 +346,7 @@ static int load(checker *c, const kent *k)
         rc = emq_list_range(c->st, k->name, k->len, 0, -1, value_cb, c);
         break;
     case EMQ_T_SET:
-        rc = emq_set_members(c->st, k->name, k->len, value_cb, c);
+        rc = emq_sset_members(c->st, k->name, k->len, value_cb, c);
         break;
     case EMQ_T_HASH:
         rc = emq_hash_getall(c->st, k->name, k->len, field_cb, c);

@@ -82,7 +82,7 @@ int emq_db_fail(emq_db *db, int rc, const char *detail)
 static int store_fail(emq_db *db, int rc)
 {
     const char *m = emq_store_errmsg(db->st);
-    if (rc == EMQ_EWRONGTYPE) return emq_db_wire(db, rc, EMQ_MSG_WRONGTYPE);
+    if (rc == EMQ_EWRONGTYPE) return emq_db_wire(db, rc, EMQ_WRONGTYPE_MSG);
     if (rc == EMQ_EPROTO && strncmp(m, "ERR ", 4) == 0)
         return emq_db_wire(db, rc, m);
     return emq_db_fail(db, rc, m);

@@ -105,8 +105,6 @@ int emq_node_reserve_write(int fd, int node, uint64_t cell);
 #define EMQ_MSG_STALE_RTY "EMQSTALE retry token mismatch"
 #define EMQ_MSG_STALE_GONE "EMQSTALE job gone"
 #define EMQ_MSG_STALE_EXT "EMQSTALE extend token mismatch"
-#define EMQ_MSG_WRONGTYPE \
-    "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 /* ------------------------------------------------------------- host gates */
 
@@ -129,9 +127,6 @@ int emq_token_eq(const emq_buf *att, int64_t token);
 double emq_score_add(int64_t a, int64_t b);
 /** KIND(id): 1 when the first three bytes are "JOB". */
 int emq_is_job_kind(const void *id, size_t len);
-
-/** B.x of queue q into a caller buffer of EMQ_KEY_MAX; returns the length. */
-#define EMQ_QKEY(buf, q, sfx) emq_key_q((buf), (q), (sfx))
 
 /**
  * J(member) for a member read from the store (any bytes, any length):

@@ -396,7 +396,7 @@ static int put_key(walk *w, const unsigned char *key, size_t klen, int type)
         break;
     case EMQ_T_SET:
         cmd = "SADD";
-        rc = emq_set_card(w->st, key, klen, &n);
+        rc = emq_sset_card(w->st, key, klen, &n);
         break;
     case EMQ_T_ZSET:
         cmd = "ZADD";
@@ -421,7 +421,7 @@ static int put_key(walk *w, const unsigned char *key, size_t klen, int type)
     if (type == EMQ_T_LIST)
         rc = emq_list_range(w->st, key, klen, 0, -1, on_list, w);
     else if (type == EMQ_T_SET)
-        rc = emq_set_members(w->st, key, klen, on_set, w);
+        rc = emq_sset_members(w->st, key, klen, on_set, w);
     else
         rc = emq_zset_range(w->st, key, klen, 0, -1, on_zset, w);
     if (rc == 1 && w->rc != EMQ_OK)
@@ -908,7 +908,7 @@ static int store_rc(emq_db *db, emq_store *st, const emq_resp_cmd *c, int rc)
     char msg[EMQ_ERRMSG_MAX];
     if (rc == EMQ_EWRONGTYPE)
         snprintf(msg, sizeof msg, "import refused at byte %llu: %s",
-                 (unsigned long long)c->offset, EMQ_MSG_WRONGTYPE);
+                 (unsigned long long)c->offset, EMQ_WRONGTYPE_MSG);
     else
         snprintf(msg, sizeof msg, "import failed at byte %llu: %s",
                  (unsigned long long)c->offset, emq_store_errmsg(st));
@@ -1029,7 +1029,7 @@ static int apply(emq_db *db, emq_store *st, importer *im)
             int64_t len;
             rc = list ? emq_list_push(st, k, kl, 1, c->argv[i], c->lens[i],
                                       &len)
-                      : emq_set_add(st, k, kl, c->argv[i], c->lens[i], NULL);
+                      : emq_sset_add(st, k, kl, c->argv[i], c->lens[i], NULL);
             if (rc != EMQ_OK)
                 return store_rc(db, st, c, rc);
         }

@@ -47,7 +47,7 @@ int emq_g_paused(emq_store *st, const char *q, const void *g, size_t glen,
 {
     char k[EMQ_KEY_MAX];
     size_t kl = emq_key_q(k, q, "paused");
-    return emq_set_ismember(st, k, kl, g, glen, is);
+    return emq_sset_ismember(st, k, kl, g, glen, is);
 }
 
 int emq_g_depth(emq_store *st, const char *q, const void *g, size_t glen,

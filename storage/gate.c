@@ -35,7 +35,7 @@ static int lock(int fd, int cmd, short type)
     return rc;
 }
 
-int emq_gate_open(emq_store *st, const char *path)
+int emq_wgate_open(emq_store *st, const char *path)
 {
     char p[4096];
     st->gate_fd = -1;
@@ -51,14 +51,14 @@ int emq_gate_open(emq_store *st, const char *path)
     return EMQ_OK;
 }
 
-void emq_gate_close(emq_store *st)
+void emq_wgate_close(emq_store *st)
 {
     if (st->gate_fd >= 0)
         close(st->gate_fd);
     st->gate_fd = -1;
 }
 
-int emq_gate_enter(emq_store *st)
+int emq_wgate_enter(emq_store *st)
 {
     if (st->gate_fd < 0)
         return EMQ_OK;
@@ -68,13 +68,13 @@ int emq_gate_enter(emq_store *st)
     return EMQ_OK;
 }
 
-void emq_gate_leave(emq_store *st)
+void emq_wgate_leave(emq_store *st)
 {
     if (st->gate_fd >= 0)
         lock(st->gate_fd, F_OFD_SETLK, F_UNLCK);
 }
 
-int emq_gate_try_exclusive(emq_store *st)
+int emq_wgate_try_exclusive(emq_store *st)
 {
     if (st->gate_fd < 0)
         return 1;

@@ -34,7 +34,7 @@ static int member_op(emq_store *st, int id, int64_t kid, const void *m,
     return EMQ_OK;
 }
 
-int emq_set_add(emq_store *st, const void *key, size_t klen, const void *m,
+int emq_sset_add(emq_store *st, const void *key, size_t klen, const void *m,
                 size_t mlen, int *added)
 {
     int64_t kid;
@@ -49,7 +49,7 @@ int emq_set_add(emq_store *st, const void *key, size_t klen, const void *m,
     return rc;
 }
 
-int emq_set_rem(emq_store *st, const void *key, size_t klen, const void *m,
+int emq_sset_rem(emq_store *st, const void *key, size_t klen, const void *m,
                 size_t mlen, int *removed)
 {
     int64_t kid;
@@ -63,7 +63,7 @@ int emq_set_rem(emq_store *st, const void *key, size_t klen, const void *m,
     return rc;
 }
 
-int emq_set_ismember(emq_store *st, const void *key, size_t klen,
+int emq_sset_ismember(emq_store *st, const void *key, size_t klen,
                      const void *m, size_t mlen, int *is)
 {
     int64_t kid;
@@ -74,7 +74,7 @@ int emq_set_ismember(emq_store *st, const void *key, size_t klen,
     return rc;
 }
 
-int emq_set_card(emq_store *st, const void *key, size_t klen, int64_t *n)
+int emq_sset_card(emq_store *st, const void *key, size_t klen, int64_t *n)
 {
     int64_t kid;
     int rc = find(st, key, klen, &kid);
@@ -84,7 +84,7 @@ int emq_set_card(emq_store *st, const void *key, size_t klen, int64_t *n)
     return emq_kid_count(st, S_S_CARD, kid, n);
 }
 
-int emq_set_members(emq_store *st, const void *key, size_t klen,
+int emq_sset_members(emq_store *st, const void *key, size_t klen,
                     emq_value_cb cb, void *ctx)
 {
     int64_t kid;

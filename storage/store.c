@@ -427,7 +427,7 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
         goto fail;
     }
     sqlite3_extended_result_codes(st->db, 1);
-    if ((rc = emq_gate_open(st, path)) != EMQ_OK ||
+    if ((rc = emq_wgate_open(st, path)) != EMQ_OK ||
         (rc = set_pragmas(st)) != EMQ_OK)
         goto fail;
     /* The transaction statements, prepared now: ending a transaction must
@@ -458,7 +458,7 @@ void emq_store_close(emq_store *st)
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
     sqlite3_close(st->db);
-    emq_gate_close(st);
+    emq_wgate_close(st);
     emq_buf_free(&st->hraw);
     emq_buf_free(&st->hkey);
     for (int i = 0; i < EMQ_KCACHE; i++)
@@ -480,12 +480,12 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
      * open: end it before starting ours. */
     if (!sqlite3_get_autocommit(st->db))
         exec_stmt(st, S_ROLLBACK);
-    int rc = write ? emq_gate_enter(st) : EMQ_OK;
+    int rc = write ? emq_wgate_enter(st) : EMQ_OK;
     if (rc != EMQ_OK)
         return rc;
     if ((rc = exec_stmt(st, write ? S_BEGIN_W : S_BEGIN_R)) != EMQ_OK) {
         if (write)
-            emq_gate_leave(st);
+            emq_wgate_leave(st);
         return rc;
     }
     st->in_tx = 1;
@@ -525,7 +525,7 @@ int emq_store_commit(emq_store *st)
     }
     st->in_tx = 0;
     if (st->tx_write)
-        emq_gate_leave(st);
+        emq_wgate_leave(st);
     if (st->tx_write && st->opts.checkpoint_frames > 0 &&
         st->wal_frames >= st->opts.checkpoint_frames)
         emq_store_checkpoint(st); /* best effort: a busy reader defers it */
@@ -546,12 +546,7 @@ void emq_store_rollback(emq_store *st)
         exec_stmt(st, S_ROLLBACK);
     st->in_tx = 0;
     if (st->tx_write)
-        emq_gate_leave(st);
-}
-
-int emq_store_in_tx(const emq_store *st)
-{
-    return st->in_tx;
+        emq_wgate_leave(st);
 }
 
 int emq_store_checkpoint(emq_store *st)
@@ -564,7 +559,7 @@ int emq_store_checkpoint(emq_store *st)
     /* Only with the writer gate held exclusive: no emqlite commit can run
      * meanwhile, even if SQLite falls back from RESTART to PASSIVE. A writer
      * in flight defers the checkpoint to a later commit. */
-    if (!emq_gate_try_exclusive(st))
+    if (!emq_wgate_try_exclusive(st))
         return emq_store_err(st, EMQ_EBUSY, "a write transaction is in "
                              "flight; checkpoint deferred");
     /* Do not wait for readers on old snapshots either: what they pin is
@@ -574,7 +569,7 @@ int emq_store_checkpoint(emq_store *st)
     int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART,
                                        &logf, &ckpt);
     sqlite3_busy_timeout(st->db, st->opts.busy_timeout_ms);
-    emq_gate_leave(st);
+    emq_wgate_leave(st);
     if (rc == SQLITE_OK) {
         st->wal_frames = 0;
         return EMQ_OK;

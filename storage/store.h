@@ -36,6 +36,10 @@ enum emq_type {
 };
 const char *emq_type_name(int type);
 
+/** The WRONGTYPE error reply, verbatim (PROTOCOL.md §2.7). */
+#define EMQ_WRONGTYPE_MSG \
+    "WRONGTYPE Operation against a key holding the wrong kind of value"
+
 /** The application_id stamped in emqlite files ("EMQL"). */
 #define EMQ_APPLICATION_ID 0x454D514C
 /** The schema version this build writes (PRAGMA user_version). */
@@ -107,8 +111,6 @@ void emq_store_set_now(emq_store *st, int64_t now_ms);
 int emq_store_commit(emq_store *st);
 /** Roll back (a no-op outside a transaction). */
 void emq_store_rollback(emq_store *st);
-/** 1 while a transaction is open. */
-int emq_store_in_tx(const emq_store *st);
 /** RESTART checkpoint (takes the write lock; never races a commit). */
 int emq_store_checkpoint(emq_store *st);
 
@@ -278,15 +280,15 @@ int emq_list_rotate(emq_store *st, const void *key, size_t klen, emq_buf *out);
 
 /* ---------------------------------------------------------------- sets */
 
-int emq_set_add(emq_store *st, const void *key, size_t klen, const void *m,
+int emq_sset_add(emq_store *st, const void *key, size_t klen, const void *m,
                 size_t mlen, int *added);
-int emq_set_rem(emq_store *st, const void *key, size_t klen, const void *m,
+int emq_sset_rem(emq_store *st, const void *key, size_t klen, const void *m,
                 size_t mlen, int *removed);
-int emq_set_ismember(emq_store *st, const void *key, size_t klen,
+int emq_sset_ismember(emq_store *st, const void *key, size_t klen,
                      const void *m, size_t mlen, int *is);
 /** SMEMBERS in memcmp order. */
-int emq_set_members(emq_store *st, const void *key, size_t klen,
+int emq_sset_members(emq_store *st, const void *key, size_t klen,
                     emq_value_cb cb, void *ctx);
-int emq_set_card(emq_store *st, const void *key, size_t klen, int64_t *n);
+int emq_sset_card(emq_store *st, const void *key, size_t klen, int64_t *n);
 
 #endif /* EMQ_STORE_H */

@@ -97,11 +97,11 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
 /** The writer gate (gate.c): open beside `path`, close, enter shared for a
  *  write transaction, leave, and try to take it exclusive (1 = taken; leave
  *  releases it) for a checkpoint. */
-int emq_gate_open(emq_store *st, const char *path);
-void emq_gate_close(emq_store *st);
-int emq_gate_enter(emq_store *st);
-void emq_gate_leave(emq_store *st);
-int emq_gate_try_exclusive(emq_store *st);
+int emq_wgate_open(emq_store *st, const char *path);
+void emq_wgate_close(emq_store *st);
+int emq_wgate_enter(emq_store *st);
+void emq_wgate_leave(emq_store *st);
+int emq_wgate_try_exclusive(emq_store *st);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);
@@ -112,7 +112,5 @@ int emq_kid_count(emq_store *st, int id, int64_t kid, int64_t *n);
 /** Bind helpers. */
 int emq_bind_blob(sqlite3_stmt *s, int i, const void *p, size_t n);
 
-#define EMQ_WRONGTYPE_MSG \
-    "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 #endif /* EMQ_STORE_INT_H */

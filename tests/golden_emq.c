@@ -265,7 +265,7 @@ static int raw_body(emq_store *st, int64_t now, const emq_json *cmd,
     } else if (strcasecmp(name, "SADD") == 0 && n >= 3) {
         for (k = 2; k < n && rc >= 0; k++) {
             int added = 0;
-            rc = emq_set_add(st, KEY, it[k]->s, it[k]->len, &added);
+            rc = emq_sset_add(st, KEY, it[k]->s, it[k]->len, &added);
             total += added;
         }
     } else {
@@ -274,8 +274,8 @@ static int raw_body(emq_store *st, int64_t now, const emq_json *cmd,
     }
 #undef KEY
     if (rc == EMQ_EWRONGTYPE) {
-        *reply = emq_golden_error_reply(EMQ_MSG_WRONGTYPE,
-                                        strlen(EMQ_MSG_WRONGTYPE));
+        *reply = emq_golden_error_reply(EMQ_WRONGTYPE_MSG,
+                                        strlen(EMQ_WRONGTYPE_MSG));
         return 0;
     }
     if (rc < 0) {
@@ -727,7 +727,7 @@ static int read_key(emq_store *st, const keyname *k, emq_json **out,
         *tname = "set";
         fl.v = emq_json_new_array();
         if (fl.v)
-            rc = emq_set_members(st, k->p, k->n, fill_value, &fl);
+            rc = emq_sset_members(st, k->p, k->n, fill_value, &fl);
         break;
     default:
         say(err, "key %s has an unknown store type", (const char *)k->p);

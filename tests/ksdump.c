@@ -170,7 +170,7 @@ static int key_cb(void *ctx, const unsigned char *key, size_t klen, int type)
         rc = emq_list_range(c->st, name.p, name.len, 0, -1, el_cb, c->out);
         break;
     case EMQ_T_SET:
-        rc = emq_set_members(c->st, name.p, name.len, el_cb, c->out);
+        rc = emq_sset_members(c->st, name.p, name.len, el_cb, c->out);
         break;
     default:
         break;

@@ -54,8 +54,8 @@ static int raw(emq_db *db, emq_store *st, int64_t now, void *ctx)
     }
     TRY(emq_list_push(st, K("emq:{mail}:wake"), 0, "1", 1, &len));
     TRY(emq_list_push(st, K("emq:{mail}:ring"), 1, "PRT00000000001", 14, &len));
-    TRY(emq_set_add(st, K("emq:{mail}:paused"), "PRT00000000002", 14, NULL));
-    TRY(emq_set_add(st, K("emq:{mail}:paused"), "PRT00000000001", 14, NULL));
+    TRY(emq_sset_add(st, K("emq:{mail}:paused"), "PRT00000000002", 14, NULL));
+    TRY(emq_sset_add(st, K("emq:{mail}:paused"), "PRT00000000001", 14, NULL));
     TRY(emq_str_set(st, K("emq:{mail}:job:JOB00000000007:lock"), "1", 1,
                     now + 3600 * 1000, 0, NULL));
     TRY(emq_str_set(st, K("emq:{mail}:de:order-17"), "JOB00000000007", 14, -1,

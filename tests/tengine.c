@@ -168,7 +168,7 @@ void tk_sadd(emq_db *db, const char *key, const char *m)
 {
     emq_store *st = wr(db);
     int added;
-    ck_assert_int_eq(emq_set_add(st, key, strlen(key), m, strlen(m), &added),
+    ck_assert_int_eq(emq_sset_add(st, key, strlen(key), m, strlen(m), &added),
                      EMQ_OK);
     ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
 }

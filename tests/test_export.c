@@ -105,9 +105,9 @@ static int raw_writes(emq_db *db, emq_store *st, int64_t now, void *ctx)
                      EMQ_OK);
     ck_assert_int_eq(emq_list_push(st, K("emq:{mail}:ring"), 1,
                                    "PRT00000000001", 14, &len), EMQ_OK);
-    ck_assert_int_eq(emq_set_add(st, K("emq:{mail}:paused"), "PRT00000000002",
+    ck_assert_int_eq(emq_sset_add(st, K("emq:{mail}:paused"), "PRT00000000002",
                                  14, NULL), EMQ_OK);
-    ck_assert_int_eq(emq_set_add(st, K("emq:{mail}:paused"), "PRT00000000001",
+    ck_assert_int_eq(emq_sset_add(st, K("emq:{mail}:paused"), "PRT00000000001",
                                  14, NULL), EMQ_OK);
     /* A lock key with a TTL and a row field with a field TTL. */
     ck_assert_int_eq(emq_str_set(st, K("emq:{mail}:job:JOB000000000g7:lock"),
@@ -504,8 +504,8 @@ static int small_keyspace(emq_db *db, emq_store *st, int64_t now, void *ctx)
                      EMQ_OK);
     ck_assert_int_eq(emq_list_push(st, K("emq:{q}:wake"), 1, "2", 1, &len),
                      EMQ_OK);
-    ck_assert_int_eq(emq_set_add(st, K("emq:{q}:paused"), "y", 1, NULL), EMQ_OK);
-    ck_assert_int_eq(emq_set_add(st, K("emq:{q}:paused"), "x", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_sset_add(st, K("emq:{q}:paused"), "y", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_sset_add(st, K("emq:{q}:paused"), "x", 1, NULL), EMQ_OK);
     ck_assert_int_eq(emq_str_set(st, K("emq:{q}:limiter"), "9", 1, now + 100,
                                  0, NULL), EMQ_OK);
 #undef K

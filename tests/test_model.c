@@ -120,10 +120,10 @@ static void raw_set_member(world *w, const char *k, const char *v, int add)
     int x;
     raw_begin(w);
     if (add)
-        ck_assert_int_eq(emq_set_add(emq_db_store(w->db), k, strlen(k), v,
+        ck_assert_int_eq(emq_sset_add(emq_db_store(w->db), k, strlen(k), v,
                                      strlen(v), &x), EMQ_OK);
     else
-        ck_assert_int_eq(emq_set_rem(emq_db_store(w->db), k, strlen(k), v,
+        ck_assert_int_eq(emq_sset_rem(emq_db_store(w->db), k, strlen(k), v,
                                      strlen(v), &x), EMQ_OK);
     raw_end(w);
     if (add) model_sadd(w->m, k, strlen(k), v, strlen(v));

@@ -575,24 +575,24 @@ END_TEST
 START_TEST(set_add_rem_members_in_byte_order)
 {
     int ch, is;
-    ck_assert_int_eq(emq_set_add(st, K("s"), "b", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(emq_sset_add(st, K("s"), "b", 1, &ch), EMQ_OK);
     ck_assert_int_eq(ch, 1);
-    ck_assert_int_eq(emq_set_add(st, K("s"), "b", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(emq_sset_add(st, K("s"), "b", 1, &ch), EMQ_OK);
     ck_assert_int_eq(ch, 0);
-    ck_assert_int_eq(emq_set_add(st, K("s"), "a", 1, &ch), EMQ_OK);
-    ck_assert_int_eq(emq_set_ismember(st, K("s"), "a", 1, &is), EMQ_OK);
+    ck_assert_int_eq(emq_sset_add(st, K("s"), "a", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(emq_sset_ismember(st, K("s"), "a", 1, &is), EMQ_OK);
     ck_assert_int_eq(is, 1);
-    ck_assert_int_eq(emq_set_ismember(st, K("s"), "z", 1, &is), EMQ_OK);
+    ck_assert_int_eq(emq_sset_ismember(st, K("s"), "z", 1, &is), EMQ_OK);
     ck_assert_int_eq(is, 0);
     struct vals c = {0};
-    ck_assert_int_eq(emq_set_members(st, K("s"), collect_val, &c), EMQ_OK);
+    ck_assert_int_eq(emq_sset_members(st, K("s"), collect_val, &c), EMQ_OK);
     ck_assert_int_eq(c.n, 2);
     ck_assert_str_eq(c.v[0], "a");
     int64_t n;
-    ck_assert_int_eq(emq_set_card(st, K("s"), &n), EMQ_OK);
+    ck_assert_int_eq(emq_sset_card(st, K("s"), &n), EMQ_OK);
     ck_assert_int_eq(n, 2);
-    ck_assert_int_eq(emq_set_rem(st, K("s"), "a", 1, &ch), EMQ_OK);
-    ck_assert_int_eq(emq_set_rem(st, K("s"), "b", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(emq_sset_rem(st, K("s"), "a", 1, &ch), EMQ_OK);
+    ck_assert_int_eq(emq_sset_rem(st, K("s"), "b", 1, &ch), EMQ_OK);
     ck_assert_int_eq(type_of(K("s")), EMQ_T_NONE);
 }
 END_TEST
@@ -622,8 +622,8 @@ START_TEST(emptied_aggregates_are_absent_to_every_command)
     ck_assert_int_eq(emq_list_push(st, K("l"), 1, "v", 1, NULL), EMQ_OK);
     ck_assert_int_eq(emq_list_pop(st, K("l"), 0, &b), EMQ_OK);
     ck_assert_int_eq(emq_list_pop(st, K("l"), 0, &b), EMQ_NOTFOUND);
-    ck_assert_int_eq(emq_set_add(st, K("s"), "v", 1, NULL), EMQ_OK);
-    ck_assert_int_eq(emq_set_rem(st, K("s"), "v", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(emq_sset_add(st, K("s"), "v", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_sset_rem(st, K("s"), "v", 1, &rm), EMQ_OK);
     ck_assert_int_eq(type_of(K("z")), EMQ_T_NONE);
     ck_assert_int_eq(type_of(K("l")), EMQ_T_NONE);
     ck_assert_int_eq(type_of(K("s")), EMQ_T_NONE);
@@ -641,7 +641,7 @@ START_TEST(emptied_aggregates_are_absent_to_every_command)
     ck_assert_int_eq(created, 1);
     ck_assert_int_eq(type_of(K("s")), EMQ_T_HASH);
     int64_t n;
-    ck_assert_int_eq(emq_set_card(st, K("s"), &n), EMQ_EWRONGTYPE);
+    ck_assert_int_eq(emq_sset_card(st, K("s"), &n), EMQ_EWRONGTYPE);
     /* Refilling an emptied set works and shows the new members only. */
     ck_assert_int_eq(emq_zset_add(st, K("z2"), "a", 1, 0, NULL), EMQ_OK);
     ck_assert_int_eq(emq_zset_popmin(st, K("z2"), &b, NULL), EMQ_OK);
@@ -666,7 +666,7 @@ START_TEST(wrongtype_on_every_family)
                      "kind of value");
     ck_assert_int_eq(emq_list_push(st, K("z"), 1, "v", 1, NULL),
                      EMQ_EWRONGTYPE);
-    ck_assert_int_eq(emq_set_add(st, K("z"), "v", 1, NULL), EMQ_EWRONGTYPE);
+    ck_assert_int_eq(emq_sset_add(st, K("z"), "v", 1, NULL), EMQ_EWRONGTYPE);
     ck_assert_int_eq(emq_str_get(st, K("z"), &b), EMQ_EWRONGTYPE);
     ck_assert_int_eq(emq_str_incrby(st, K("z"), 1, &n), EMQ_EWRONGTYPE);
     emq_bytes fv[] = {{"f", 1}, {"v", 1}};
@@ -853,7 +853,7 @@ START_TEST(persistence_across_close_and_reopen)
     ck_assert_int_eq(emq_hash_set(s, K("h"), fv, 1, NULL), EMQ_OK);
     ck_assert_int_eq(emq_zset_add(s, K("z"), "m", 1, -3, NULL), EMQ_OK);
     ck_assert_int_eq(emq_list_push(s, K("l"), 1, "v", 1, NULL), EMQ_OK);
-    ck_assert_int_eq(emq_set_add(s, K("s"), "v", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_sset_add(s, K("s"), "v", 1, NULL), EMQ_OK);
     ck_assert_int_eq(emq_store_commit(s), EMQ_OK);
     emq_store_close(s);
 
@@ -870,7 +870,7 @@ START_TEST(persistence_across_close_and_reopen)
     int64_t n;
     ck_assert_int_eq(emq_list_len(s, K("l"), &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
-    ck_assert_int_eq(emq_set_card(s, K("s"), &n), EMQ_OK);
+    ck_assert_int_eq(emq_sset_card(s, K("s"), &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
     /* The pragmas we promise are in force. */
     sqlite3_stmt *q;
