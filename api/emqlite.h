@@ -74,7 +74,12 @@ const char *emq_sqlite_version(void);
 #define EMQ_SCHEDULED  3  /**< enqueue_at/in admitted; retry rescheduled     */
 #define EMQ_DEAD       4  /**< retry: the job reached its cap, dead-lettered */
 #define EMQ_EMPTY      5  /**< claim: nothing to claim (or queue paused)     */
-#define EMQ_GONE       6  /**< complete / extend: the job row does not exist */
+#define EMQ_GONE       6  /**< the job row (or the record) does not exist   */
+#define EMQ_MORE       7  /**< obliterate: the budget ran out, call again    */
+#define EMQ_NOOP       8  /**< reassign: the job is already in that lane     */
+#define EMQ_NOTPENDING 9  /**< reassign: the job is not waiting in its lane  */
+#define EMQ_EXISTS    10  /**< repeat register: the registration exists      */
+#define EMQ_ABSENT    11  /**< cancel / advance / a cache read: nothing there */
 
 /* Failures (< 0), one reserved range. */
 #define EMQ_EKIND      (-30001) /**< wire EMQKIND: id is not JOB-namespaced       */
@@ -101,6 +106,18 @@ const char *emq_sqlite_version(void);
 #define EMQ_EINTERNAL  (-30019) /**< an unexpected SQLite error; see emq_errmsg   */
 #define EMQ_EEMPTY     (-30020) /**< host gate: empty batch (empty_pipeline)      */
 #define EMQ_ENOTSUP    (-30021) /**< the feature was not built in                 */
+#define EMQ_ELOCKED    (-30022) /**< wire EMQLOCK: the job is locked              */
+#define EMQ_ENOTPAUSED (-30023) /**< wire EMQSTATE not paused (obliterate)        */
+#define EMQ_EACTIVE    (-30024) /**< wire EMQSTATE active jobs present            */
+#define EMQ_ENOTDEAD   (-30025) /**< wire EMQSTATE not dead (reprocess)           */
+#define EMQ_ERATE      (-30026) /**< wire EMQRATE: at the concurrency ceiling     */
+#define EMQ_EREFUSED   (-30027) /**< a host refusal of PROTOCOL.md Appendix A.3
+                                     (unknown_state(name), flow_too_deep(8),
+                                     flow_cycle(id), ...): emq_errmsg() holds
+                                     its exact text; nothing was touched    */
+#define EMQ_ENONMONO   (-30028) /**< stream append: the id is not above the top */
+#define EMQ_EENGINE    (-30029) /**< another engine error reply (ERR ...,
+                                     BUSYGROUP, NOGROUP), verbatim          */
 
 /** A static English description of a result code. Never NULL. */
 const char *emq_strerror(int rc);
@@ -423,6 +440,117 @@ void emq_queues_free(char **queues, size_t n);
 
 /** Free memory the library returned (not a job: see emq_job_clear). */
 void emq_free(void *p);
+
+/* ------------------------------------------------------- the verb registry */
+
+/*
+ * Every transition and read of the protocol is one row of emqlite's verb
+ * registry, callable by its wire name with byte-string arguments through
+ * emq_call(), which answers the wire-shaped reply the EchoMQ scripts answer
+ * inside Valkey. The typed calls of this header are thin wrappers over the
+ * same rows. Tools (the CLI's `emqlite call`, bindings, test harnesses)
+ * iterate the registry with emq_verb_count() / emq_verb_at().
+ */
+
+/** Reply types (RESP-shaped; a map is RESP3's: key, value, key, value). */
+enum emq_reply_type {
+    EMQ_REPLY_NIL = 0,  /**< nil (an absent value)                         */
+    EMQ_REPLY_INT,      /**< `integer`                                     */
+    EMQ_REPLY_BULK,     /**< `str`, `len` (binary-safe, NUL-terminated)    */
+    EMQ_REPLY_STATUS,   /**< `str` (a simple string such as "OK")          */
+    EMQ_REPLY_ARRAY,    /**< `elem[0 .. n)`                                */
+    EMQ_REPLY_MAP,      /**< `elem[0 .. n)`, n even: key, value, ...       */
+    EMQ_REPLY_BOOL,     /**< `integer` 0 or 1                              */
+    EMQ_REPLY_ERROR,    /**< `str`: the exact wire error string            */
+    EMQ_REPLY_REFUSED   /**< `str`: a host refusal (Appendix A.3), exact   */
+};
+
+/** A reply. Initialise to all zeroes ({0}); release with
+ *  emq_reply_clear(). Everything it points to is owned by it. */
+typedef struct emq_reply {
+    int type;                /**< enum emq_reply_type                      */
+    int64_t integer;
+    char *str;
+    size_t len;
+    struct emq_reply *elem;
+    size_t n;
+    size_t cap;              /**< private: room in elem                    */
+} emq_reply;
+
+/** Free what `r` holds and zero it (safe on a zeroed reply). */
+void emq_reply_clear(emq_reply *r);
+
+/** Argument kinds: the gate each argument passes before any store access. */
+enum emq_arg_kind {
+    EMQ_ARG_QUEUE = 1, /**< a queue name (GATE-Q)                            */
+    EMQ_ARG_ID,        /**< a branded id (GATE-ID)                           */
+    EMQ_ARG_GROUP,     /**< a lane's group id (GATE-G)                       */
+    EMQ_ARG_BYTES,     /**< any bytes up to the handle's max_payload         */
+    EMQ_ARG_INT,       /**< a decimal int64                                  */
+    EMQ_ARG_POS,       /**< a decimal int64 > 0                              */
+    EMQ_ARG_NNEG,      /**< a decimal int64 >= 0                             */
+    EMQ_ARG_BOOL,      /**< 1, 0, true or false                              */
+    EMQ_ARG_WORD,      /**< one of the words in `words` ("in|at")            */
+    EMQ_ARG_DID,       /**< a dedup id, [A-Za-z0-9._-]{1,255}                */
+    EMQ_ARG_NAME       /**< a stream or repeat name: 1..255 bytes, no NUL
+                            and no ':'                                     */
+};
+#define EMQ_ARGF_OPT  1 /**< may be absent (a NULL argument)                 */
+#define EMQ_ARGF_REST 2 /**< this and the later specs repeat to the end      */
+#define EMQ_ARGF_MIN1 4 /**< the repeated tail holds at least one group
+                             (else EMQ_EEMPTY, empty_pipeline)              */
+
+/** One argument of a verb. */
+typedef struct emq_arg_info {
+    const char *name;   /**< as PROTOCOL.md §6 names it ("lease_ms")       */
+    int kind;           /**< enum emq_arg_kind                             */
+    int flags;          /**< EMQ_ARGF_*                                    */
+    const char *words;  /**< EMQ_ARG_WORD: the allowed words, '|'-separated */
+} emq_arg_info;
+
+/** How a verb runs. */
+enum emq_verb_kind {
+    EMQ_VERB_WRITE = 1, /**< one write transaction                          */
+    EMQ_VERB_READ,      /**< one read transaction                           */
+    EMQ_VERB_PROC,      /**< a procedure of several transactions ([multi-tx]) */
+    EMQ_VERB_HOST       /**< host-side only, no store access                */
+};
+
+/** A row of the registry, as tools see it. The library owns it; new
+ *  members are only ever appended, so read the ones your header has. */
+typedef struct emq_verb_info {
+    int id;                    /**< stable number (append-only)            */
+    const char *name;          /**< the wire name ("enqueue")              */
+    int tier;                  /**< PROTOCOL.md tier 1..5; 0 beyond the wire */
+    int kind;                  /**< enum emq_verb_kind                     */
+    const emq_arg_info *args;  /**< nargs specs                            */
+    size_t nargs;
+    int reply;                 /**< enum emq_reply_type of a success reply */
+    const char *keys;          /**< the declared keys, in order (§6.6)     */
+    const char *summary;       /**< one line                               */
+} emq_verb_info;
+
+/** The number of registered verbs. */
+size_t emq_verb_count(void);
+/** Row `i` (0 .. count-1) in registry order, or NULL. */
+const emq_verb_info *emq_verb_at(size_t i);
+/** The row named `name`, or NULL. */
+const emq_verb_info *emq_verb_find(const char *name);
+
+/**
+ * Run the verb named `verb` with `argc` byte-string arguments
+ * (`argv[i]`, `argvlen[i]` bytes; `argvlen` may be NULL for NUL-terminated
+ * strings; a NULL `argv[i]` is an absent optional argument). Arguments are
+ * gated by the row's specs (EMQ_EQUEUE, EMQ_EID, EMQ_EINVAL, EMQ_ETOOBIG
+ * with a message naming the argument; an unknown verb is EMQ_EINVAL).
+ * `reply` (may be NULL) receives the wire reply: on success the value the
+ * verb answers, on a wire error an EMQ_REPLY_ERROR with the exact text, on
+ * a host refusal an EMQ_REPLY_REFUSED; clear it with emq_reply_clear().
+ * Returns the same result code the typed call returns.
+ */
+int emq_call(emq_db *db, const char *verb, size_t argc,
+             const char *const *argv, const size_t *argvlen,
+             emq_reply *reply);
 
 /* ------------------------------------------------------ export and import */
 

@@ -9,26 +9,30 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "db.h"
+#include "verb.h"
+#include "jobs.h"
 
-typedef struct claim_ctx {
-    const char *q;
-    int64_t lease;
-    emq_job *job;
-} claim_ctx;
-
-static int claim_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+/*
+ * T1.4 claim(q, lease_ms > 0)
+ * Keys: B.meta (paused gate), B.pending, B.active, J(popped).
+ * Replies: [id, payload (nil if absent), attempts] (EMQ_OK) · [] (EMQ_EMPTY:
+ * nothing pending, or B.meta has field `paused`, any value).
+ * Clock: NOW (lease = NOW + lease_ms).
+ */
+int emq_v_claim(emq_vctx *c)
 {
-    claim_ctx *c = ctx;
+    emq_store *st = c->st;
+    const char *q = c->a[0].s;
     char mk[EMQ_KEY_MAX], pk[EMQ_KEY_MAX], ak[EMQ_KEY_MAX];
-    size_t mkl = emq_key_q(mk, c->q, "meta");
-    size_t pkl = emq_key_q(pk, c->q, "pending");
-    size_t akl = emq_key_q(ak, c->q, "active");
+    size_t mkl = emq_key_q(mk, q, "meta");
+    size_t pkl = emq_key_q(pk, q, "pending");
+    size_t akl = emq_key_q(ak, q, "active");
     emq_buf m = {0}, jk = {0}, pay = {0};
+    emq_reply *e;
     double s;
-    int64_t att;
     int paused, rc;
 
+    if ((rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, 0)) < 0) goto done;
     if ((rc = emq_hash_exists(st, mk, mkl, "paused", 6, &paused)) < 0)
         goto done;
     if (paused) { rc = EMQ_EMPTY; goto done; }
@@ -36,11 +40,11 @@ static int claim_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
     if (rc < 0) goto done;
     if (rc == EMQ_NOTFOUND) { rc = EMQ_EMPTY; goto done; }
     if (m.len != EMQ_ID_LEN) {
-        rc = emq_db_fail(db, EMQ_ECORRUPT, "the pending set holds a member "
-                         "that is not a 14-byte id");
+        rc = emq_db_fail(c->db, EMQ_ECORRUPT, "the pending set holds a "
+                         "member that is not a 14-byte id");
         goto done;
     }
-    if ((rc = emq_jkey(&jk, c->q, m.p, m.len)) < 0) goto done;
+    if ((rc = emq_jkey(&jk, q, m.p, m.len)) < 0) goto done;
     /* Steps 3 and 4 and the payload read of step 6, as one row access:
      * HINCRBY attempts 1, HSET state active, HGET payload. */
     emq_hop ops[3] = {
@@ -49,26 +53,14 @@ static int claim_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
         {.op = EMQ_HOP_GET, .f = {"payload", 7}, .out = &pay},
     };
     if ((rc = emq_hash_apply(st, jk.p, jk.len, ops, 3, NULL)) < 0) goto done;
-    att = ops[0].result;
-    rc = emq_zset_add(st, ak, akl, m.p, m.len, emq_score_add(now, c->lease),
-                      NULL);
+    rc = emq_zset_add(st, ak, akl, m.p, m.len, emq_score_add(c->now,
+                      c->a[1].i), NULL);
     if (rc < 0) goto done;
-    rc = ops[2].found ? EMQ_OK : EMQ_NOTFOUND;
-
-    memset(c->job, 0, sizeof *c->job);
-    memcpy(c->job->id, m.p, EMQ_ID_LEN);
-    c->job->id[EMQ_ID_LEN] = 0;
-    c->job->attempts = att;
-    if (rc == EMQ_OK) {
-        if (pay.p == NULL && (pay.p = emq_mem_calloc(1, 1)) == NULL) {
-            rc = EMQ_ENOMEM;
-            goto done;
-        }
-        c->job->payload = pay.p;
-        c->job->payload_len = pay.len;
-        pay.p = NULL;
-    }
-    rc = EMQ_OK;
+    if ((rc = emq_reply_push_bulk(c->r, m.p, m.len)) < 0) goto done;
+    if ((e = emq_reply_push(c->r)) == NULL) { rc = EMQ_ENOMEM; goto done; }
+    if (ops[2].found && (rc = emq_reply_bulk(e, pay.p, pay.len)) < 0)
+        goto done;
+    rc = emq_reply_push_int(c->r, ops[0].result);
 done:
     emq_buf_free(&m);
     emq_buf_free(&jk);
@@ -76,25 +68,39 @@ done:
     return rc;
 }
 
-/*
- * T1.4 claim(q, lease_ms > 0)
- * Keys: B.meta (paused gate), B.pending, B.active, J(popped).
- * Replies: [id, payload (nil if absent), attempts] → EMQ_OK with *job filled
- * (payload NULL for nil) · empty array → EMQ_EMPTY (nothing pending, or
- * B.meta has field `paused`, any value). Clock: NOW (lease = NOW + lease_ms).
- */
+int emq_job_from_reply(emq_job *job, emq_reply *t)
+{
+    memset(job, 0, sizeof *job);
+    if (t->type != EMQ_REPLY_ARRAY || t->n < 3 ||
+        t->elem[0].len != EMQ_ID_LEN)
+        return EMQ_ECORRUPT;
+    memcpy(job->id, t->elem[0].str, EMQ_ID_LEN);
+    job->id[EMQ_ID_LEN] = 0;
+    job->attempts = t->elem[2].integer;
+    if (t->elem[1].type == EMQ_REPLY_BULK) {
+        /* The reply's string moves into the job (both are emq_mem). */
+        job->payload = (unsigned char *)t->elem[1].str;
+        job->payload_len = t->elem[1].len;
+        t->elem[1].str = NULL;
+        t->elem[1].type = EMQ_REPLY_NIL;
+    }
+    return EMQ_OK;
+}
+
 int emq_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job)
 {
-    claim_ctx c = {q, lease_ms, job};
+    char num[24];
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lease_ms, num)};
+    emq_reply r = {0};
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if (job == NULL)
+    if (job == NULL) {
+        if ((rc = emq_gate_q(db, q)) < 0) return rc;
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL job");
+    }
     memset(job, 0, sizeof *job);
-    if (lease_ms <= 0)
-        return emq_db_wire(db, EMQ_EINVAL, "bad argument: lease_ms <= 0");
-    rc = emq_db_run(db, 1, claim_body, &c);
-    if (rc != EMQ_OK) emq_job_clear(job);
+    rc = emq_verb_exec(db, EMQ_V_CLAIM, a, 2, &r, NULL);
+    if (rc == EMQ_OK) rc = emq_job_from_reply(job, &r);
+    emq_reply_clear(&r);
     return rc;
 }

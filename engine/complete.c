@@ -9,6 +9,7 @@
  */
 #include <string.h>
 #include "jobs.h"
+#include "verb.h"
 #include "groups.h"
 #include "link.h"
 
@@ -85,41 +86,55 @@ static int fan_in(emq_store *st, const char *q, const emq_link *l,
     return emq_hash_set(st, k, kl, fv, 1, &added);
 }
 
-static int complete_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+/*
+ * T1.5 complete(q, id, token, result = none) — result absent: the job's
+ * own id.
+ * Keys: B.active, J(id), lane family (group rows), B.pending,
+ * B.metrics:completed; with a flow link: J(p).dependencies, J(p).processed,
+ * J(p), or B.flow:outbox (cross-queue parent).
+ * Replies: 1 ok (EMQ_OK) · 0 gone (EMQ_GONE: no row, or no attempts field) ·
+ * "EMQSTALE complete token mismatch" (EMQ_ESTALE). Clock: none.
+ */
+int emq_v_complete(emq_vctx *c)
 {
-    cmp_ctx *c = ctx;
+    emq_store *st = c->st;
+    const char *q = c->a[0].s, *id = c->a[1].s;
+    const void *r = c->a[3].present ? c->a[3].s : id;
+    size_t rlen = c->a[3].present ? c->a[3].n : EMQ_ID_LEN;
     char jk[EMQ_KEY_MAX], k[EMQ_KEY_MAX];
-    size_t jkl = emq_key_job(jk, c->q, c->id), kl;
+    size_t jkl = emq_key_job(jk, q, id), kl;
     emq_link l;
     emq_buf att = {0}, e = {0};
     int64_t n;
     int was, deleted, rc;
-    (void)now;
 
     memset(&l, 0, sizeof l);
-    if ((rc = emq_job_link(db, st, c->q, c->id, &l)) < 0) goto done;
+    if ((rc = emq_job_link(c->db, st, q, id, &l)) < 0) goto done;
     rc = emq_hash_get(st, jk, jkl, "attempts", 8, &att);
     if (rc < 0) goto done;
-    if (rc == EMQ_NOTFOUND) { rc = EMQ_GONE; goto done; }
-    if (!emq_token_eq(&att, c->token)) {
-        rc = emq_db_wire(db, EMQ_ESTALE, EMQ_MSG_STALE_CMP);
+    if (rc == EMQ_NOTFOUND) {
+        emq_reply_int(c->r, 0);
+        rc = EMQ_GONE;
         goto done;
     }
-    if ((rc = emq_job_release(st, c->q, c->id, &was)) < 0) goto done;
+    if (!emq_token_eq(&att, c->a[2].i)) {
+        rc = emq_db_wire(c->db, EMQ_ESTALE, EMQ_MSG_STALE_CMP);
+        goto done;
+    }
+    if ((rc = emq_job_release(st, q, id, &was)) < 0) goto done;
     if (l.kind == EMQ_LINK_CROSS && was) {
         rc = emq_outbox_complete(&e, l.pqueue.p, l.pqueue.len, l.parent.p,
-                                 l.parent.len, c->id, EMQ_ID_LEN, c->r,
-                                 c->rlen);
+                                 l.parent.len, id, EMQ_ID_LEN, r, rlen);
         if (rc < 0) goto done;
-        kl = emq_key_q(k, c->q, "flow:outbox");
+        kl = emq_key_q(k, q, "flow:outbox");
         if ((rc = emq_list_push(st, k, kl, 1, e.p, e.len, &n)) < 0) goto done;
     } else if (l.kind == EMQ_LINK_SAME && was) {
-        rc = fan_in(st, c->q, &l, c->id, c->r, c->rlen);
-        if (rc < 0) goto done;
+        if ((rc = fan_in(st, q, &l, id, r, rlen)) < 0) goto done;
     }
     if ((rc = emq_key_del(st, jk, jkl, &deleted)) < 0) goto done;
-    kl = emq_key_q(k, c->q, "metrics:completed");
+    kl = emq_key_q(k, q, "metrics:completed");
     if ((rc = emq_hash_incrby(st, k, kl, "count", 5, 1, &n)) < 0) goto done;
+    emq_reply_int(c->r, 1);
     rc = EMQ_OK;
 done:
     emq_link_free(&l);
@@ -131,34 +146,17 @@ done:
 int emq_complete_r(emq_db *db, const char *q, const char *id, int64_t token,
                    const void *r, size_t rlen)
 {
-    cmp_ctx c = {q, id, token, r, rlen};
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0) return rc;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if ((rc = emq_gate_id(db, id)) < 0) return rc;
-    if (r == NULL && rlen == 0) {
-        c.r = id;
-        c.rlen = EMQ_ID_LEN;
-    } else if ((rc = emq_gate_bytes(db, r, rlen)) < 0) {
-        return rc;
-    }
-    return emq_db_run(db, 1, complete_body, &c);
+    char num[24];
+    emq_varg a[4] = {emq_varg_str(q), emq_varg_str(id),
+                     emq_varg_int(token, num), emq_varg_bytes(r, rlen)};
+    return emq_verb_exec(db, EMQ_V_COMPLETE, a, 4, NULL, NULL);
 }
 
-/*
- * T1.5 complete(q, id, token) — result = the job's own id.
- * Keys: B.active, J(id), lane family (group rows), B.pending,
- * B.metrics:completed; with a flow link: J(p).dependencies, J(p).processed,
- * J(p), or B.flow:outbox (cross-queue parent).
- * Replies: 1 ok (EMQ_OK) · 0 gone (EMQ_GONE: no row, or no attempts field) ·
- * "EMQSTALE complete token mismatch" (EMQ_ESTALE). Clock: none.
- */
 int emq_complete(emq_db *db, const char *q, const char *id, int64_t token)
 {
     return emq_complete_r(db, q, id, token, NULL, 0);
 }
 
-/* T1.5 with the caller's result (the protocol's `result` argument). */
 int emq_complete_result(emq_db *db, const char *q, const char *id,
                         int64_t token, const void *result, size_t len)
 {

@@ -112,6 +112,8 @@ int emq_node_reserve_write(int fd, int node, uint64_t cell);
 int emq_gate_q(emq_db *db, const char *q);
 /** GATE-ID: EMQ_OK, or EMQ_EID ("job_key requires a valid branded id"). */
 int emq_gate_id(emq_db *db, const char *id);
+/** GATE-G: EMQ_OK, or EMQ_EID ("a lane is named by a valid branded id"). */
+int emq_gate_g(emq_db *db, const char *g);
 /** Bytes gate: NULL with len > 0 is EMQ_EINVAL; len > max_payload is
  *  EMQ_ETOOBIG. */
 int emq_gate_bytes(emq_db *db, const void *p, size_t len);

@@ -6,7 +6,7 @@
  * three-field row and the set entry; a duplicate changes nothing.
  */
 #include <string.h>
-#include "db.h"
+#include "verb.h"
 
 enum { ADMIT_PENDING, ADMIT_AT, ADMIT_IN };
 
@@ -59,23 +59,15 @@ static int admit_one(emq_store *st, int64_t now, const admit *a)
     return a->mode == ADMIT_PENDING ? EMQ_ENQUEUED : EMQ_SCHEDULED;
 }
 
-static int admit_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+/* A single admission's reply: 1 (enqueued or scheduled), 0 (duplicate). */
+static int admit_verb(emq_vctx *c, int mode)
 {
-    int rc = admit_one(st, now, ctx);
-    if (rc == EMQ_EKIND) return emq_db_wire(db, rc, EMQ_MSG_KIND);
+    admit a = {c->a[0].s, c->a[1].s, c->a[2].s, c->a[2].n, mode,
+               mode == ADMIT_PENDING ? 0 : c->a[3].i};
+    int rc = admit_one(c->st, c->now, &a);
+    if (rc == EMQ_EKIND) return emq_db_wire(c->db, rc, EMQ_MSG_KIND);
+    if (rc >= 0) emq_reply_int(c->r, rc == EMQ_DUPLICATE ? 0 : 1);
     return rc;
-}
-
-static int admit_verb(emq_db *db, admit *a)
-{
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0) return rc;
-    if ((rc = emq_gate_q(db, a->q)) < 0) return rc;
-    if ((rc = emq_gate_id(db, a->id)) < 0) return rc;
-    if ((rc = emq_gate_bytes(db, a->p, a->len)) < 0) return rc;
-    if (a->mode == ADMIT_IN && a->v < 0)
-        return emq_db_wire(db, EMQ_EINVAL, "bad argument: delay_ms < 0");
-    return emq_db_run(db, 1, admit_body, a);
 }
 
 /*
@@ -84,11 +76,9 @@ static int admit_verb(emq_db *db, admit *a)
  * (EMQ_DUPLICATE) · "EMQKIND job id must be JOB-namespaced" (EMQ_EKIND).
  * Clock: none.
  */
-int emq_enqueue(emq_db *db, const char *q, const char *id,
-                const void *payload, size_t len)
+int emq_v_enqueue(emq_vctx *c)
 {
-    admit a = {q, id, payload, len, ADMIT_PENDING, 0};
-    return admit_verb(db, &a);
+    return admit_verb(c, ADMIT_PENDING);
 }
 
 /*
@@ -97,69 +87,104 @@ int emq_enqueue(emq_db *db, const char *q, const char *id,
  * Keys: J(id), B.schedule. Replies: 1 scheduled (EMQ_SCHEDULED) · 0
  * duplicate · EMQKIND. Clock: none (the caller's clock priced the score).
  */
-int emq_enqueue_at(emq_db *db, const char *q, const char *id,
-                   const void *payload, size_t len, int64_t run_at_ms)
+int emq_v_enqueue_at(emq_vctx *c)
 {
-    admit a = {q, id, payload, len, ADMIT_AT, run_at_ms};
-    return admit_verb(db, &a);
+    return admit_verb(c, ADMIT_AT);
 }
 
 /*
  * T1.3 enqueue_in(q, id, payload, delay_ms >= 0) — score = NOW + delay_ms.
  * Keys, replies: as enqueue_at. Clock: NOW.
  */
-int emq_enqueue_in(emq_db *db, const char *q, const char *id,
-                   const void *payload, size_t len, int64_t delay_ms)
+int emq_v_enqueue_in(emq_vctx *c)
 {
-    admit a = {q, id, payload, len, ADMIT_IN, delay_ms};
-    return admit_verb(db, &a);
-}
-
-typedef struct batch {
-    const char *q;
-    const emq_item *items;
-    size_t n;
-    int *verdicts;
-} batch;
-
-static int batch_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
-{
-    batch *b = ctx;
-    size_t i;
-    (void)db;
-    for (i = 0; i < b->n; i++) {
-        admit a = {b->q, b->items[i].id, b->items[i].payload,
-                   b->items[i].len, ADMIT_PENDING, 0};
-        int rc = admit_one(st, now, &a);
-        if (rc < 0 && rc != EMQ_EKIND) return rc;
-        b->verdicts[i] = rc;
-    }
-    return EMQ_OK;
+    return admit_verb(c, ADMIT_IN);
 }
 
 /*
  * T1.2 enqueue_many(q, [(id, payload)...]) — T1.1 per item in input order,
  * in one transaction (the items are independent). Every id and payload is
  * gated before any item runs; an empty batch is refused (empty_pipeline).
- * Replies: EMQ_OK with per-item verdicts EMQ_ENQUEUED / EMQ_DUPLICATE /
- * EMQ_EKIND. Clock: none.
+ * Reply: one verdict per item, in input order: 1 enqueued, 0 duplicate, or
+ * the EMQKIND error reply (c->out, when given, receives EMQ_ENQUEUED /
+ * EMQ_DUPLICATE / EMQ_EKIND per item). Clock: none.
  */
+int emq_v_enqueue_many(emq_vctx *c)
+{
+    size_t n = (c->argc - 1) / 2, i;
+    int *verdicts = c->out;
+    int rc;
+    if ((rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, n)) < 0) return rc;
+    for (i = 0; i < n; i++) {
+        const emq_varg *id = &c->a[1 + 2 * i], *p = id + 1;
+        admit a = {c->a[0].s, id->s, p->s, p->n, ADMIT_PENDING, 0};
+        emq_reply *e;
+        rc = admit_one(c->st, c->now, &a);
+        if (rc < 0 && rc != EMQ_EKIND) return rc;
+        if (verdicts) verdicts[i] = rc;
+        if ((e = emq_reply_push(c->r)) == NULL) return EMQ_ENOMEM;
+        if (rc == EMQ_EKIND) {
+            if (emq_reply_error(e, EMQ_REPLY_ERROR, EMQ_MSG_KIND) < 0)
+                return EMQ_ENOMEM;
+        } else {
+            emq_reply_int(e, rc == EMQ_ENQUEUED);
+        }
+    }
+    return EMQ_OK;
+}
+
+/* ------------------------------------------------------ the typed calls */
+
+static int admit_call(emq_db *db, int verb, const char *q, const char *id,
+                      const void *p, size_t len, const int64_t *v)
+{
+    char num[24];
+    emq_varg a[4] = {emq_varg_str(q), emq_varg_str(id),
+                     emq_varg_bytes(p, len), {0}};
+    if (v) a[3] = emq_varg_int(*v, num);
+    return emq_verb_exec(db, verb, a, v ? 4 : 3, NULL, NULL);
+}
+
+int emq_enqueue(emq_db *db, const char *q, const char *id,
+                const void *payload, size_t len)
+{
+    return admit_call(db, EMQ_V_ENQUEUE, q, id, payload, len, NULL);
+}
+
+int emq_enqueue_at(emq_db *db, const char *q, const char *id,
+                   const void *payload, size_t len, int64_t run_at_ms)
+{
+    return admit_call(db, EMQ_V_ENQUEUE_AT, q, id, payload, len, &run_at_ms);
+}
+
+int emq_enqueue_in(emq_db *db, const char *q, const char *id,
+                   const void *payload, size_t len, int64_t delay_ms)
+{
+    return admit_call(db, EMQ_V_ENQUEUE_IN, q, id, payload, len, &delay_ms);
+}
+
 int emq_enqueue_many(emq_db *db, const char *q, const emq_item *items,
                      size_t n, int *verdicts)
 {
-    batch b = {q, items, n, verdicts};
+    emq_varg *a;
+    emq_reply r = {0};
     size_t i;
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if (n == 0) return emq_db_wire(db, EMQ_EEMPTY, "empty_pipeline");
-    if (items == NULL || verdicts == NULL)
+    if (n > 0 && (items == NULL || verdicts == NULL)) {
+        if ((rc = emq_gate_q(db, q)) < 0) return rc;
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL items or "
                                            "verdicts");
-    for (i = 0; i < n; i++) {
-        if ((rc = emq_gate_id(db, items[i].id)) < 0) return rc;
-        if ((rc = emq_gate_bytes(db, items[i].payload, items[i].len)) < 0)
-            return rc;
     }
-    return emq_db_run(db, 1, batch_body, &b);
+    if ((a = emq_mem_calloc(1 + 2 * n, sizeof *a)) == NULL)
+        return emq_db_fail(db, EMQ_ENOMEM, NULL);
+    a[0] = emq_varg_str(q);
+    for (i = 0; i < n; i++) {
+        a[1 + 2 * i] = emq_varg_str(items[i].id);
+        a[2 + 2 * i] = emq_varg_bytes(items[i].payload, items[i].len);
+    }
+    rc = emq_verb_exec(db, EMQ_V_ENQUEUE_MANY, a, 1 + 2 * n, &r, verdicts);
+    emq_reply_clear(&r);
+    emq_mem_free(a);
+    return rc;
 }

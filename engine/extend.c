@@ -7,7 +7,7 @@
  * that was not active (D-12). The kind is not checked.
  */
 #include <string.h>
-#include "db.h"
+#include "verb.h"
 
 /* attempts of J(id) against the token: EMQ_OK match, EMQ_NOTFOUND no
  * attempts (or no row), EMQ_ESTALE mismatch, or a failure. */
@@ -22,97 +22,104 @@ static int judge(emq_store *st, const char *q, const char *id, int64_t token)
     return rc;
 }
 
-typedef struct ext_ctx {
-    const char *q;
-    size_t n;
-    const char *const *ids;
-    const int64_t *tokens;
-    int64_t lease;
-    int *failed;
-    size_t nfailed;
-} ext_ctx;
-
-static int extend_one_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
-{
-    ext_ctx *c = ctx;
-    char ak[EMQ_KEY_MAX];
-    size_t akl = emq_key_q(ak, c->q, "active");
-    int added, rc = judge(st, c->q, c->ids[0], c->tokens[0]);
-    if (rc == EMQ_NOTFOUND) return EMQ_GONE;
-    if (rc == EMQ_ESTALE) return emq_db_wire(db, rc, EMQ_MSG_STALE_EXT);
-    if (rc < 0) return rc;
-    rc = emq_zset_add(st, ak, akl, c->ids[0], EMQ_ID_LEN,
-                      emq_score_add(now, c->lease), &added);
-    return rc < 0 ? rc : EMQ_OK;
-}
-
 /*
  * T1.11 extend_lock(q, id, token, lease_ms > 0)
  * Keys: B.active, J(id). Replies: 1 ok (EMQ_OK) · -1 gone (EMQ_GONE) ·
  * "EMQSTALE extend token mismatch" (EMQ_ESTALE). Clock: NOW.
  */
+int emq_v_extend_lock(emq_vctx *c)
+{
+    const char *q = c->a[0].s, *id = c->a[1].s;
+    char ak[EMQ_KEY_MAX];
+    size_t akl = emq_key_q(ak, q, "active");
+    int added, rc = judge(c->st, q, id, c->a[2].i);
+    if (rc == EMQ_NOTFOUND) {
+        emq_reply_int(c->r, -1);
+        return EMQ_GONE;
+    }
+    if (rc == EMQ_ESTALE) return emq_db_wire(c->db, rc, EMQ_MSG_STALE_EXT);
+    if (rc < 0) return rc;
+    rc = emq_zset_add(c->st, ak, akl, id, EMQ_ID_LEN,
+                      emq_score_add(c->now, c->a[3].i), &added);
+    if (rc < 0) return rc;
+    emq_reply_int(c->r, 1);
+    return EMQ_OK;
+}
+
 int emq_extend_lock(emq_db *db, const char *q, const char *id, int64_t token,
                     int64_t lease_ms)
 {
-    ext_ctx c = {q, 1, &id, &token, lease_ms, NULL, 0};
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0) return rc;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if ((rc = emq_gate_id(db, id)) < 0) return rc;
-    if (lease_ms <= 0)
-        return emq_db_wire(db, EMQ_EINVAL, "bad argument: lease_ms <= 0");
-    return emq_db_run(db, 1, extend_one_body, &c);
+    char n1[24], n2[24];
+    emq_varg a[4] = {emq_varg_str(q), emq_varg_str(id),
+                     emq_varg_int(token, n1), emq_varg_int(lease_ms, n2)};
+    return emq_verb_exec(db, EMQ_V_EXTEND_LOCK, a, 4, NULL, NULL);
 }
 
-static int extend_many_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+/*
+ * T1.12 extend_locks(q, lease_ms > 0, [(id, token)...]) — one NOW, one
+ * deadline for the whole batch.
+ * Keys: B.active, J(id_i). Reply: the ids not extended (missing attempts or
+ * token mismatch), in input order (c->out, when given: an int per pair,
+ * 1 when not extended). Clock: NOW.
+ */
+int emq_v_extend_locks(emq_vctx *c)
 {
-    ext_ctx *c = ctx;
+    const char *q = c->a[0].s;
     char ak[EMQ_KEY_MAX];
-    size_t akl = emq_key_q(ak, c->q, "active"), i;
-    double deadline = emq_score_add(now, c->lease);
+    size_t akl = emq_key_q(ak, q, "active"), n = (c->argc - 2) / 2, i;
+    double deadline = emq_score_add(c->now, c->a[1].i);
+    int *failed = c->out;
     int added, rc;
-    (void)db;
-    c->nfailed = 0;
-    for (i = 0; i < c->n; i++) {
-        rc = judge(st, c->q, c->ids[i], c->tokens[i]);
+    if ((rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, 0)) < 0) return rc;
+    for (i = 0; i < n; i++) {
+        const emq_varg *id = &c->a[2 + 2 * i];
+        rc = judge(c->st, q, id->s, id[1].i);
         if (rc < 0 && rc != EMQ_ESTALE) return rc;
+        if (failed) failed[i] = rc != EMQ_OK;
         if (rc != EMQ_OK) {
-            c->failed[i] = 1;
-            c->nfailed++;
+            if ((rc = emq_reply_push_bulk(c->r, id->s, id->n)) < 0)
+                return rc;
             continue;
         }
-        c->failed[i] = 0;
-        rc = emq_zset_add(st, ak, akl, c->ids[i], EMQ_ID_LEN, deadline,
+        rc = emq_zset_add(c->st, ak, akl, id->s, EMQ_ID_LEN, deadline,
                           &added);
         if (rc < 0) return rc;
     }
     return EMQ_OK;
 }
 
-/*
- * T1.12 extend_locks(q, [(id, token)...], lease_ms > 0) — one NOW, one
- * deadline for the whole batch.
- * Keys: B.active, J(id_i). Reply: the ids not extended (missing attempts or
- * token mismatch), in input order → failed[i] = 1, *nfailed. Clock: NOW.
- */
 int emq_extend_locks(emq_db *db, const char *q, size_t n,
                      const char *const *ids, const int64_t *tokens,
                      int64_t lease_ms, int *failed, size_t *nfailed)
 {
-    ext_ctx c = {q, n, ids, tokens, lease_ms, failed, 0};
+    char num[24], (*nums)[24] = NULL;
+    emq_varg *a = NULL;
+    emq_reply r = {0};
     size_t i;
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if (nfailed) *nfailed = 0;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if (n > 0 && (ids == NULL || tokens == NULL || failed == NULL))
+    if (n > 0 && (ids == NULL || tokens == NULL || failed == NULL)) {
+        if ((rc = emq_gate_q(db, q)) < 0) return rc;
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL ids, tokens "
                                            "or failed");
-    for (i = 0; i < n; i++)
-        if ((rc = emq_gate_id(db, ids[i])) < 0) return rc;
-    if (lease_ms <= 0)
-        return emq_db_wire(db, EMQ_EINVAL, "bad argument: lease_ms <= 0");
-    rc = emq_db_run(db, 1, extend_many_body, &c);
-    if (rc == EMQ_OK && nfailed) *nfailed = c.nfailed;
+    }
+    if ((a = emq_mem_calloc(2 + 2 * n, sizeof *a)) == NULL ||
+        (nums = emq_mem_calloc(n ? n : 1, sizeof *nums)) == NULL) {
+        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
+        goto done;
+    }
+    a[0] = emq_varg_str(q);
+    a[1] = emq_varg_int(lease_ms, num);
+    for (i = 0; i < n; i++) {
+        a[2 + 2 * i] = emq_varg_str(ids[i]);
+        a[3 + 2 * i] = emq_varg_int(tokens[i], nums[i]);
+    }
+    rc = emq_verb_exec(db, EMQ_V_EXTEND_LOCKS, a, 2 + 2 * n, &r, failed);
+    if (rc == EMQ_OK && nfailed) *nfailed = r.n;
+done:
+    emq_reply_clear(&r);
+    emq_mem_free(a);
+    emq_mem_free(nums);
     return rc;
 }

@@ -24,6 +24,14 @@ int emq_gate_id(emq_db *db, const char *id)
     return EMQ_OK;
 }
 
+int emq_gate_g(emq_db *db, const char *g)
+{
+    if (g == NULL || !emq_id_valid(g))
+        return emq_db_wire(db, EMQ_EID, "a lane is named by a valid branded "
+                                        "id");
+    return EMQ_OK;
+}
+
 int emq_gate_bytes(emq_db *db, const void *p, size_t len)
 {
     if (p == NULL && len > 0)

@@ -32,4 +32,10 @@ int emq_job_link(emq_db *db, emq_store *st, const char *q, const char *id,
 int emq_complete_r(emq_db *db, const char *q, const char *id, int64_t token,
                    const void *r, size_t rlen);
 
+/** Fill `job` from a claim triple [id, payload|nil, attempts] (the
+ *  payload's memory moves from the reply into the job). EMQ_OK, or
+ *  EMQ_ECORRUPT when the id is not 14 bytes. */
+struct emq_reply;
+int emq_job_from_reply(emq_job *job, struct emq_reply *t);
+
 #endif /* EMQ_JOBS_H */

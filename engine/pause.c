@@ -3,57 +3,45 @@
  * of B.meta. Claims answer empty while the field is present (any value);
  * admissions, promote and reap ignore it. Idempotent; no member moves.
  */
-#include "db.h"
+#include "verb.h"
 
-static int pause_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+/*
+ * T2.1 pause(q) — wire name set_paused: set B.meta.paused = "1".
+ * Keys: B.meta. Reply: 1 ok (EMQ_OK). Clock: none.
+ */
+int emq_v_set_paused(emq_vctx *c)
 {
-    const char *q = *(const char **)ctx;
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, q, "meta");
-    emq_bytes fv[2];
-    int added, rc;
-    (void)db;
-    (void)now;
-    fv[0].p = "paused";
-    fv[0].n = 6;
-    fv[1].p = "1";
-    fv[1].n = 1;
-    rc = emq_hash_set(st, k, kl, fv, 1, &added);
-    return rc < 0 ? rc : EMQ_OK;
-}
-
-static int resume_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
-{
-    const char *q = *(const char **)ctx;
-    char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, q, "meta");
-    int removed, rc;
-    (void)db;
-    (void)now;
-    rc = emq_hash_del(st, k, kl, "paused", 6, &removed);
-    return rc < 0 ? rc : EMQ_OK;
+    size_t kl = emq_key_q(k, c->a[0].s, "meta");
+    emq_bytes fv[2] = {{"paused", 6}, {"1", 1}};
+    int added, rc = emq_hash_set(c->st, k, kl, fv, 1, &added);
+    if (rc < 0) return rc;
+    emq_reply_int(c->r, 1);
+    return EMQ_OK;
 }
 
 /*
- * T2.1 pause(q): set B.meta.paused = "1". Keys: B.meta. Reply: 1 ok
- * (EMQ_OK). Clock: none.
+ * T2.1 resume(q) — wire name clear_paused: delete field `paused` of B.meta.
+ * Keys: B.meta. Reply: 1 ok (EMQ_OK). Clock: none.
  */
+int emq_v_clear_paused(emq_vctx *c)
+{
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key_q(k, c->a[0].s, "meta");
+    int removed, rc = emq_hash_del(c->st, k, kl, "paused", 6, &removed);
+    if (rc < 0) return rc;
+    emq_reply_int(c->r, 1);
+    return EMQ_OK;
+}
+
 int emq_pause(emq_db *db, const char *q)
 {
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0) return rc;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    return emq_db_run(db, 1, pause_body, &q);
+    emq_varg a[1] = {emq_varg_str(q)};
+    return emq_verb_exec(db, EMQ_V_SET_PAUSED, a, 1, NULL, NULL);
 }
 
-/*
- * T2.1 resume(q): delete field `paused` of B.meta. Keys: B.meta. Reply: 1
- * ok (EMQ_OK). Clock: none.
- */
 int emq_resume(emq_db *db, const char *q)
 {
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0) return rc;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    return emq_db_run(db, 1, resume_body, &q);
+    emq_varg a[1] = {emq_varg_str(q)};
+    return emq_verb_exec(db, EMQ_V_CLEAR_PAUSED, a, 1, NULL, NULL);
 }

@@ -7,101 +7,89 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "db.h"
+#include "verb.h"
 
 /* ------------------------------------------------------------------ browse */
 
-typedef struct browse_ctx {
-    const char *q;
-    size_t n;
-    char (*ids)[EMQ_ID_SIZE];
-    size_t count;
-    int bad;
-} browse_ctx;
-
 static int browse_cb(void *ctx, const unsigned char *m, size_t mlen, double s)
 {
-    browse_ctx *b = ctx;
     (void)s;
-    if (mlen != EMQ_ID_LEN) { b->bad = 1; return EMQ_ECORRUPT; }
-    memcpy(b->ids[b->count], m, EMQ_ID_LEN);
-    b->ids[b->count][EMQ_ID_LEN] = 0;
-    b->count++;
-    return 0;
-}
-
-static int browse_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
-{
-    browse_ctx *b = ctx;
-    char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, b->q, "pending");
-    int64_t lim = b->n > (size_t)INT64_MAX ? INT64_MAX : (int64_t)b->n;
-    int rc;
-    (void)now;
-    b->count = 0;
-    rc = emq_zset_range(st, k, kl, 1, lim, browse_cb, b);
-    if (b->bad)
-        return emq_db_fail(db, EMQ_ECORRUPT, "the pending set holds a member "
-                                             "that is not a 14-byte id");
-    return rc < 0 ? rc : EMQ_OK;
+    return emq_reply_push_bulk(ctx, m, mlen);
 }
 
 /*
  * T1.9 browse(q, n > 0): the first n members of B.pending in memcmp-
- * descending order (newest first) into ids, their number into *count.
- * Keys: B.pending. Clock: none (read transaction).
+ * descending order (newest first).
+ * Keys: B.pending. Reply: the ids. Clock: none (read transaction).
  */
+int emq_v_browse(emq_vctx *c)
+{
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key_q(k, c->a[0].s, "pending");
+    int rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, 0);
+    if (rc < 0) return rc;
+    rc = emq_zset_range(c->st, k, kl, 1, c->a[1].i, browse_cb, c->r);
+    return rc < 0 ? rc : EMQ_OK;
+}
+
 int emq_browse(emq_db *db, const char *q, size_t n, char (*ids)[EMQ_ID_SIZE],
                size_t *count)
 {
-    browse_ctx b = {q, n, ids, 0, 0};
+    char num[24];
+    int64_t lim = n > (size_t)INT64_MAX ? INT64_MAX : (int64_t)n;
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lim, num)};
+    emq_reply r = {0};
+    size_t i;
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if (count) *count = 0;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if (n == 0)
-        return emq_db_wire(db, EMQ_EINVAL, "bad argument: n must be > 0");
-    if (ids == NULL || count == NULL)
+    if (n > 0 && (ids == NULL || count == NULL)) {
+        if ((rc = emq_gate_q(db, q)) < 0) return rc;
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL ids or count");
-    rc = emq_db_run(db, 0, browse_body, &b);
-    if (rc == EMQ_OK) *count = b.count;
+    }
+    rc = emq_verb_exec(db, EMQ_V_BROWSE, a, 2, &r, NULL);
+    for (i = 0; rc == EMQ_OK && i < r.n; i++) {
+        if (r.elem[i].len != EMQ_ID_LEN) {
+            rc = emq_db_fail(db, EMQ_ECORRUPT, "the pending set holds a "
+                             "member that is not a 14-byte id");
+            break;
+        }
+        memcpy(ids[i], r.elem[i].str, EMQ_ID_SIZE);
+    }
+    if (rc == EMQ_OK) *count = r.n;
+    emq_reply_clear(&r);
     return rc;
 }
 
 /* ------------------------------------------------------------ pending_size */
 
-typedef struct size_ctx {
-    const char *q;
-    int64_t size;
-} size_ctx;
-
-static int size_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
-{
-    size_ctx *c = ctx;
-    char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, c->q, "pending");
-    (void)db;
-    (void)now;
-    return emq_zset_card(st, k, kl, &c->size);
-}
-
 /*
- * T1.10 pending_size(q): card(B.pending) into *size.
+ * T1.10 pending_size(q): card(B.pending).
  * Keys: B.pending. Clock: none (read transaction).
  */
+int emq_v_pending_size(emq_vctx *c)
+{
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key_q(k, c->a[0].s, "pending");
+    int64_t n;
+    int rc = emq_zset_card(c->st, k, kl, &n);
+    if (rc < 0) return rc;
+    emq_reply_int(c->r, n);
+    return EMQ_OK;
+}
+
 int emq_pending_size(emq_db *db, const char *q, int64_t *size)
 {
-    size_ctx c = {q, 0};
+    emq_varg a[1] = {emq_varg_str(q)};
+    emq_reply r = {0};
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if (size == NULL)
+    if (size == NULL) {
+        if ((rc = emq_gate_q(db, q)) < 0) return rc;
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL size");
-    rc = emq_db_run(db, 0, size_body, &c);
-    if (rc >= 0) {
-        *size = c.size;
-        rc = EMQ_OK;
     }
+    rc = emq_verb_exec(db, EMQ_V_PENDING_SIZE, a, 1, &r, NULL);
+    if (rc == EMQ_OK) *size = r.integer;
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "jobs.h"
 #include "link.h"
+#include "verb.h"
 
 typedef struct retry_ctx {
     const char *q, *id;
@@ -91,9 +92,9 @@ done:
     return rc;
 }
 
-static int retry_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+static int retry_body(emq_db *db, emq_store *st, int64_t now,
+                      const retry_ctx *c)
 {
-    retry_ctx *c = ctx;
     char jk[EMQ_KEY_MAX], k[EMQ_KEY_MAX];
     size_t jkl = emq_key_job(jk, c->q, c->id), kl;
     emq_link l;
@@ -162,17 +163,26 @@ done:
  * "EMQSTALE job gone" / "EMQSTALE retry token mismatch" (EMQ_ESTALE).
  * Clock: NOW (the schedule arm's run-at = NOW + delay_ms).
  */
+int emq_v_retry(emq_vctx *c)
+{
+    retry_ctx x = {c->a[0].s, c->a[1].s, c->a[2].i, c->a[3].i, c->a[4].i,
+                   c->a[5].s, c->a[5].n};
+    int rc = retry_body(c->db, c->st, c->now, &x);
+    if (rc == EMQ_SCHEDULED) rc = emq_reply_bulk(c->r, "scheduled", 9) < 0
+                                      ? EMQ_ENOMEM : rc;
+    else if (rc == EMQ_DEAD) rc = emq_reply_bulk(c->r, "dead", 4) < 0
+                                      ? EMQ_ENOMEM : rc;
+    return rc;
+}
+
 int emq_retry(emq_db *db, const char *q, const char *id, int64_t token,
               int64_t delay_ms, int64_t max_attempts, const void *error,
               size_t error_len)
 {
-    retry_ctx c = {q, id, token, delay_ms, max_attempts, error, error_len};
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0) return rc;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if ((rc = emq_gate_id(db, id)) < 0) return rc;
-    if ((rc = emq_gate_bytes(db, error, error_len)) < 0) return rc;
-    if (delay_ms < 0)
-        return emq_db_wire(db, EMQ_EINVAL, "bad argument: delay_ms < 0");
-    return emq_db_run(db, 1, retry_body, &c);
+    char n1[24], n2[24], n3[24];
+    emq_varg a[6] = {emq_varg_str(q), emq_varg_str(id),
+                     emq_varg_int(token, n1), emq_varg_int(delay_ms, n2),
+                     emq_varg_int(max_attempts, n3),
+                     emq_varg_bytes(error, error_len)};
+    return emq_verb_exec(db, EMQ_V_RETRY, a, 6, NULL, NULL);
 }

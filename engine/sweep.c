@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "db.h"
+#include "verb.h"
 #include "groups.h"
 
 #define REAP_CAP 100
@@ -89,32 +89,26 @@ done:
     return rc < 0 ? rc : EMQ_OK;
 }
 
-typedef struct sweep_ctx {
-    const char *q;
-    const char *from;    /* "schedule" or "active" */
-    int how;
-    int64_t limit;
-    int64_t count;
-} sweep_ctx;
-
-static int sweep_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+/* Move up to `limit` members of B.<from> with score <= NOW; the count is
+ * the reply. */
+static int sweep(emq_vctx *c, const char *from, int how, int64_t limit)
 {
-    sweep_ctx *c = ctx;
+    emq_store *st = c->st;
+    const char *q = c->a[0].s;
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, c->q, c->from), i;
+    size_t kl = emq_key_q(k, q, from), i;
     members ms = {0};
     int removed, rc;
-    (void)db;
 
-    rc = emq_zset_range_score(st, k, kl, -INFINITY, (double)now, c->limit,
+    rc = emq_zset_range_score(st, k, kl, -INFINITY, (double)c->now, limit,
                               collect, &ms);
     if (rc < 0) goto done;
     for (i = 0; i < ms.n; i++) {
         rc = emq_zset_rem(st, k, kl, ms.v[i].p, ms.v[i].len, &removed);
         if (rc < 0) goto done;
-        if ((rc = to_pending(st, c->q, &ms.v[i], c->how)) < 0) goto done;
+        if ((rc = to_pending(st, q, &ms.v[i], how)) < 0) goto done;
     }
-    c->count = (int64_t)ms.n;
+    emq_reply_int(c->r, (int64_t)ms.n);
     rc = EMQ_OK;
 done:
     members_free(&ms);
@@ -124,35 +118,44 @@ done:
 /*
  * T1.7 promote(q, batch > 0)
  * Keys: B.schedule, B.pending, J(*), lane family.
- * Reply: the number moved (*count). Clock: NOW (due = score <= NOW).
+ * Reply: the number moved. Clock: NOW (due = score <= NOW).
  */
-int emq_promote(emq_db *db, const char *q, int64_t batch, int64_t *count)
+int emq_v_promote(emq_vctx *c)
 {
-    sweep_ctx c = {q, "schedule", MOVE_PROMOTE, batch, 0};
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0) return rc;
-    if (count) *count = 0;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if (batch <= 0)
-        return emq_db_wire(db, EMQ_EINVAL, "bad argument: batch <= 0");
-    rc = emq_db_run(db, 1, sweep_body, &c);
-    if (rc == EMQ_OK && count) *count = c.count;
-    return rc;
+    return sweep(c, "schedule", MOVE_PROMOTE, c->a[1].i);
 }
 
 /*
  * T1.8 reap(q) — at most 100 lapsed leases per call.
  * Keys: B.active, B.pending, J(*), lane family.
- * Reply: the number reaped (*count). Clock: NOW (lapsed = score <= NOW).
+ * Reply: the number reaped. Clock: NOW (lapsed = score <= NOW).
  */
+int emq_v_reap(emq_vctx *c)
+{
+    return sweep(c, "active", MOVE_REAP, REAP_CAP);
+}
+
+/* A typed call whose reply is a count. */
+static int count_call(emq_db *db, int verb, emq_varg *a, size_t argc,
+                      int64_t *count)
+{
+    emq_reply r = {0};
+    int rc;
+    if (count) *count = 0;
+    rc = emq_verb_exec(db, verb, a, argc, &r, NULL);
+    if (rc == EMQ_OK && count) *count = r.integer;
+    return rc;
+}
+
+int emq_promote(emq_db *db, const char *q, int64_t batch, int64_t *count)
+{
+    char num[24];
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch, num)};
+    return count_call(db, EMQ_V_PROMOTE, a, 2, count);
+}
+
 int emq_reap(emq_db *db, const char *q, int64_t *count)
 {
-    sweep_ctx c = {q, "active", MOVE_REAP, REAP_CAP, 0};
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0) return rc;
-    if (count) *count = 0;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    rc = emq_db_run(db, 1, sweep_body, &c);
-    if (rc == EMQ_OK && count) *count = c.count;
-    return rc;
+    emq_varg a[1] = {emq_varg_str(q)};
+    return count_call(db, EMQ_V_REAP, a, 1, count);
 }
