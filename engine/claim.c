@@ -24,9 +24,9 @@ int emq_v_claim(emq_vctx *c)
     emq_store *st = c->st;
     const char *q = c->a[0].s;
     char mk[EMQ_KEY_MAX], pk[EMQ_KEY_MAX], ak[EMQ_KEY_MAX];
-    size_t mkl = emq_key_q(mk, q, "meta");
-    size_t pkl = emq_key_q(pk, q, "pending");
-    size_t akl = emq_key_q(ak, q, "active");
+    size_t mkl = emq_key(mk, q, EMQ_KT_META);
+    size_t pkl = emq_key(pk, q, EMQ_KT_PENDING);
+    size_t akl = emq_key(ak, q, EMQ_KT_ACTIVE);
     emq_buf m = {0}, jk = {0}, pay = {0};
     emq_reply *e;
     double s;
@@ -44,7 +44,7 @@ int emq_v_claim(emq_vctx *c)
                          "member that is not a 14-byte id");
         goto done;
     }
-    if ((rc = emq_jkey(&jk, q, m.p, m.len)) < 0) goto done;
+    if ((rc = emq_key_buf(&jk, q, EMQ_KT_JOB, m.p, m.len)) < 0) goto done;
     /* Steps 3 and 4 and the payload read of step 6, as one row access:
      * HINCRBY attempts 1, HSET state active, HGET payload. */
     emq_hop ops[3] = {

@@ -16,20 +16,20 @@
 int emq_job_release(emq_store *st, const char *q, const char *id, int *was)
 {
     char jk[EMQ_KEY_MAX], k[EMQ_KEY_MAX];
-    size_t jkl = emq_key_job(jk, q, id), kl;
+    size_t jkl = emq_key_of(jk, q, EMQ_KT_JOB, id, EMQ_ID_LEN), kl;
     emq_buf g = {0};
     int has_g, removed, rc;
 
     rc = emq_hash_get(st, jk, jkl, "group", 5, &g);
     if (rc < 0) goto done;
     has_g = rc == EMQ_OK;
-    kl = emq_key_q(k, q, "active");
+    kl = emq_key(k, q, EMQ_KT_ACTIVE);
     if ((rc = emq_zset_rem(st, k, kl, id, EMQ_ID_LEN, was)) < 0) goto done;
     if (has_g) {
         rc = *was ? emq_g_release(st, q, g.p, g.len)
                   : emq_g_unclaimed(st, q, g.p, g.len, id, EMQ_ID_LEN);
     } else if (!*was) {
-        kl = emq_key_q(k, q, "pending");
+        kl = emq_key(k, q, EMQ_KT_PENDING);
         rc = emq_zset_rem(st, k, kl, id, EMQ_ID_LEN, &removed);
     }
 done:
@@ -66,19 +66,19 @@ static int fan_in(emq_store *st, const char *q, const emq_link *l,
 
     memcpy(pid, l->parent.p, EMQ_ID_LEN);   /* LINK gated it: 14 bytes */
     pid[EMQ_ID_LEN] = 0;
-    kl = emq_key_jobsub(k, q, pid, "dependencies");
+    kl = emq_key_of(k, q, EMQ_KT_JOB_DEPENDENCIES, pid, EMQ_ID_LEN);
     if ((rc = emq_str_incrby(st, k, kl, -1, &left)) < 0) return rc;
-    kl = emq_key_jobsub(k, q, pid, "processed");
+    kl = emq_key_of(k, q, EMQ_KT_JOB_PROCESSED, pid, EMQ_ID_LEN);
     fv[0].p = id;
     fv[0].n = EMQ_ID_LEN;
     fv[1].p = rlen ? r : "";
     fv[1].n = rlen;
     if ((rc = emq_hash_set(st, k, kl, fv, 1, &added)) < 0) return rc;
     if (left > 0) return EMQ_OK;
-    kl = emq_key_q(k, q, "pending");
+    kl = emq_key(k, q, EMQ_KT_PENDING);
     if ((rc = emq_zset_add(st, k, kl, pid, EMQ_ID_LEN, 0, &added)) < 0)
         return rc;
-    kl = emq_key_job(k, q, pid);
+    kl = emq_key_of(k, q, EMQ_KT_JOB, pid, EMQ_ID_LEN);
     fv[0].p = "state";
     fv[0].n = 5;
     fv[1].p = "pending";
@@ -102,7 +102,7 @@ int emq_v_complete(emq_vctx *c)
     const void *r = c->a[3].present ? c->a[3].s : id;
     size_t rlen = c->a[3].present ? c->a[3].n : EMQ_ID_LEN;
     char jk[EMQ_KEY_MAX], k[EMQ_KEY_MAX];
-    size_t jkl = emq_key_job(jk, q, id), kl;
+    size_t jkl = emq_key_of(jk, q, EMQ_KT_JOB, id, EMQ_ID_LEN), kl;
     emq_link l;
     emq_buf att = {0}, e = {0};
     int64_t n;
@@ -126,13 +126,13 @@ int emq_v_complete(emq_vctx *c)
         rc = emq_outbox_complete(&e, l.pqueue.p, l.pqueue.len, l.parent.p,
                                  l.parent.len, id, EMQ_ID_LEN, r, rlen);
         if (rc < 0) goto done;
-        kl = emq_key_q(k, q, "flow:outbox");
+        kl = emq_key(k, q, EMQ_KT_OUTBOX);
         if ((rc = emq_list_push(st, k, kl, 1, e.p, e.len, &n)) < 0) goto done;
     } else if (l.kind == EMQ_LINK_SAME && was) {
         if ((rc = fan_in(st, q, &l, id, r, rlen)) < 0) goto done;
     }
     if ((rc = emq_key_del(st, jk, jkl, &deleted)) < 0) goto done;
-    kl = emq_key_q(k, q, "metrics:completed");
+    kl = emq_key(k, q, EMQ_KT_METRICS_COMPLETED);
     if ((rc = emq_hash_incrby(st, k, kl, "count", 5, 1, &n)) < 0) goto done;
     emq_reply_int(c->r, 1);
     rc = EMQ_OK;

@@ -130,10 +130,4 @@ double emq_score_add(int64_t a, int64_t b);
 /** KIND(id): 1 when the first three bytes are "JOB". */
 int emq_is_job_kind(const void *id, size_t len);
 
-/**
- * J(member) for a member read from the store (any bytes, any length):
- * `emq:{q}:job:` + member into `b` (reset first).
- */
-int emq_jkey(emq_buf *b, const char *q, const void *m, size_t mlen);
-
 #endif /* EMQ_DB_H */

@@ -29,7 +29,7 @@ static int admit_one(emq_store *st, int64_t now, const admit *a)
     double score;
 
     if (!emq_is_job_kind(a->id, strlen(a->id))) return EMQ_EKIND;
-    jkl = emq_key_job(jk, a->q, a->id);
+    jkl = emq_key_of(jk, a->q, EMQ_KT_JOB, a->id, EMQ_ID_LEN);
 
     fv[0].p = "state";
     fv[0].n = 5;
@@ -48,10 +48,10 @@ static int admit_one(emq_store *st, int64_t now, const admit *a)
     if (!created) return EMQ_DUPLICATE;
 
     if (a->mode == ADMIT_PENDING) {
-        skl = emq_key_q(sk, a->q, "pending");
+        skl = emq_key(sk, a->q, EMQ_KT_PENDING);
         score = 0;
     } else {
-        skl = emq_key_q(sk, a->q, "schedule");
+        skl = emq_key(sk, a->q, EMQ_KT_SCHEDULE);
         score = a->mode == ADMIT_AT ? (double)a->v : emq_score_add(now, a->v);
     }
     rc = emq_zset_add(st, sk, skl, a->id, EMQ_ID_LEN, score, &added);

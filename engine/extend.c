@@ -14,7 +14,7 @@
 static int judge(emq_store *st, const char *q, const char *id, int64_t token)
 {
     char jk[EMQ_KEY_MAX];
-    size_t jkl = emq_key_job(jk, q, id);
+    size_t jkl = emq_key_of(jk, q, EMQ_KT_JOB, id, EMQ_ID_LEN);
     emq_buf att = {0};
     int rc = emq_hash_get(st, jk, jkl, "attempts", 8, &att);
     if (rc == EMQ_OK && !emq_token_eq(&att, token)) rc = EMQ_ESTALE;
@@ -31,7 +31,7 @@ int emq_v_extend_lock(emq_vctx *c)
 {
     const char *q = c->a[0].s, *id = c->a[1].s;
     char ak[EMQ_KEY_MAX];
-    size_t akl = emq_key_q(ak, q, "active");
+    size_t akl = emq_key(ak, q, EMQ_KT_ACTIVE);
     int added, rc = judge(c->st, q, id, c->a[2].i);
     if (rc == EMQ_NOTFOUND) {
         emq_reply_int(c->r, -1);
@@ -66,7 +66,7 @@ int emq_v_extend_locks(emq_vctx *c)
 {
     const char *q = c->a[0].s;
     char ak[EMQ_KEY_MAX];
-    size_t akl = emq_key_q(ak, q, "active"), n = (c->argc - 2) / 2, i;
+    size_t akl = emq_key(ak, q, EMQ_KT_ACTIVE), n = (c->argc - 2) / 2, i;
     double deadline = emq_score_add(c->now, c->a[1].i);
     int *failed = c->out;
     int added, rc;

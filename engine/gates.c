@@ -59,13 +59,3 @@ int emq_is_job_kind(const void *id, size_t len)
 {
     return len >= 3 && memcmp(id, "JOB", 3) == 0;
 }
-
-int emq_jkey(emq_buf *b, const char *q, const void *m, size_t mlen)
-{
-    char base[EMQ_KEY_MAX];
-    size_t n = emq_key_q(base, q, "job:");
-    int rc;
-    b->len = 0;
-    if ((rc = emq_buf_append(b, base, n)) < 0) return rc;
-    return emq_buf_append(b, m, mlen);
-}

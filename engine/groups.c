@@ -15,22 +15,11 @@
 
 #define WAKE_CAP 64
 
-int emq_lane_key(emq_buf *b, const char *q, const void *g, size_t glen)
-{
-    char base[EMQ_KEY_MAX];
-    size_t n = emq_key_q(base, q, "g:");
-    int rc;
-    b->len = 0;
-    if ((rc = emq_buf_append(b, base, n)) < 0) return rc;
-    if ((rc = emq_buf_append(b, g, glen)) < 0) return rc;
-    return emq_buf_append(b, ":pending", 8);
-}
-
 int emq_g_gact(emq_store *st, const char *q, const void *g, size_t glen,
                int64_t *act)
 {
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, q, "gactive");
+    size_t kl = emq_key(k, q, EMQ_KT_GACTIVE);
     emq_buf v = {0};
     int rc = emq_hash_get(st, k, kl, g, glen, &v);
     *act = 0;
@@ -46,7 +35,7 @@ int emq_g_paused(emq_store *st, const char *q, const void *g, size_t glen,
                  int *is)
 {
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, q, "paused");
+    size_t kl = emq_key(k, q, EMQ_KT_PAUSED);
     return emq_sset_ismember(st, k, kl, g, glen, is);
 }
 
@@ -54,7 +43,7 @@ int emq_g_depth(emq_store *st, const char *q, const void *g, size_t glen,
                 int64_t *n)
 {
     emq_buf lk = {0};
-    int rc = emq_lane_key(&lk, q, g, glen);
+    int rc = emq_key_buf(&lk, q, EMQ_KT_LANE, g, glen);
     if (rc == EMQ_OK) rc = emq_zset_card(st, lk.p, lk.len, n);
     emq_buf_free(&lk);
     return rc;
@@ -63,7 +52,7 @@ int emq_g_depth(emq_store *st, const char *q, const void *g, size_t glen,
 int emq_g_wake(emq_store *st, const char *q)
 {
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, q, "wake");
+    size_t kl = emq_key(k, q, EMQ_KT_WAKE);
     int64_t len;
     int rc = emq_list_push(st, k, kl, 0, "1", 1, &len);
     if (rc < 0) return rc;
@@ -90,8 +79,8 @@ int emq_g_offer(emq_store *st, const char *q, const void *g, size_t glen,
                 int64_t act)
 {
     char kl_[EMQ_KEY_MAX], kr[EMQ_KEY_MAX];
-    size_t kll = emq_key_q(kl_, q, "glimit");
-    size_t krl = emq_key_q(kr, q, "ring");
+    size_t kll = emq_key(kl_, q, EMQ_KT_GLIMIT);
+    size_t krl = emq_key(kr, q, EMQ_KT_RING);
     emq_buf v = {0};
     double lim;
     int64_t pos, len;
@@ -115,7 +104,7 @@ int emq_g_charge(emq_store *st, const char *q, const void *g, size_t glen,
                  int64_t by, int64_t *act)
 {
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, q, "gactive");
+    size_t kl = emq_key(k, q, EMQ_KT_GACTIVE);
     int64_t a;
     int gone;
     int rc = emq_hash_incrby(st, k, kl, g, glen, by, &a);
@@ -142,7 +131,7 @@ int emq_g_release(emq_store *st, const char *q, const void *g, size_t glen)
 static int dering_all(emq_store *st, const char *q, const void *g, size_t glen)
 {
     char kr[EMQ_KEY_MAX];
-    size_t krl = emq_key_q(kr, q, "ring");
+    size_t krl = emq_key(kr, q, EMQ_KT_RING);
     int64_t removed;
     int rc = emq_list_rem(st, kr, krl, 0, g, glen, &removed);
     return rc < 0 ? rc : EMQ_OK;
@@ -153,7 +142,7 @@ int emq_g_unclaimed(emq_store *st, const char *q, const void *g, size_t glen,
 {
     emq_buf lk = {0};
     int64_t depth;
-    int rc = emq_lane_key(&lk, q, g, glen);
+    int rc = emq_key_buf(&lk, q, EMQ_KT_LANE, g, glen);
     if (rc < 0) goto done;
     int removed;
     if ((rc = emq_zset_rem(st, lk.p, lk.len, id, idlen, &removed)) < 0)
@@ -169,7 +158,7 @@ int emq_g_dering(emq_store *st, const char *q, const void *g, size_t glen,
                  int64_t act)
 {
     char kl_[EMQ_KEY_MAX];
-    size_t kll = emq_key_q(kl_, q, "glimit");
+    size_t kll = emq_key(kl_, q, EMQ_KT_GLIMIT);
     emq_buf v = {0};
     double lim;
     int64_t depth;

@@ -15,8 +15,6 @@
 #include <stdint.h>
 #include "store.h"
 
-/** lane(g) = `emq:{q}:g:<g>:pending` into `b` (reset first). */
-int emq_lane_key(emq_buf *b, const char *q, const void *g, size_t glen);
 /** GACT(g): integer of B.gactive[g], 0 when absent. */
 int emq_g_gact(emq_store *st, const char *q, const void *g, size_t glen,
                int64_t *act);

@@ -18,11 +18,27 @@
 #include <string.h>
 #include "keys.h"
 #include "brandedid.h"
+#include "store.h"
 
 /* Mirrors enum emq_type of storage/store.h; the engine does not need the
  * rest of the store to classify keys. */
 enum { T_ANY = 0, T_STRING = 1, T_HASH = 2, T_LIST = 3, T_SET = 4, T_ZSET = 5,
        T_STREAM = T_ANY };
+
+/* ------------------------------------------------------------- registry */
+
+static const emq_keydef keydefs[EMQ_KT_COUNT] = {
+    { EMQ_KT_NONE, "", 0, T_ANY, EMQ_ROLE_OTHER, "" },
+#define EMQ_KEYDEF(ID, TEXT, FORM, TYPE, ROLE, RULE) \
+    { EMQ_KT_##ID, TEXT, EMQ_KF_##FORM, T_##TYPE, EMQ_ROLE_##ROLE, RULE },
+#include "keys.def"
+#undef EMQ_KEYDEF
+};
+
+const emq_keydef *emq_keydef_get(int kt)
+{
+    return kt > EMQ_KT_NONE && kt < EMQ_KT_COUNT ? &keydefs[kt] : NULL;
+}
 
 /* --------------------------------------------------------------- builders */
 
@@ -36,38 +52,80 @@ static int put(char *buf, size_t *at, const char *p, size_t n)
     return 1;
 }
 
-/* Build `emq:{q}:` followed by up to four NUL-terminated parts (NULL ends
- * the list early). Returns the length, or 0 with buf = "" when too long. */
-static size_t build(char *buf, const char *q, const char *a, const char *b,
-                    const char *c, const char *d)
+/* The pieces of a key of type `kt` around its part: head (after the
+ * base, before the part) and tail (after it). 0 for an unknown kt. */
+static int pieces(int kt, const char **head, const char **tail)
 {
-    const char *parts[4] = { a, b, c, d };
-    size_t at = 0;
-    int ok = put(buf, &at, "emq:{", 5) && put(buf, &at, q, strlen(q)) &&
-             put(buf, &at, "}:", 2);
+    const emq_keydef *d = emq_keydef_get(kt);
+    if (d == NULL) return 0;
+    *head = d->text;
+    *tail = "";
+    switch (d->form) {
+    case EMQ_KF_JOBSUB: *head = "job:"; *tail = d->text; break;
+    case EMQ_KF_LANE: *tail = ":pending"; break;
+    case EMQ_KF_ARCHIVED: *tail = ":archived"; break;
+    default: break;
+    }
+    return 1;
+}
 
-    for (int i = 0; ok && i < 4 && parts[i] != NULL; i++)
-        ok = put(buf, &at, parts[i], strlen(parts[i]));
+/* `emq:{q}:` head part [':' tail]. Returns the length, or 0 (buf = "")
+ * when it does not fit. */
+static size_t build(char *buf, const char *q, int kt, const void *part,
+                    size_t n)
+{
+    const char *head, *tail;
+    size_t at = 0;
+    int ok = pieces(kt, &head, &tail) && put(buf, &at, "emq:{", 5) &&
+             put(buf, &at, q, strlen(q)) && put(buf, &at, "}:", 2) &&
+             put(buf, &at, head, strlen(head)) && put(buf, &at, part, n);
+    if (ok && emq_keydef_get(kt)->form == EMQ_KF_JOBSUB)
+        ok = put(buf, &at, ":", 1);
+    ok = ok && put(buf, &at, tail, strlen(tail));
     if (!ok)
         at = 0;
     buf[at] = '\0';
     return at;
 }
 
-size_t emq_key_q(char *buf, const char *q, const char *suffix)
+size_t emq_key(char *buf, const char *q, int kt)
 {
-    return build(buf, q, suffix, NULL, NULL, NULL);
+    const emq_keydef *d = emq_keydef_get(kt);
+    if (d == NULL || d->form != EMQ_KF_FIXED) {
+        buf[0] = '\0';
+        return 0;
+    }
+    return build(buf, q, kt, "", 0);
 }
 
-size_t emq_key_job(char *buf, const char *q, const char *id)
+size_t emq_key_of(char *buf, const char *q, int kt, const void *part,
+                  size_t n)
 {
-    return build(buf, q, "job:", id, NULL, NULL);
+    const emq_keydef *d = emq_keydef_get(kt);
+    if (d == NULL || d->form == EMQ_KF_FIXED) {
+        buf[0] = '\0';
+        return 0;
+    }
+    return build(buf, q, kt, part, n);
 }
 
-size_t emq_key_jobsub(char *buf, const char *q, const char *id,
-                      const char *sub)
+int emq_key_buf(emq_buf *b, const char *q, int kt, const void *part,
+                size_t n)
 {
-    return build(buf, q, "job:", id, ":", sub);
+    const char *head, *tail;
+    int rc;
+    b->len = 0;
+    if (!pieces(kt, &head, &tail)) return EMQ_EINVAL;
+    if ((rc = emq_buf_append(b, "emq:{", 5)) < 0 ||
+        (rc = emq_buf_append(b, q, strlen(q))) < 0 ||
+        (rc = emq_buf_append(b, "}:", 2)) < 0 ||
+        (rc = emq_buf_append(b, head, strlen(head))) < 0 ||
+        (rc = emq_buf_append(b, part, n)) < 0)
+        return rc;
+    if (emq_keydef_get(kt)->form == EMQ_KF_JOBSUB &&
+        (rc = emq_buf_append(b, ":", 1)) < 0)
+        return rc;
+    return emq_buf_append(b, tail, strlen(tail));
 }
 
 /* ------------------------------------------------------------ name gates */
@@ -183,44 +241,6 @@ static int is(span s, const char *lit)
     return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0;
 }
 
-/* Fixed per-queue suffixes of §2.4, their types and roles. */
-static const struct {
-    const char *suffix;
-    int type, role;
-} fixed_suffixes[] = {
-    { "pending", T_ZSET, EMQ_ROLE_JOBSET },
-    { "active", T_ZSET, EMQ_ROLE_JOBSET },
-    { "schedule", T_ZSET, EMQ_ROLE_JOBSET },
-    { "dead", T_ZSET, EMQ_ROLE_JOBSET },
-    { "meta", T_HASH, EMQ_ROLE_OTHER },
-    { "metrics:completed", T_HASH, EMQ_ROLE_METRICS },
-    { "metrics:failed", T_HASH, EMQ_ROLE_METRICS },
-    { "metrics:completed:data", T_LIST, EMQ_ROLE_OTHER },
-    { "metrics:failed:data", T_LIST, EMQ_ROLE_OTHER },
-    { "limiter", T_STRING, EMQ_ROLE_OTHER },
-    { "wake", T_LIST, EMQ_ROLE_OTHER },
-    { "ring", T_LIST, EMQ_ROLE_OTHER },
-    { "gactive", T_HASH, EMQ_ROLE_OTHER },
-    { "glimit", T_HASH, EMQ_ROLE_OTHER },
-    { "gweight", T_HASH, EMQ_ROLE_OTHER },
-    { "paused", T_SET, EMQ_ROLE_OTHER },
-    { "flow:outbox", T_LIST, EMQ_ROLE_OTHER },
-    { "repeat", T_ZSET, EMQ_ROLE_OTHER },
-};
-
-/* Job subkeys `job:<id>:<sub>` of §2.4. */
-static const struct {
-    const char *sub;
-    int type;
-} job_subs[] = {
-    { "logs", T_LIST },
-    { "lock", T_STRING },
-    { "dependencies", T_STRING },
-    { "processed", T_HASH },
-    { "failed", T_HASH },
-    { "unsuccessful", T_HASH },
-};
-
 static int branded(const unsigned char *p, size_t n)
 {
     return emq_id_check((const char *)p, n, NULL, NULL) == EMQ_ID_OK;
@@ -232,51 +252,54 @@ static int stream_name_ok(const unsigned char *p, size_t n)
     return n > 0 && memchr(p, '\0', n) == NULL && memchr(p, ':', n) == NULL;
 }
 
-/* Classify the suffix of a per-queue key; fills type/id fields of ki. */
+/* Fill ki from key type kt with its part. */
+static int found(emq_keyinfo *ki, int kt, const unsigned char *part,
+                 size_t n)
+{
+    const emq_keydef *d = &keydefs[kt];
+    ki->kt = kt;
+    ki->def = d;
+    ki->type = d->type;
+    ki->role = d->role;
+    ki->part = (const char *)part;
+    ki->partlen = n;
+    return 1;
+}
+
+/* Classify the suffix of a per-queue key by the registry. */
 static int parse_suffix(span s, emq_keyinfo *ki)
 {
-    for (size_t i = 0; i < sizeof fixed_suffixes / sizeof *fixed_suffixes;
-         i++)
-        if (is(s, fixed_suffixes[i].suffix)) {
-            ki->type = fixed_suffixes[i].type;
-            ki->role = fixed_suffixes[i].role;
-            return 1;
-        }
+    int kt;
+    for (kt = 1; kt < EMQ_KT_COUNT; kt++)
+        if (keydefs[kt].form == EMQ_KF_FIXED && is(s, keydefs[kt].text))
+            return found(ki, kt, NULL, 0);
 
     if (eat(&s, "job:")) {
+        const unsigned char *id = s.p;
         if (s.n < EMQ_ID_LEN || !branded(s.p, EMQ_ID_LEN))
             return 0;
         ki->id = (const char *)s.p;
         s.p += EMQ_ID_LEN;
         s.n -= EMQ_ID_LEN;
         if (s.n == 0) {
-            ki->type = T_HASH;
             ki->is_job_row = 1;
-            return 1;
+            return found(ki, EMQ_KT_JOB, id, EMQ_ID_LEN);
         }
         if (!eat(&s, ":"))
             return 0;
-        for (size_t i = 0; i < sizeof job_subs / sizeof *job_subs; i++)
-            if (is(s, job_subs[i].sub)) {
-                ki->type = job_subs[i].type;
-                return 1;
-            }
+        for (kt = 1; kt < EMQ_KT_COUNT; kt++)
+            if (keydefs[kt].form == EMQ_KF_JOBSUB && is(s, keydefs[kt].text))
+                return found(ki, kt, id, EMQ_ID_LEN);
         return 0;
     }
-    if (eat(&s, "de:")) {
-        ki->type = T_STRING;
-        return name_ok(s.p, s.n, 255);
-    }
-    if (eat(&s, "g:")) {
-        ki->type = T_ZSET;
-        ki->role = EMQ_ROLE_LANE;
+    if (eat(&s, "de:"))
+        return name_ok(s.p, s.n, 255) && found(ki, EMQ_KT_DEDUP, s.p, s.n);
+    if (eat(&s, "g:"))
         return s.n == EMQ_ID_LEN + 8 && branded(s.p, EMQ_ID_LEN) &&
-               memcmp(s.p + EMQ_ID_LEN, ":pending", 8) == 0;
-    }
-    if (eat(&s, "repeat:")) {
-        ki->type = T_HASH;
-        return s.n > 0;
-    }
+               memcmp(s.p + EMQ_ID_LEN, ":pending", 8) == 0 &&
+               found(ki, EMQ_KT_LANE, s.p, EMQ_ID_LEN);
+    if (eat(&s, "repeat:"))
+        return s.n > 0 && found(ki, EMQ_KT_REPEAT_RECORD, s.p, s.n);
     if (eat(&s, "stream:")) {
         const unsigned char *colon = s.n ? memchr(s.p, ':', s.n) : NULL;
         size_t name = colon ? (size_t)(colon - s.p) : s.n;
@@ -284,12 +307,10 @@ static int parse_suffix(span s, emq_keyinfo *ki)
 
         if (!stream_name_ok(s.p, name))
             return 0;
-        if (rest.n == 0) {
-            ki->type = T_STREAM;
-            return 1;
-        }
-        ki->type = T_STRING;
-        return is(rest, ":archived");
+        if (rest.n == 0)
+            return found(ki, EMQ_KT_STREAM, s.p, name);
+        return is(rest, ":archived") &&
+               found(ki, EMQ_KT_STREAM_ARCHIVED, s.p, name);
     }
     return 0;
 }

@@ -26,7 +26,7 @@ int emq_link_read(emq_store *st, const char *q, const void *id, size_t idlen,
     char pid[EMQ_ID_SIZE];
 
     memset(l, 0, sizeof *l);
-    if ((rc = emq_jkey(&jk, q, id, idlen)) < 0) goto done;
+    if ((rc = emq_key_buf(&jk, q, EMQ_KT_JOB, id, idlen)) < 0) goto done;
     if ((rc = fetch(st, &jk, "parent", &l->parent, &has_p)) < 0) goto done;
     if (!has_p) { l->kind = EMQ_LINK_NONE; goto done; }
     if ((rc = fetch(st, &jk, "parent_queue", &l->pqueue, &has_q)) < 0)
@@ -98,13 +98,13 @@ int emq_flow_reemit(emq_store *st, const char *nq, const void *node,
 {
     emq_buf jk = {0}, parent = {0}, pqueue = {0}, pol = {0}, e = {0};
     char ok[EMQ_KEY_MAX];
-    size_t okl = emq_key_q(ok, nq, "flow:outbox");
+    size_t okl = emq_key(ok, nq, EMQ_KT_OUTBOX);
     const void *pq;
     size_t pql;
     int has_p, has_q, has_pol, rc;
     int64_t len = -1;
 
-    if ((rc = emq_jkey(&jk, nq, node, nlen)) < 0) goto done;
+    if ((rc = emq_key_buf(&jk, nq, EMQ_KT_JOB, node, nlen)) < 0) goto done;
     if ((rc = fetch(st, &jk, "parent", &parent, &has_p)) < 0) goto done;
     if (!has_p) goto done;
     if ((rc = fetch(st, &jk, "parent_queue", &pqueue, &has_q)) < 0) goto done;

@@ -12,7 +12,7 @@
 int emq_v_set_paused(emq_vctx *c)
 {
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, c->a[0].s, "meta");
+    size_t kl = emq_key(k, c->a[0].s, EMQ_KT_META);
     emq_bytes fv[2] = {{"paused", 6}, {"1", 1}};
     int added, rc = emq_hash_set(c->st, k, kl, fv, 1, &added);
     if (rc < 0) return rc;
@@ -27,7 +27,7 @@ int emq_v_set_paused(emq_vctx *c)
 int emq_v_clear_paused(emq_vctx *c)
 {
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, c->a[0].s, "meta");
+    size_t kl = emq_key(k, c->a[0].s, EMQ_KT_META);
     int removed, rc = emq_hash_del(c->st, k, kl, "paused", 6, &removed);
     if (rc < 0) return rc;
     emq_reply_int(c->r, 1);

@@ -25,7 +25,7 @@ static int browse_cb(void *ctx, const unsigned char *m, size_t mlen, double s)
 int emq_v_browse(emq_vctx *c)
 {
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, c->a[0].s, "pending");
+    size_t kl = emq_key(k, c->a[0].s, EMQ_KT_PENDING);
     int rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, 0);
     if (rc < 0) return rc;
     rc = emq_zset_range(c->st, k, kl, 1, c->a[1].i, browse_cb, c->r);
@@ -70,7 +70,7 @@ int emq_browse(emq_db *db, const char *q, size_t n, char (*ids)[EMQ_ID_SIZE],
 int emq_v_pending_size(emq_vctx *c)
 {
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, c->a[0].s, "pending");
+    size_t kl = emq_key(k, c->a[0].s, EMQ_KT_PENDING);
     int64_t n;
     int rc = emq_zset_card(c->st, k, kl, &n);
     if (rc < 0) return rc;
@@ -137,7 +137,7 @@ static int row_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
 {
     row_ctx *r = ctx;
     char jk[EMQ_KEY_MAX];
-    size_t jkl = emq_key_job(jk, r->q, r->id);
+    size_t jkl = emq_key_of(jk, r->q, EMQ_KT_JOB, r->id, EMQ_ID_LEN);
     int rc;
     (void)db;
     (void)now;
@@ -180,11 +180,10 @@ typedef struct stats_ctx {
     emq_stats *st;
 } stats_ctx;
 
-static int count_of(emq_store *st, const char *q, const char *sfx,
-                    int64_t *out)
+static int count_of(emq_store *st, const char *q, int kt, int64_t *out)
 {
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, q, sfx);
+    size_t kl = emq_key(k, q, kt);
     emq_buf v = {0};
     int rc = emq_hash_get(st, k, kl, "count", 5, &v);
     *out = 0;
@@ -196,8 +195,8 @@ static int count_of(emq_store *st, const char *q, const char *sfx,
 static int stats_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
 {
     stats_ctx *c = ctx;
-    static const char *const sets[4] = {"pending", "active", "schedule",
-                                        "dead"};
+    static const int sets[4] = {EMQ_KT_PENDING, EMQ_KT_ACTIVE,
+                                EMQ_KT_SCHEDULE, EMQ_KT_DEAD};
     int64_t *cards[4];
     char k[EMQ_KEY_MAX];
     size_t kl;
@@ -209,14 +208,15 @@ static int stats_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
     cards[2] = &c->st->scheduled;
     cards[3] = &c->st->dead;
     for (i = 0; i < 4; i++) {
-        kl = emq_key_q(k, c->q, sets[i]);
+        kl = emq_key(k, c->q, sets[i]);
         if ((rc = emq_zset_card(st, k, kl, cards[i])) < 0) return rc;
     }
-    if ((rc = count_of(st, c->q, "metrics:completed", &c->st->completed)) < 0)
+    if ((rc = count_of(st, c->q, EMQ_KT_METRICS_COMPLETED,
+                       &c->st->completed)) < 0)
         return rc;
-    if ((rc = count_of(st, c->q, "metrics:failed", &c->st->failed)) < 0)
+    if ((rc = count_of(st, c->q, EMQ_KT_METRICS_FAILED, &c->st->failed)) < 0)
         return rc;
-    kl = emq_key_q(k, c->q, "meta");
+    kl = emq_key(k, c->q, EMQ_KT_META);
     rc = emq_hash_exists(st, k, kl, "paused", 6, &c->st->paused);
     return rc < 0 ? rc : EMQ_OK;
 }

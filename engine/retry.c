@@ -54,33 +54,33 @@ static int same_arm(emq_store *st, const retry_ctx *c, const emq_link *l)
     memcpy(pid, l->parent.p, EMQ_ID_LEN);   /* LINK gated it: 14 bytes */
     pid[EMQ_ID_LEN] = 0;
     if (!l->policy_id) {
-        kl = emq_key_jobsub(k, c->q, pid, "failed");
+        kl = emq_key_of(k, c->q, EMQ_KT_JOB_FAILED, pid, EMQ_ID_LEN);
         rc = set_field(st, k, kl, c->id, EMQ_ID_LEN, c->err, c->elen);
         if (rc < 0) goto done;
-        kl = emq_key_job(k, c->q, pid);
+        kl = emq_key_of(k, c->q, EMQ_KT_JOB, pid, EMQ_ID_LEN);
         if ((rc = set_state(st, k, kl, "dead")) < 0) goto done;
-        kl = emq_key_q(k, c->q, "dead");
+        kl = emq_key(k, c->q, EMQ_KT_DEAD);
         rc = emq_zset_add(st, k, kl, pid, EMQ_ID_LEN, 0, &added);
         if (rc < 0) goto done;
-        kl = emq_key_q(k, c->q, "pending");
+        kl = emq_key(k, c->q, EMQ_KT_PENDING);
         rc = emq_zset_rem(st, k, kl, pid, EMQ_ID_LEN, &removed);
         if (rc < 0) goto done;
     } else {
-        kl = emq_key_jobsub(k, c->q, pid, "unsuccessful");
+        kl = emq_key_of(k, c->q, EMQ_KT_JOB_UNSUCCESSFUL, pid, EMQ_ID_LEN);
         rc = set_field(st, k, kl, c->id, EMQ_ID_LEN, c->err, c->elen);
         if (rc < 0) goto done;
-        kl = emq_key_jobsub(k, c->q, pid, "dependencies");
+        kl = emq_key_of(k, c->q, EMQ_KT_JOB_DEPENDENCIES, pid, EMQ_ID_LEN);
         if ((rc = emq_str_incrby(st, k, kl, -1, &left)) < 0) goto done;
         if (left <= 0) {
-            kl = emq_key_q(k, c->q, "pending");
+            kl = emq_key(k, c->q, EMQ_KT_PENDING);
             rc = emq_zset_add(st, k, kl, pid, EMQ_ID_LEN, 0, &added);
             if (rc < 0) goto done;
-            kl = emq_key_job(k, c->q, pid);
+            kl = emq_key_of(k, c->q, EMQ_KT_JOB, pid, EMQ_ID_LEN);
             if ((rc = set_state(st, k, kl, "pending")) < 0) goto done;
         }
     }
     /* RECURSE-SQ: a parent now dead passes the death one level up. */
-    kl = emq_key_job(k, c->q, pid);
+    kl = emq_key_of(k, c->q, EMQ_KT_JOB, pid, EMQ_ID_LEN);
     rc = emq_hash_get(st, k, kl, "state", 5, &state);
     if (rc < 0) goto done;
     if (rc == EMQ_OK && state.len == 4 && memcmp(state.p, "dead", 4) == 0)
@@ -96,7 +96,7 @@ static int retry_body(emq_db *db, emq_store *st, int64_t now,
                       const retry_ctx *c)
 {
     char jk[EMQ_KEY_MAX], k[EMQ_KEY_MAX];
-    size_t jkl = emq_key_job(jk, c->q, c->id), kl;
+    size_t jkl = emq_key_of(jk, c->q, EMQ_KT_JOB, c->id, EMQ_ID_LEN), kl;
     emq_link l;
     emq_buf att = {0}, e = {0};
     int64_t n;
@@ -120,10 +120,10 @@ static int retry_body(emq_db *db, emq_store *st, int64_t now,
 
     if (c->token >= c->max) {
         if ((rc = set_state(st, jk, jkl, "dead")) < 0) goto done;
-        kl = emq_key_q(k, c->q, "dead");
+        kl = emq_key(k, c->q, EMQ_KT_DEAD);
         rc = emq_zset_add(st, k, kl, c->id, EMQ_ID_LEN, 0, &added);
         if (rc < 0) goto done;
-        kl = emq_key_q(k, c->q, "metrics:failed");
+        kl = emq_key(k, c->q, EMQ_KT_METRICS_FAILED);
         if ((rc = emq_hash_incrby(st, k, kl, "count", 5, 1, &n)) < 0)
             goto done;
         if (l.kind == EMQ_LINK_SAME) {
@@ -133,7 +133,7 @@ static int retry_body(emq_db *db, emq_store *st, int64_t now,
                                  l.parent.len, c->id, EMQ_ID_LEN, l.policy_id,
                                  c->err, c->elen);
             if (rc < 0) goto done;
-            kl = emq_key_q(k, c->q, "flow:outbox");
+            kl = emq_key(k, c->q, EMQ_KT_OUTBOX);
             rc = emq_list_push(st, k, kl, 1, e.p, e.len, &n);
             if (rc < 0) goto done;
         }
@@ -141,7 +141,7 @@ static int retry_body(emq_db *db, emq_store *st, int64_t now,
         goto done;
     }
     if ((rc = set_state(st, jk, jkl, "scheduled")) < 0) goto done;
-    kl = emq_key_q(k, c->q, "schedule");
+    kl = emq_key(k, c->q, EMQ_KT_SCHEDULE);
     rc = emq_zset_add(st, k, kl, c->id, EMQ_ID_LEN,
                       emq_score_add(now, c->delay), &added);
     if (rc < 0) goto done;

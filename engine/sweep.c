@@ -55,14 +55,14 @@ static int to_pending(emq_store *st, const char *q, const emq_buf *m, int how)
     int64_t act = 0;
     int paused, added, rc;
 
-    if ((rc = emq_jkey(&jk, q, m->p, m->len)) < 0) goto done;
+    if ((rc = emq_key_buf(&jk, q, EMQ_KT_JOB, m->p, m->len)) < 0) goto done;
     rc = emq_hash_get(st, jk.p, jk.len, "group", 5, &g);
     if (rc < 0) goto done;
     if (rc == EMQ_OK) {
         if (how == MOVE_REAP &&
             (rc = emq_g_charge(st, q, g.p, g.len, -1, &act)) < 0)
             goto done;
-        if ((rc = emq_lane_key(&lk, q, g.p, g.len)) < 0) goto done;
+        if ((rc = emq_key_buf(&lk, q, EMQ_KT_LANE, g.p, g.len)) < 0) goto done;
         if ((rc = emq_zset_add(st, lk.p, lk.len, m->p, m->len, 0, &added)) < 0)
             goto done;
         if ((rc = emq_g_paused(st, q, g.p, g.len, &paused)) < 0) goto done;
@@ -73,7 +73,7 @@ static int to_pending(emq_store *st, const char *q, const emq_buf *m, int how)
             if ((rc = emq_g_offer(st, q, g.p, g.len, act)) < 0) goto done;
         }
     } else {
-        pkl = emq_key_q(pk, q, "pending");
+        pkl = emq_key(pk, q, EMQ_KT_PENDING);
         if ((rc = emq_zset_add(st, pk, pkl, m->p, m->len, 0, &added)) < 0)
             goto done;
     }
@@ -89,14 +89,14 @@ done:
     return rc < 0 ? rc : EMQ_OK;
 }
 
-/* Move up to `limit` members of B.<from> with score <= NOW; the count is
+/* Move up to `limit` members of key type `from` with score <= NOW; the count is
  * the reply. */
-static int sweep(emq_vctx *c, const char *from, int how, int64_t limit)
+static int sweep(emq_vctx *c, int from, int how, int64_t limit)
 {
     emq_store *st = c->st;
     const char *q = c->a[0].s;
     char k[EMQ_KEY_MAX];
-    size_t kl = emq_key_q(k, q, from), i;
+    size_t kl = emq_key(k, q, from), i;
     members ms = {0};
     int removed, rc;
 
@@ -122,7 +122,7 @@ done:
  */
 int emq_v_promote(emq_vctx *c)
 {
-    return sweep(c, "schedule", MOVE_PROMOTE, c->a[1].i);
+    return sweep(c, EMQ_KT_SCHEDULE, MOVE_PROMOTE, c->a[1].i);
 }
 
 /*
@@ -132,7 +132,7 @@ int emq_v_promote(emq_vctx *c)
  */
 int emq_v_reap(emq_vctx *c)
 {
-    return sweep(c, "active", MOVE_REAP, REAP_CAP);
+    return sweep(c, EMQ_KT_ACTIVE, MOVE_REAP, REAP_CAP);
 }
 
 /* A typed call whose reply is a count. */

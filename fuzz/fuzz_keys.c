@@ -48,7 +48,7 @@ FUZZ_ENTRY(keys)
             char id[EMQ_ID_SIZE];
             memcpy(id, ki.id, EMQ_ID_LEN);
             id[EMQ_ID_LEN] = 0;
-            size_t n = emq_key_job(buf, q, id);
+            size_t n = emq_key_of(buf, q, EMQ_KT_JOB, id, EMQ_ID_LEN);
             FUZZ_CHECK(n == size && memcmp(buf, data, size) == 0,
                        "job key does not rebuild");
         }
@@ -64,15 +64,15 @@ FUZZ_ENTRY(keys)
     memcpy(q, data, qn);
     q[qn] = 0;
     if (emq_queue_valid(q)) {
-        size_t n = emq_key_q(buf, q, "pending");
+        size_t n = emq_key(buf, q, EMQ_KT_PENDING);
         FUZZ_CHECK(n > 0 && emq_key_parse(buf, n, &ki) &&
                        ki.family == EMQ_K_QUEUE && ki.qlen == qn &&
                        memcmp(ki.q, q, qn) == 0 && ki.type == 5,
                    "built pending key does not parse back");
-        n = emq_key_job(buf, q, "JOB0KHTOWnGLuC");
+        n = emq_key_of(buf, q, EMQ_KT_JOB, "JOB0KHTOWnGLuC", EMQ_ID_LEN);
         FUZZ_CHECK(n > 0 && emq_key_parse(buf, n, &ki) && ki.is_job_row,
                    "built job key does not parse back");
-        n = emq_key_jobsub(buf, q, "JOB0KHTOWnGLuC", "logs");
+        n = emq_key_of(buf, q, EMQ_KT_JOB_LOGS, "JOB0KHTOWnGLuC", EMQ_ID_LEN);
         FUZZ_CHECK(n > 0 && emq_key_parse(buf, n, &ki) && !ki.is_job_row &&
                        ki.type == 3, "built logs key does not parse back");
         FUZZ_CHECK(emq_slot(buf, n) == emq_slot(q, qn), "slot of the tag");

@@ -25,6 +25,7 @@
 #include "emqlite.h"
 #include "store.h"
 #include "db.h"
+#include "vjson.h"
 
 typedef struct emqx {
     emq_db *db;
@@ -76,95 +77,6 @@ static void x_end(void *ctx)
 static void x_clock(void *ctx, int64_t now)
 {
     ((emqx *)ctx)->now = now;
-}
-
-/* ============================================================== replies */
-
-static int is_wire(int rc)
-{
-    return rc == EMQ_EKIND || rc == EMQ_ESTALE || rc == EMQ_EWRONGTYPE;
-}
-
-/* The reply for a negative result. */
-static emq_json *fail_reply(emq_db *db, int rc)
-{
-    const char *m = emq_errmsg(db);
-    emq_json *o;
-    char tmp[600];
-    if (is_wire(rc))
-        return emq_golden_error_reply(m, strlen(m));
-    o = emq_json_new_object();
-    if (!o)
-        return NULL;
-    snprintf(tmp, sizeof tmp, "%s (%d): %s", emq_strerror(rc), rc, m);
-    if (emq_json_set(o, "emqlite_error", 13,
-                     emq_json_new_str(tmp, strlen(tmp)))) {
-        emq_json_free(o);
-        return NULL;
-    }
-    return o;
-}
-
-/* A verdict that is not one of the expected ones. */
-static emq_json *odd_verdict(const char *verb, int rc)
-{
-    char tmp[120];
-    emq_json *o = emq_json_new_object();
-    if (!o)
-        return NULL;
-    snprintf(tmp, sizeof tmp, "%s returned unexpected verdict %d", verb, rc);
-    if (emq_json_set(o, "emqlite_verdict", 15,
-                     emq_json_new_str(tmp, strlen(tmp)))) {
-        emq_json_free(o);
-        return NULL;
-    }
-    return o;
-}
-
-/* ============================================================ arguments */
-
-typedef struct argv_ {
-    const emq_golden_step *s;
-    emq_json_buf *err;
-    int bad;
-} argv_;
-
-static const char *a_str(argv_ *a, const char *name, size_t *len)
-{
-    const char *p = "";
-    size_t n = 0;
-    if (emq_golden_arg_str(a->s, name, &p, &n) != 0) {
-        if (!a->bad)
-            say(a->err, "argument \"%s\" missing or not a string", name);
-        a->bad = 1;
-        return "";
-    }
-    if (len)
-        *len = n;
-    return p;
-}
-
-/* A C string argument (queue, id): must not contain NUL. */
-static const char *a_cstr(argv_ *a, const char *name)
-{
-    size_t n = 0;
-    const char *p = a_str(a, name, &n);
-    if (!a->bad && strlen(p) != n) {
-        say(a->err, "argument \"%s\" contains NUL", name);
-        a->bad = 1;
-    }
-    return p;
-}
-
-static int64_t a_int(argv_ *a, const char *name)
-{
-    int64_t v = 0;
-    if (emq_golden_arg_int(a->s, name, &v) != 0) {
-        if (!a->bad)
-            say(a->err, "argument \"%s\" missing or not an integer", name);
-        a->bad = 1;
-    }
-    return v;
 }
 
 /* ================================================================= raw */
@@ -322,284 +234,46 @@ static int x_raw(emqx *x, const emq_golden_step *s, emq_golden_result *res,
 
 /* ================================================================ verbs */
 
-static emq_json *claim_reply(emq_job *job)
+/* Every other verb is a registry row, run by its wire name with the step's
+ * arguments (tests/vjson.h maps them). */
+static int x_verb(emqx *x, const emq_golden_step *s, emq_golden_result *res,
+                  emq_json_buf *err)
 {
-    emq_json *arr = emq_json_new_array();
-    if (!arr)
-        return NULL;
-    if (emq_json_push(arr, emq_json_new_str(job->id, strlen(job->id))) ||
-        emq_json_push(arr, job->payload
-                               ? emq_json_new_str(job->payload,
-                                                  job->payload_len)
-                               : emq_json_new_null()) ||
-        emq_json_push(arr, emq_json_new_int(job->attempts))) {
-        emq_json_free(arr);
-        return NULL;
+    const emq_verb_info *v = emq_verb_find(s->verb);
+    emq_vargv av;
+    emq_reply r = {0};
+    char msg[300] = "";
+    int rc;
+    if (v == NULL) {
+        say(err, "verb \"%s\" is not in emqlite's registry", s->verb);
+        return -1;
     }
-    return arr;
-}
-
-static emq_json *v_enqueue(emqx *x, argv_ *a, const char *verb)
-{
-    const char *q = a_cstr(a, "q"), *id = a_cstr(a, "id");
-    size_t plen = 0;
-    const char *p = a_str(a, "payload", &plen);
-    int rc;
-    if (a->bad)
-        return NULL;
-    if (strcmp(verb, "enqueue") == 0)
-        rc = emq_enqueue(x->db, q, id, p, plen);
-    else if (strcmp(verb, "enqueue_at") == 0) {
-        int64_t at = a_int(a, "run_at_ms");
-        if (a->bad)
-            return NULL;
-        rc = emq_enqueue_at(x->db, q, id, p, plen, at);
-    } else {
-        int64_t d = a_int(a, "delay_ms");
-        if (a->bad)
-            return NULL;
-        rc = emq_enqueue_in(x->db, q, id, p, plen, d);
+    if (emq_vjson_args(v, s->args, &av, msg, sizeof msg) != 0) {
+        say(err, "%s", msg);
+        return -1;
     }
-    if (rc == EMQ_ENQUEUED || rc == EMQ_SCHEDULED)
-        return emq_json_new_int(1);
-    if (rc == EMQ_DUPLICATE)
-        return emq_json_new_int(0);
-    return rc < 0 ? fail_reply(x->db, rc) : odd_verdict(verb, rc);
-}
-
-static emq_json *v_claim(emqx *x, argv_ *a)
-{
-    const char *q = a_cstr(a, "q");
-    int64_t lease = a_int(a, "lease_ms");
-    emq_job job;
-    emq_json *r;
-    int rc;
-    if (a->bad)
-        return NULL;
-    memset(&job, 0, sizeof job);
-    rc = emq_claim(x->db, q, lease, &job);
-    if (rc == EMQ_EMPTY)
-        return emq_json_new_array();
-    if (rc != EMQ_OK)
-        return rc < 0 ? fail_reply(x->db, rc) : odd_verdict("claim", rc);
-    r = claim_reply(&job);
-    emq_job_clear(&job);
-    return r;
-}
-
-static emq_json *v_complete(emqx *x, argv_ *a)
-{
-    const char *q = a_cstr(a, "q"), *id = a_cstr(a, "id");
-    int64_t tok = a_int(a, "token");
-    int rc;
-    if (a->bad)
-        return NULL;
-    rc = emq_complete(x->db, q, id, tok);
-    if (rc == EMQ_OK)
-        return emq_json_new_int(1);
-    if (rc == EMQ_GONE)
-        return emq_json_new_int(0);
-    return rc < 0 ? fail_reply(x->db, rc) : odd_verdict("complete", rc);
-}
-
-static emq_json *v_retry(emqx *x, argv_ *a)
-{
-    const char *q = a_cstr(a, "q"), *id = a_cstr(a, "id");
-    int64_t tok = a_int(a, "token"), delay = a_int(a, "delay_ms");
-    int64_t max = a_int(a, "max_attempts");
-    size_t elen = 0;
-    const char *e = a_str(a, "error", &elen);
-    int rc;
-    if (a->bad)
-        return NULL;
-    rc = emq_retry(x->db, q, id, tok, delay, max, e, elen);
-    if (rc == EMQ_SCHEDULED)
-        return emq_json_new_str("scheduled", 9);
-    if (rc == EMQ_DEAD)
-        return emq_json_new_str("dead", 4);
-    return rc < 0 ? fail_reply(x->db, rc) : odd_verdict("retry", rc);
-}
-
-static emq_json *v_count(emqx *x, argv_ *a, const char *verb)
-{
-    const char *q = a_cstr(a, "q");
-    int64_t n = 0, batch = 0;
-    int rc;
-    if (strcmp(verb, "promote") == 0)
-        batch = a_int(a, "batch");
-    if (a->bad)
-        return NULL;
-    if (strcmp(verb, "promote") == 0)
-        rc = emq_promote(x->db, q, batch, &n);
-    else if (strcmp(verb, "reap") == 0)
-        rc = emq_reap(x->db, q, &n);
-    else
-        rc = emq_pending_size(x->db, q, &n);
-    if (rc == EMQ_OK)
-        return emq_json_new_int(n);
-    return rc < 0 ? fail_reply(x->db, rc) : odd_verdict(verb, rc);
-}
-
-static emq_json *v_extend_lock(emqx *x, argv_ *a)
-{
-    const char *q = a_cstr(a, "q"), *id = a_cstr(a, "id");
-    int64_t tok = a_int(a, "token"), lease = a_int(a, "lease_ms");
-    int rc;
-    if (a->bad)
-        return NULL;
-    rc = emq_extend_lock(x->db, q, id, tok, lease);
-    if (rc == EMQ_OK)
-        return emq_json_new_int(1);
-    if (rc == EMQ_GONE)
-        return emq_json_new_int(-1);
-    return rc < 0 ? fail_reply(x->db, rc) : odd_verdict("extend_lock", rc);
-}
-
-static emq_json *v_extend_locks(emqx *x, argv_ *a)
-{
-    const char *q = a_cstr(a, "q");
-    int64_t lease = a_int(a, "lease_ms");
-    const emq_json *pairs = emq_golden_arg(a->s, "pairs");
-    const char **ids = NULL;
-    int64_t *toks = NULL;
-    int *failed = NULL;
-    emq_json *r = NULL;
-    size_t n, k, nf = 0;
-    int rc;
-    if (a->bad)
-        return NULL;
-    if (!pairs || pairs->type != EMQ_JSON_ARRAY) {
-        say(a->err, "argument \"%s\" missing or not an array", "pairs");
-        a->bad = 1;
-        return NULL;
+    rc = emq_call(x->db, v->name, av.argc, av.argv, av.len, &r);
+    res->reply = emq_vjson_reply(&r, rc, emq_errmsg(x->db));
+    emq_reply_clear(&r);
+    emq_vargv_free(&av);
+    if (!res->reply) {
+        say(err, "%s: out of memory", s->verb);
+        return -1;
     }
-    n = pairs->n;
-    ids = calloc(n + 1, sizeof *ids);
-    toks = calloc(n + 1, sizeof *toks);
-    failed = calloc(n + 1, sizeof *failed);
-    if (!ids || !toks || !failed)
-        goto done;
-    for (k = 0; k < n; k++) {
-        const emq_json *p = pairs->items[k];
-        if (p->type != EMQ_JSON_ARRAY || p->n != 2 ||
-            p->items[0]->type != EMQ_JSON_STRING ||
-            p->items[1]->type != EMQ_JSON_INT) {
-            say(a->err, "pairs: %s", "each pair must be [id, token]");
-            a->bad = 1;
-            goto done;
-        }
-        ids[k] = p->items[0]->s;
-        toks[k] = p->items[1]->i;
-    }
-    rc = emq_extend_locks(x->db, q, n, ids, toks, lease, failed, &nf);
-    if (rc != EMQ_OK) {
-        r = rc < 0 ? fail_reply(x->db, rc) : odd_verdict("extend_locks", rc);
-        goto done;
-    }
-    r = emq_json_new_array();
-    for (k = 0; r && k < n; k++)
-        if (failed[k] && emq_json_push(r, emq_json_new_str(ids[k],
-                                                           strlen(ids[k])))) {
-            emq_json_free(r);
-            r = NULL;
-        }
-done:
-    free(ids);
-    free(toks);
-    free(failed);
-    return r;
-}
-
-static emq_json *v_browse(emqx *x, argv_ *a)
-{
-    const char *q = a_cstr(a, "q");
-    int64_t n = a_int(a, "n");
-    char (*ids)[EMQ_ID_SIZE];
-    size_t count = 0, k;
-    emq_json *r = NULL;
-    int rc;
-    if (a->bad)
-        return NULL;
-    if (n <= 0 || n > 1000000) {
-        say(a->err, "browse: n out of range%s", "");
-        a->bad = 1;
-        return NULL;
-    }
-    ids = calloc((size_t)n, sizeof *ids);
-    if (!ids)
-        return NULL;
-    rc = emq_browse(x->db, q, (size_t)n, ids, &count);
-    if (rc != EMQ_OK) {
-        r = rc < 0 ? fail_reply(x->db, rc) : odd_verdict("browse", rc);
-    } else {
-        r = emq_json_new_array();
-        for (k = 0; r && k < count; k++)
-            if (emq_json_push(r, emq_json_new_str(ids[k], strlen(ids[k])))) {
-                emq_json_free(r);
-                r = NULL;
-            }
-    }
-    free(ids);
-    return r;
-}
-
-static emq_json *v_pause(emqx *x, argv_ *a, int pause)
-{
-    const char *q = a_cstr(a, "q");
-    int rc;
-    if (a->bad)
-        return NULL;
-    rc = pause ? emq_pause(x->db, q) : emq_resume(x->db, q);
-    if (rc == EMQ_OK)
-        return emq_json_new_int(1);
-    return rc < 0 ? fail_reply(x->db, rc)
-                  : odd_verdict(pause ? "set_paused" : "clear_paused", rc);
+    return 0;
 }
 
 static int x_step(void *ctx, const emq_golden_step *s, emq_golden_result *res,
                   emq_json_buf *err)
 {
     emqx *x = ctx;
-    const char *v = s->verb;
-    argv_ a = { s, err, 0 };
-    emq_json *r;
-    if (strcmp(v, "raw") == 0)
+    if (strcmp(s->verb, "raw") == 0)
         return x_raw(x, s, res, err);
-    if (strcmp(v, "advance") == 0)
-        r = emq_json_new_null(); /* the clock already moved: `now` */
-    else if (strcmp(v, "enqueue") == 0 || strcmp(v, "enqueue_at") == 0 ||
-             strcmp(v, "enqueue_in") == 0)
-        r = v_enqueue(x, &a, v);
-    else if (strcmp(v, "claim") == 0)
-        r = v_claim(x, &a);
-    else if (strcmp(v, "complete") == 0)
-        r = v_complete(x, &a);
-    else if (strcmp(v, "retry") == 0)
-        r = v_retry(x, &a);
-    else if (strcmp(v, "promote") == 0 || strcmp(v, "reap") == 0 ||
-             strcmp(v, "pending_size") == 0)
-        r = v_count(x, &a, v);
-    else if (strcmp(v, "extend_lock") == 0)
-        r = v_extend_lock(x, &a);
-    else if (strcmp(v, "extend_locks") == 0)
-        r = v_extend_locks(x, &a);
-    else if (strcmp(v, "browse") == 0)
-        r = v_browse(x, &a);
-    else if (strcmp(v, "set_paused") == 0)
-        r = v_pause(x, &a, 1);
-    else if (strcmp(v, "clear_paused") == 0)
-        r = v_pause(x, &a, 0);
-    else {
-        say(err, "verb \"%s\" is not supported by the emqlite executor", v);
-        return -1;
+    if (strcmp(s->verb, "advance") == 0) {
+        res->reply = emq_json_new_null(); /* the clock already moved */
+        return res->reply ? 0 : -1;
     }
-    if (!r) {
-        if (!a.bad)
-            say(err, "%s: out of memory", v);
-        return -1;
-    }
-    res->reply = r;
-    return 0;
+    return x_verb(x, s, res, err);
 }
 
 /* ======================================================== keyspace dump */

@@ -257,47 +257,47 @@ START_TEST(every_violation_is_reported_not_just_the_first)
     ck_assert_int_eq(emq_enqueue_in(db, Q, e, "p", 1, 10), EMQ_SCHEDULED);
     emq_store *st = wbegin();
     /* 1 state-set: the row says active, the id sits in pending only */
-    emq_key_job(k, Q, a);
+    emq_key_of(k, Q, EMQ_KT_JOB, a, EMQ_ID_LEN);
     hset(st, k, "state", "active");
     /* 2 counter: attempts with a leading zero */
-    emq_key_job(k, Q, b);
+    emq_key_of(k, Q, EMQ_KT_JOB, b, EMQ_ID_LEN);
     hset(st, k, "attempts", "01");
     /* 3 state: an unknown state string */
-    emq_key_job(k, Q, c);
+    emq_key_of(k, Q, EMQ_KT_JOB, c, EMQ_ID_LEN);
     hset(st, k, "state", "finished");
     /* 4 row: a row without state (the id is in pending) */
-    emq_key_job(k, Q, d);
+    emq_key_of(k, Q, EMQ_KT_JOB, d, EMQ_ID_LEN);
     ck_assert_int_ge(emq_hash_del(st, k, strlen(k), "state", 5, NULL), 0);
     /* 5 score: a schedule score that is not an integer */
-    emq_key_q(k, Q, "schedule");
+    emq_key(k, Q, EMQ_KT_SCHEDULE);
     zadd(st, k, e, 12.5);
     /* 6 member: a pending member that is not a branded id */
-    emq_key_q(k, Q, "pending");
+    emq_key(k, Q, EMQ_KT_PENDING);
     zadd(st, k, "garbage", 0);
     /* 7 score: a pending score other than 0 */
     zadd(st, k, a, 7);
     /* 8 key: a suffix outside the grammar; 9 key: a foreign key */
-    emq_key_q(k, Q, "bogus");
+    snprintf(k, sizeof k, "emq:{%s}:bogus", Q);
     ck_assert_int_ge(emq_str_set(st, k, strlen(k), "x", 1, -1, 0, NULL), 0);
     ck_assert_int_ge(emq_str_set(st, "foreign", 7, "x", 1, -1, 0, NULL), 0);
     /* 10 type: meta written as a string */
-    emq_key_q(k, "other", "meta");
+    emq_key(k, "other", EMQ_KT_META);
     ck_assert_int_ge(emq_str_set(st, k, strlen(k), "x", 1, -1, 0, NULL), 0);
     /* 11 counter: a metrics count that is not decimal */
-    emq_key_q(k, Q, "metrics:completed");
+    emq_key(k, Q, EMQ_KT_METRICS_COMPLETED);
     hset(st, k, "count", "many");
     /* 12 wake: 65 tokens */
-    emq_key_q(k, Q, "wake");
+    emq_key(k, Q, EMQ_KT_WAKE);
     for (int i = 0; i < 65; i++)
         ck_assert_int_ge(emq_list_push(st, k, strlen(k), 0, "1", 1, NULL), 0);
     /* 13 ring: a group twice */
-    emq_key_q(k, Q, "ring");
+    emq_key(k, Q, EMQ_KT_RING);
     ck_assert_int_ge(emq_list_push(st, k, strlen(k), 1, "PRT0000000000A",
                                    14, NULL), 0);
     ck_assert_int_ge(emq_list_push(st, k, strlen(k), 1, "PRT0000000000A",
                                    14, NULL), 0);
     /* 14 member: an in-flight count keyed by something not a group id */
-    emq_key_q(k, Q, "gactive");
+    emq_key(k, Q, EMQ_KT_GACTIVE);
     hset(st, k, "nogroup", "1");
     /* 15 fence: another wire */
     ck_assert_int_ge(emq_str_set(st, EMQ_VERSION_KEY,

@@ -91,23 +91,70 @@ START_TEST(builders_write_the_grammar)
 {
     char buf[EMQ_KEY_MAX];
 
-    ck_assert_uint_eq(emq_key_q(buf, "q1", "pending"), 16);
+    ck_assert_uint_eq(emq_key(buf, "q1", EMQ_KT_PENDING), 16);
     ck_assert_str_eq(buf, "emq:{q1}:pending");
-    ck_assert_uint_eq(emq_key_q(buf, "orders", "metrics:completed:data"),
+    ck_assert_uint_eq(emq_key(buf, "orders", EMQ_KT_METRICS_COMPLETED_DATA),
                       strlen("emq:{orders}:metrics:completed:data"));
     ck_assert_str_eq(buf, "emq:{orders}:metrics:completed:data");
-    ck_assert_uint_eq(emq_key_job(buf, "orders", ID), 31);
+    ck_assert_uint_eq(emq_key_of(buf, "orders", EMQ_KT_JOB, ID, 14), 31);
     ck_assert_str_eq(buf, "emq:{orders}:job:" ID);
-    ck_assert_uint_eq(emq_key_jobsub(buf, "orders", ID, "logs"), 36);
+    ck_assert_uint_eq(emq_key_of(buf, "orders", EMQ_KT_JOB_LOGS, ID, 14), 36);
     ck_assert_str_eq(buf, "emq:{orders}:job:" ID ":logs");
+    emq_key_of(buf, "orders", EMQ_KT_LANE, "PRT0000000000A", 14);
+    ck_assert_str_eq(buf, "emq:{orders}:g:PRT0000000000A:pending");
+    emq_key_of(buf, "orders", EMQ_KT_DEDUP, "order-7", 7);
+    ck_assert_str_eq(buf, "emq:{orders}:de:order-7");
+    emq_key_of(buf, "orders", EMQ_KT_REPEAT_RECORD, "nightly", 7);
+    ck_assert_str_eq(buf, "emq:{orders}:repeat:nightly");
+    emq_key_of(buf, "orders", EMQ_KT_STREAM, "ev", 2);
+    ck_assert_str_eq(buf, "emq:{orders}:stream:ev");
+    emq_key_of(buf, "orders", EMQ_KT_STREAM_ARCHIVED, "ev", 2);
+    ck_assert_str_eq(buf, "emq:{orders}:stream:ev:archived");
     ck_assert_str_eq(EMQ_VERSION_KEY, "{emq}:version");
+    /* A fixed builder refuses a family, and the other way round. */
+    ck_assert_uint_eq(emq_key(buf, "q1", EMQ_KT_JOB), 0);
+    ck_assert_uint_eq(emq_key_of(buf, "q1", EMQ_KT_PENDING, "x", 1), 0);
+    ck_assert_uint_eq(emq_key(buf, "q1", EMQ_KT_COUNT), 0);
+}
+END_TEST
+
+START_TEST(every_registered_key_type_round_trips_through_the_parser)
+{
+    char buf[EMQ_KEY_MAX];
+    emq_keyinfo ki;
+    emq_buf b = {0};
+    for (int kt = 1; kt < EMQ_KT_COUNT; kt++) {
+        const emq_keydef *d = emq_keydef_get(kt);
+        const char *part = d->form == EMQ_KF_DEDUP ? "d-1"
+                           : d->form == EMQ_KF_REPEAT ? "every minute"
+                           : d->form == EMQ_KF_STREAM ||
+                             d->form == EMQ_KF_ARCHIVED ? "ev" : ID;
+        size_t n = d->form == EMQ_KF_FIXED
+                       ? emq_key(buf, "orders", kt)
+                       : emq_key_of(buf, "orders", kt, part, strlen(part));
+        ck_assert_uint_gt(n, 0);
+        ck_assert_int_eq(emq_key_parse(buf, n, &ki), 1);
+        ck_assert_int_eq(ki.kt, kt);
+        ck_assert_int_eq(ki.role, d->role);
+        ck_assert_int_eq(ki.type, d->type);
+        ck_assert_uint_eq(ki.qlen, 6);
+        if (d->form != EMQ_KF_FIXED) {
+            ck_assert_uint_eq(ki.partlen, strlen(part));
+            ck_assert_int_eq(memcmp(ki.part, part, ki.partlen), 0);
+            ck_assert_int_eq(emq_key_buf(&b, "orders", kt, part,
+                                         strlen(part)), EMQ_OK);
+            ck_assert_uint_eq(b.len, n);
+            ck_assert_int_eq(memcmp(b.p, buf, n), 0);
+        }
+    }
+    emq_buf_free(&b);
 }
 END_TEST
 
 START_TEST(grammar_budget_is_17_bytes_before_the_id)
 {
     char buf[EMQ_KEY_MAX];
-    size_t n = emq_key_job(buf, "orders", ID);
+    size_t n = emq_key_of(buf, "orders", EMQ_KT_JOB, ID, 14);
 
     ck_assert_uint_eq(n - EMQ_ID_LEN, 17);
     ck_assert_int_eq(memcmp(buf, "emq:{orders}:job:", 17), 0);
@@ -118,27 +165,26 @@ END_TEST
 START_TEST(builders_fit_the_longest_keys_and_refuse_overflow)
 {
     char buf[EMQ_KEY_MAX];
-    char q[129], did[256 + 3], big[EMQ_KEY_MAX];
+    char q[129], did[256], big[EMQ_KEY_MAX];
 
     memset(q, 'q', 128);
     q[128] = '\0';
-    memcpy(did, "de:", 3);
-    memset(did + 3, 'd', 255);
-    did[258] = '\0';
-    ck_assert_uint_eq(emq_key_q(buf, q, did), 5 + 128 + 2 + 258);
-    ck_assert_uint_eq(emq_key_jobsub(buf, q, ID, "unsuccessful"),
+    memset(did, 'd', 255);
+    did[255] = '\0';
+    ck_assert_uint_eq(emq_key_of(buf, q, EMQ_KT_DEDUP, did, 255),
+                      5 + 128 + 2 + 258);
+    ck_assert_uint_eq(emq_key_of(buf, q, EMQ_KT_JOB_UNSUCCESSFUL, ID, 14),
                       5 + 128 + 2 + 4 + 14 + 1 + 12);
-    ck_assert_uint_eq(emq_key_q(buf, q, "g:" ID ":pending"),
+    ck_assert_uint_eq(emq_key_of(buf, q, EMQ_KT_LANE, ID, 14),
                       5 + 128 + 2 + 24);
 
     /* One byte too long for the buffer and its NUL: nothing written. */
     memset(big, 's', sizeof big);
-    big[EMQ_KEY_MAX - 1 - 5 - 2 - 1] = '\0';
-    ck_assert_uint_eq(emq_key_q(buf, "a", big), EMQ_KEY_MAX - 1);
+    size_t fit = EMQ_KEY_MAX - 1 - 5 - 1 - 2 - 3;   /* emq:{a}:de: */
+    ck_assert_uint_eq(emq_key_of(buf, "a", EMQ_KT_DEDUP, big, fit),
+                      EMQ_KEY_MAX - 1);
     ck_assert_uint_eq(strlen(buf), EMQ_KEY_MAX - 1);
-    big[EMQ_KEY_MAX - 1 - 5 - 2 - 1] = 's';
-    big[EMQ_KEY_MAX - 1 - 5 - 2] = '\0';
-    ck_assert_uint_eq(emq_key_q(buf, "a", big), 0);
+    ck_assert_uint_eq(emq_key_of(buf, "a", EMQ_KT_DEDUP, big, fit + 1), 0);
     ck_assert_str_eq(buf, "");
 }
 END_TEST
@@ -428,29 +474,32 @@ END_TEST
 
 START_TEST(parse_round_trips_every_builder_output)
 {
-    static const char *const sfx[] = {
-        "pending", "active", "schedule", "dead", "meta", "metrics:completed",
-        "metrics:failed", "wake", "ring", "paused", "flow:outbox", "repeat",
+    static const int sfx[] = {
+        EMQ_KT_PENDING, EMQ_KT_ACTIVE, EMQ_KT_SCHEDULE, EMQ_KT_DEAD,
+        EMQ_KT_META, EMQ_KT_METRICS_COMPLETED, EMQ_KT_METRICS_FAILED,
+        EMQ_KT_WAKE, EMQ_KT_RING, EMQ_KT_PAUSED, EMQ_KT_OUTBOX,
+        EMQ_KT_REPEAT,
     };
-    static const char *const subs[] = {
-        "logs", "lock", "dependencies", "processed", "failed", "unsuccessful",
+    static const int subs[] = {
+        EMQ_KT_JOB_LOGS, EMQ_KT_JOB_LOCK, EMQ_KT_JOB_DEPENDENCIES,
+        EMQ_KT_JOB_PROCESSED, EMQ_KT_JOB_FAILED, EMQ_KT_JOB_UNSUCCESSFUL,
     };
     char buf[EMQ_KEY_MAX];
     emq_keyinfo ki;
 
     for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
-        size_t n = emq_key_q(buf, "orders", sfx[i]);
+        size_t n = emq_key(buf, "orders", sfx[i]);
         ck_assert_int_eq(emq_key_parse(buf, n, &ki), 1);
         ck_assert_int_eq(ki.family, EMQ_K_QUEUE);
         ck_assert_int_eq(ki.is_job_row, 0);
     }
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
-        size_t n = emq_key_jobsub(buf, "orders", ID, subs[i]);
+        size_t n = emq_key_of(buf, "orders", subs[i], ID, 14);
         ck_assert_int_eq(emq_key_parse(buf, n, &ki), 1);
         ck_assert_int_eq(ki.is_job_row, 0);
         ck_assert_int_eq(memcmp(ki.id, ID, 14), 0);
     }
-    size_t n = emq_key_job(buf, "orders", ID);
+    size_t n = emq_key_of(buf, "orders", EMQ_KT_JOB, ID, 14);
     ck_assert_int_eq(emq_key_parse(buf, n, &ki), 1);
     ck_assert_int_eq(ki.is_job_row, 1);
     ck_assert_int_eq(ki.type, EMQ_T_HASH);
@@ -547,6 +596,7 @@ Suite *suite_keys(void)
     suite_add_tcase(s, slot);
 
     tcase_add_test(b, builders_write_the_grammar);
+    tcase_add_test(b, every_registered_key_type_round_trips_through_the_parser);
     tcase_add_test(b, grammar_budget_is_17_bytes_before_the_id);
     tcase_add_test(b, builders_fit_the_longest_keys_and_refuse_overflow);
     suite_add_tcase(s, b);

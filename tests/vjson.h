@@ -1,0 +1,48 @@
+/*
+ * vjson.h — registry verbs in the golden traces' JSON shapes: named JSON
+ * arguments to a verb's byte-string argv, and an emq_reply to the trace's
+ * reply value. Shared by every harness that drives emqlite by wire name
+ * (the golden replayer, the Lua differential runner, the fuzz target).
+ *
+ * Argument rule (the registry's names, engine/verbs.def): a spec named `x`
+ * takes the trace argument `x`; a fixed spec named `x.y` takes element k of
+ * the array `x` (k = its position among the specs named `x.`); a repeated
+ * tail named `x.y`, `x.z` takes the array `x` of [y, z] arrays, a tail of
+ * one spec named `x` the flat array `x`. Strings pass as bytes, integers
+ * as decimal text, booleans as 1/0, null (or a missing argument) as
+ * absent.
+ */
+#ifndef EMQ_TEST_VJSON_H
+#define EMQ_TEST_VJSON_H
+
+#include <stddef.h>
+#include "emqlite.h"
+#include "json.h"
+
+/** A verb's argument vector, ready for emq_call. */
+typedef struct emq_vargv {
+    const char **argv;
+    size_t *len;
+    size_t argc, cap;
+    char **owned;      /* decimal renderings made for integers */
+    size_t nowned;
+} emq_vargv;
+
+/**
+ * Build the argv of verb `v` from the JSON object `args`. Returns 0, or -1
+ * with `err` filled (an argument of the wrong JSON type, out of memory).
+ */
+int emq_vjson_args(const emq_verb_info *v, const emq_json *args,
+                   emq_vargv *out, char *err, size_t errlen);
+void emq_vargv_free(emq_vargv *a);
+
+/**
+ * The trace's reply for a call that returned `rc` with `r`: the reply's
+ * value (maps as {"map": {...}}, errors as {"error": s}, refusals as
+ * {"refused": s}); a failure that is not a wire reply becomes
+ * {"emqlite_error": "<class> (<rc>): <msg>"}, which no trace contains.
+ * NULL when out of memory.
+ */
+emq_json *emq_vjson_reply(const emq_reply *r, int rc, const char *msg);
+
+#endif /* EMQ_TEST_VJSON_H */
