@@ -4,8 +4,8 @@
  * map one-to-one onto the public API (enqueue ... resume). The demo lives in
  * cli_demo.c, the JSON codec in cli_json.c.
  *
- * Rules: only api/emqlite.h is used; a command is one row of `commands[]`
- * plus one function; under --json every invocation writes exactly one JSON
+ * Rules: only api/emqlite.h is used; a command is one row of a group's
+ * table (api/cli_groups.def) plus one function; under --json every invocation writes exactly one JSON
  * document to stdout (a result, or {"error": ...}), and every failure also
  * writes one line "emqlite: <message>" to stderr.
  */
@@ -18,16 +18,6 @@
 #include "cli.h"
 
 #define DEFAULT_DB "./emqlite.db"
-
-typedef int (*cmd_fn)(emq_cli *c, int argc, char **argv);
-
-/* One command: its name, function, argument synopsis and help text. */
-typedef struct command {
-    const char *name;
-    cmd_fn fn;
-    const char *synopsis;
-    const char *help;
-} command;
 
 static int cmd_enqueue(emq_cli *c, int argc, char **argv);
 static int cmd_enqueue_many(emq_cli *c, int argc, char **argv);
@@ -47,8 +37,9 @@ static int cmd_resume(emq_cli *c, int argc, char **argv);
 static int cmd_help(emq_cli *c, int argc, char **argv);
 static int cmd_bench(emq_cli *c, int argc, char **argv);
 
-/* The command table: adding a command is one row here and one function. */
-static const command commands[] = {
+/* The core commands: adding one is one row here and one function (other
+ * groups live in their own files, api/cli_groups.def). */
+const emq_cli_command emq_cli_core_commands[] = {
     { "enqueue", cmd_enqueue, "QUEUE [PAYLOAD|-] [--id ID] [--at MS | --in MS]",
       "Admit one job into QUEUE and print its id. The payload is PAYLOAD, or\n"
       "all of stdin (byte for byte) when PAYLOAD is absent or '-'.\n"
@@ -166,14 +157,22 @@ static const command commands[] = {
       "'bench' is passed to it unchanged (emqlite bench -- --help lists\n"
       "them).\n"
       "Exit: the benchmark's own, or 10 when it is not built (make bench)." },
+    { NULL, NULL, NULL, NULL }
 };
-#define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-static const command *find_command(const char *name)
+static const emq_cli_command *const groups[] = {
+#define EMQ_CLI_GROUP(G) emq_cli_##G##_commands,
+#include "cli_groups.def"
+#undef EMQ_CLI_GROUP
+};
+#define NGROUPS (sizeof groups / sizeof groups[0])
+
+const emq_cli_command *emq_cli_find(const char *name)
 {
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        if (strcmp(commands[i].name, name) == 0)
-            return &commands[i];
+    for (size_t g = 0; g < NGROUPS; g++)
+        for (const emq_cli_command *c = groups[g]; c->name; c++)
+            if (strcmp(c->name, name) == 0)
+                return c;
     return NULL;
 }
 
@@ -189,12 +188,13 @@ static void print_usage(FILE *f)
           "  --json     write one JSON document to stdout\n"
           "  --help     show help\n\n"
           "Commands:\n", f);
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].synopsis);
+    for (size_t g = 0; g < NGROUPS; g++)
+        for (const emq_cli_command *c = groups[g]; c->name; c++)
+            fprintf(f, "  %-13s %s\n", c->name, c->synopsis);
     fputs("\nSee emqlite(1) for exit statuses and the JSON shapes.\n", f);
 }
 
-static void print_command_help(FILE *f, const command *cmd)
+static void print_command_help(FILE *f, const emq_cli_command *cmd)
 {
     fprintf(f, "usage: emqlite [--db PATH] [--json] %s%s%s\n\n%s\n", cmd->name,
             cmd->synopsis[0] ? " " : "", cmd->synopsis, cmd->help);
@@ -211,7 +211,7 @@ int emq_cli_usage(emq_cli *c, const char *fmt, ...)
             c->cmd ? ": " : "", msg);
     if (c->cmd)
         fprintf(stderr, "usage: emqlite %s %s (see 'emqlite %s --help')\n",
-                c->cmd, find_command(c->cmd)->synopsis, c->cmd);
+                c->cmd, emq_cli_find(c->cmd)->synopsis, c->cmd);
     if (c->json) {
         fputs("{\"error\":{\"class\":\"usage\",\"message\":", stdout);
         emq_cli_json_str(stdout, msg);
@@ -242,7 +242,7 @@ int emq_cli_parse(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
         size_t nlen = eq ? (size_t)(eq - a) : strlen(a);
         if ((nlen == 6 && strncmp(a, "--help", 6) == 0) ||
             (nlen == 2 && strncmp(a, "-h", 2) == 0)) {
-            print_command_help(stdout, find_command(c->cmd));
+            print_command_help(stdout, emq_cli_find(c->cmd));
             return EMQ_EXIT_OK;
         }
         if (nlen == 6 && strncmp(a, "--json", 6) == 0 && !eq) {
@@ -330,6 +330,14 @@ static const struct {
     { EMQ_EINTERNAL, "internal", EMQ_EXIT_ERROR },
     { EMQ_EEMPTY, "empty_pipeline", EMQ_EXIT_USAGE },
     { EMQ_ENOTSUP, "not_supported", EMQ_EXIT_NOTBUILT },
+    { EMQ_ELOCKED, "EMQLOCK", EMQ_EXIT_STATE },
+    { EMQ_ENOTPAUSED, "EMQSTATE", EMQ_EXIT_STATE },
+    { EMQ_EACTIVE, "EMQSTATE", EMQ_EXIT_STATE },
+    { EMQ_ENOTDEAD, "EMQSTATE", EMQ_EXIT_STATE },
+    { EMQ_ERATE, "EMQRATE", EMQ_EXIT_STATE },
+    { EMQ_EREFUSED, "refused", EMQ_EXIT_USAGE },
+    { EMQ_ENONMONO, "ERR", EMQ_EXIT_STATE },
+    { EMQ_EENGINE, "engine", EMQ_EXIT_ERROR },
 };
 
 int emq_cli_exit_of(int rc)
@@ -398,8 +406,8 @@ static int verdict(emq_cli *c, int code, const char *result, const char *q,
 }
 
 /* Print a success result: text `text` (a line) or {"queue","id","result"}. */
-static int ok_result(emq_cli *c, const char *q, const char *id,
-                     const char *result, const char *text)
+int emq_cli_ok(emq_cli *c, const char *q, const char *id, const char *result,
+               const char *text)
 {
     if (c->json) {
         json_result(q, id, result);
@@ -543,7 +551,7 @@ static int cmd_enqueue(emq_cli *c, int argc, char **argv)
     else
         rc = emq_enqueue(c->db, pos[0], idp, payload, len);
     if (rc == EMQ_ENQUEUED || rc == EMQ_SCHEDULED) {
-        ex = ok_result(c, pos[0], idp,
+        ex = emq_cli_ok(c, pos[0], idp,
                        rc == EMQ_ENQUEUED ? "enqueued" : "scheduled", idp);
     } else if (rc == EMQ_DUPLICATE) {
         char note[200];
@@ -757,7 +765,7 @@ static int cmd_complete(emq_cli *c, int argc, char **argv)
         return ex;
     rc = emq_complete(c->db, pos[0], pos[1], token);
     if (rc == EMQ_OK)
-        return ok_result(c, pos[0], pos[1], "ok", "ok");
+        return emq_cli_ok(c, pos[0], pos[1], "ok", "ok");
     if (rc == EMQ_GONE)
         return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
                        "no such job (already completed or never enqueued)");
@@ -783,9 +791,9 @@ static int cmd_retry(emq_cli *c, int argc, char **argv)
     rc = emq_retry(c->db, pos[0], pos[1], token, delay, max, error,
                    strlen(error));
     if (rc == EMQ_SCHEDULED)
-        return ok_result(c, pos[0], pos[1], "scheduled", "scheduled");
+        return emq_cli_ok(c, pos[0], pos[1], "scheduled", "scheduled");
     if (rc == EMQ_DEAD)
-        return ok_result(c, pos[0], pos[1], "dead", "dead");
+        return emq_cli_ok(c, pos[0], pos[1], "dead", "dead");
     return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
 }
 
@@ -805,7 +813,7 @@ static int cmd_extend(emq_cli *c, int argc, char **argv)
         return ex;
     rc = emq_extend_lock(c->db, pos[0], pos[1], token, lease);
     if (rc == EMQ_OK)
-        return ok_result(c, pos[0], pos[1], "ok", "ok");
+        return emq_cli_ok(c, pos[0], pos[1], "ok", "ok");
     if (rc == EMQ_GONE)
         return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
                        "no such job");
@@ -1141,7 +1149,7 @@ static int cmd_help(emq_cli *c, int argc, char **argv)
         print_usage(stdout);
         return EMQ_EXIT_OK;
     }
-    const command *cmd = find_command(pos[0]);
+    const emq_cli_command *cmd = emq_cli_find(pos[0]);
     if (!cmd)
         return emq_cli_usage(c, "unknown command '%s'", pos[0]);
     print_command_help(stdout, cmd);
@@ -1183,7 +1191,7 @@ static int cmd_bench(emq_cli *c, int argc, char **argv)
     int first = 1;
     if (argc > 1 && (strcmp(argv[1], "--help") == 0 ||
                      strcmp(argv[1], "-h") == 0)) {
-        print_command_help(stdout, find_command(c->cmd));
+        print_command_help(stdout, emq_cli_find(c->cmd));
         return EMQ_EXIT_OK;
     }
     if (argc > 1 && strcmp(argv[1], "--") == 0)
@@ -1258,7 +1266,7 @@ int main(int argc, char **argv)
             return emq_cli_usage(&c, "no command given");
         return EMQ_EXIT_USAGE;
     }
-    const command *cmd = find_command(argv[i]);
+    const emq_cli_command *cmd = emq_cli_find(argv[i]);
     if (!cmd) {
         emq_cli_usage(&c, "unknown command '%s' (see 'emqlite --help')",
                       argv[i]);

@@ -29,7 +29,10 @@ enum {
     EMQ_EXIT_FENCE = 7,     /* version fence, not an emqlite file, schema   */
     EMQ_EXIT_BUSY = 8,      /* the file stayed locked past the busy timeout */
     EMQ_EXIT_ERROR = 9,     /* I/O, corruption, memory, any other failure   */
-    EMQ_EXIT_NOTBUILT = 10  /* not in this build (hiredis, the benchmark)  */
+    EMQ_EXIT_NOTBUILT = 10, /* not in this build (hiredis, the benchmark)  */
+    EMQ_EXIT_DIFFER = 11,   /* check: violations; verify/push: different    */
+    EMQ_EXIT_STATE = 12     /* refused by the job's or queue's state:
+                               EMQLOCK, EMQSTATE, EMQRATE, nonmonotonic    */
 };
 
 /* The state of one invocation. */
@@ -39,6 +42,30 @@ typedef struct emq_cli {
     const char *cmd;     /* the command's name                          */
     emq_db *db;          /* opened by emq_cli_open(), closed by main    */
 } emq_cli;
+
+typedef int (*emq_cli_fn)(emq_cli *c, int argc, char **argv);
+
+/* One command: its name, function, argument synopsis and help text. Each
+ * file of the tool that adds commands exports one table ending with a
+ * NULL name, listed once in api/cli_groups.def. */
+typedef struct emq_cli_command {
+    const char *name;
+    emq_cli_fn fn;
+    const char *synopsis;
+    const char *help;
+} emq_cli_command;
+
+#define EMQ_CLI_GROUP(G) extern const emq_cli_command emq_cli_##G##_commands[];
+#include "cli_groups.def"
+#undef EMQ_CLI_GROUP
+
+/* The command named `name` in any group, or NULL. */
+const emq_cli_command *emq_cli_find(const char *name);
+
+/* Print a success verdict: `text` as a line, or under --json the document
+ * {"queue": q, "id": id, "result": result} (id may be NULL). */
+int emq_cli_ok(emq_cli *c, const char *q, const char *id, const char *result,
+               const char *text);
 
 /* One option a command accepts ("--lease", "-n"). When `takes_value` is 0
  * the option is a flag and *value is set to "1". */
@@ -115,6 +142,13 @@ void emq_cli_text_bytes(FILE *f, const void *p, size_t len);
 int emq_cli_ndjson_item(const char *line, size_t len, char *id, size_t idsize,
                         unsigned char **payload, size_t *plen, char *err,
                         size_t errlen);
+
+/* ------------------------------------------------- replies (cli_call.c) */
+
+/* Write a wire reply as JSON (maps as objects, errors as {"error": s},
+ * refusals as {"refused": s}) or, for a human, as indented lines. */
+void emq_cli_reply_json(FILE *f, const emq_reply *r);
+void emq_cli_reply_text(FILE *f, const emq_reply *r, int indent);
 
 /* ------------------------------------------------------------------ demo */
 
