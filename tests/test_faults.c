@@ -42,6 +42,12 @@ static char dir[256], path[300];
 
 /* --------------------------------------------------------------- scenarios */
 
+/* A scenario: a setup, then the operation swept — a typed call (`op`) or
+ * a registry verb run by name with `args` (a data row: new verbs need no
+ * code here). `verb` names the registry row the scenario exercises (NULL
+ * for calls outside the registry: reads of the handle, the checker,
+ * export, import); every registered verb must appear (test below). */
+#define MAXARGS 12
 typedef struct scen {
     const char *name;
     void (*setup)(emq_db *db);
@@ -49,6 +55,8 @@ typedef struct scen {
     int verdict;        /* the success result of op                      */
     int ckpt_frames;    /* the handle's checkpoint_frames               */
     int reads;          /* 1: op only reads (the keyspace stays "before") */
+    const char *verb;
+    const char *args[MAXARGS]; /* a data row's arguments (op NULL)       */
 } scen;
 
 static void put3(emq_db *db)
@@ -287,36 +295,67 @@ static int op_check(emq_db *db)
 }
 
 static const scen scens[] = {
-    {"enqueue", setup_put3, op_enqueue, EMQ_ENQUEUED, 1000, 0},
-    {"enqueue+checkpoint", setup_put3, op_enqueue, EMQ_ENQUEUED, 1, 0},
-    {"enqueue_many", setup_put3, op_enqueue_many, EMQ_OK, 1000, 0},
-    {"enqueue_at", setup_put3, op_enqueue_at, EMQ_SCHEDULED, 1000, 0},
-    {"enqueue_in", setup_put3, op_enqueue_in, EMQ_SCHEDULED, 1000, 0},
-    {"claim", setup_put3, op_claim, EMQ_OK, 1000, 0},
-    {"complete", setup_claimed, op_complete, EMQ_OK, 1000, 0},
-    {"complete+checkpoint", setup_claimed, op_complete, EMQ_OK, 1, 0},
+    {"enqueue", setup_put3, op_enqueue, EMQ_ENQUEUED, 1000, 0, "enqueue",
+     {0}},
+    {"enqueue+checkpoint", setup_put3, op_enqueue, EMQ_ENQUEUED, 1, 0,
+     "enqueue", {0}},
+    {"enqueue_many", setup_put3, op_enqueue_many, EMQ_OK, 1000, 0,
+     "enqueue_many", {0}},
+    {"enqueue_at", setup_put3, op_enqueue_at, EMQ_SCHEDULED, 1000, 0,
+     "enqueue_at", {0}},
+    {"enqueue_in", setup_put3, op_enqueue_in, EMQ_SCHEDULED, 1000, 0,
+     "enqueue_in", {0}},
+    {"claim", setup_put3, op_claim, EMQ_OK, 1000, 0, "claim", {0}},
+    {"complete", setup_claimed, op_complete, EMQ_OK, 1000, 0, "complete",
+     {0}},
+    {"complete+checkpoint", setup_claimed, op_complete, EMQ_OK, 1, 0,
+     "complete", {0}},
     {"retry(scheduled)", setup_claimed, op_retry_sched, EMQ_SCHEDULED, 1000,
-     0},
-    {"retry(dead)", setup_claimed, op_retry_dead, EMQ_DEAD, 1000, 0},
-    {"promote", setup_due, op_promote, EMQ_OK, 1000, 0},
-    {"reap", setup_lapsed, op_reap, EMQ_OK, 1000, 0},
-    {"extend_lock", setup_claimed, op_extend, EMQ_OK, 1000, 0},
-    {"extend_locks", setup_claimed, op_extend_many, EMQ_OK, 1000, 0},
-    {"pause", setup_put3, op_pause, EMQ_OK, 1000, 0},
-    {"resume", setup_paused, op_resume, EMQ_OK, 1000, 0},
+     0, "retry", {0}},
+    {"retry(dead)", setup_claimed, op_retry_dead, EMQ_DEAD, 1000, 0, "retry",
+     {0}},
+    {"promote", setup_due, op_promote, EMQ_OK, 1000, 0, "promote", {0}},
+    {"reap", setup_lapsed, op_reap, EMQ_OK, 1000, 0, "reap", {0}},
+    {"extend_lock", setup_claimed, op_extend, EMQ_OK, 1000, 0, "extend_lock",
+     {0}},
+    {"extend_locks", setup_claimed, op_extend_many, EMQ_OK, 1000, 0,
+     "extend_locks", {0}},
+    {"pause", setup_put3, op_pause, EMQ_OK, 1000, 0, "set_paused", {0}},
+    {"resume", setup_paused, op_resume, EMQ_OK, 1000, 0, "clear_paused",
+     {0}},
     {"complete_result", setup_claimed, op_complete_result, EMQ_OK, 1000,
-     0},
-    {"complete(group)", setup_grouped, op_complete, EMQ_OK, 1000, 0},
-    {"complete(flow)", setup_flow, op_complete, EMQ_OK, 1000, 0},
-    {"browse", setup_put3, op_browse, EMQ_OK, 1000, 1},
-    {"pending_size", setup_put3, op_pending_size, EMQ_OK, 1000, 1},
-    {"job_get", setup_claimed, op_job_get, EMQ_OK, 1000, 1},
-    {"queues", setup_put3, op_queues, EMQ_OK, 1000, 1},
-    {"check", setup_claimed, op_check, EMQ_OK, 1000, 1},
-    {"export", setup_claimed, op_export, EMQ_OK, 1000, 1},
-    {"import", setup_put3, op_import, EMQ_OK, 1000, 0},
+     0, "complete", {0}},
+    {"complete(group)", setup_grouped, op_complete, EMQ_OK, 1000, 0,
+     "complete", {0}},
+    {"complete(flow)", setup_flow, op_complete, EMQ_OK, 1000, 0, "complete",
+     {0}},
+    {"browse", setup_put3, op_browse, EMQ_OK, 1000, 1, "browse", {0}},
+    {"pending_size", setup_put3, op_pending_size, EMQ_OK, 1000, 1,
+     "pending_size", {0}},
+    {"job_get", setup_claimed, op_job_get, EMQ_OK, 1000, 1, NULL, {0}},
+    {"queues", setup_put3, op_queues, EMQ_OK, 1000, 1, NULL, {0}},
+    {"check", setup_claimed, op_check, EMQ_OK, 1000, 1, NULL, {0}},
+    {"export", setup_claimed, op_export, EMQ_OK, 1000, 1, NULL, {0}},
+    {"import", setup_put3, op_import, EMQ_OK, 1000, 0, NULL, {0}},
+    /* Data rows: a registry verb by name. Append rows for new verbs. */
+    {"call:claim", setup_put3, NULL, EMQ_OK, 1000, 0, "claim",
+     {Q, "30000"}},
+};
+
+/* Registered verbs that have no sweep row, each with the reason. */
+static const struct { const char *verb, *why; } no_sweep[] = {
+    {NULL, NULL},
 };
 #define NSCEN (sizeof scens / sizeof *scens)
+
+/* Run scenario s's operation once. */
+static int run_op(emq_db *db, const scen *s)
+{
+    size_t argc = 0;
+    if (s->op) return s->op(db);
+    while (argc < MAXARGS && s->args[argc]) argc++;
+    return emq_call(db, s->verb, argc, s->args, NULL, NULL);
+}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -405,7 +444,7 @@ static void prepare(const scen *s)
     restore();
     db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
     d_before = digest(db);
-    ck_assert_int_eq(s->op(db), s->verdict);
+    ck_assert_int_eq(run_op(db, s), s->verdict);
     d_after = digest(db);
     if (s->reads)
         ck_assert_uint_eq(d_before, d_after);
@@ -423,7 +462,7 @@ static void measure(const scen *s, long counts[FV_NKIND])
     db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
     cold(db);
     fv_count_reset();
-    ck_assert_int_eq(s->op(db), s->verdict);
+    ck_assert_int_eq(run_op(db, s), s->verdict);
     for (int k = 0; k < FV_NKIND; k++) counts[k] = fv_count(k);
     emq_close(db);
 }
@@ -457,7 +496,7 @@ static void faulted_run(const scen *s, int kind, long n, int err, int rerun,
     fv_track(1);
     fv_count_reset();
     fv_arm(kind, n, err, 0);
-    rc = s->op(db);
+    rc = run_op(db, s);
     fv_disarm();
     t->runs++;
     if (rc >= 0) {
@@ -478,7 +517,7 @@ static void faulted_run(const scen *s, int kind, long n, int err, int rerun,
                       s->name, n, kind, rc);
         assert_clean(db, s->name);
         if (rc < 0 && rerun) {
-            ck_assert_int_eq(s->op(db), s->verdict);
+            ck_assert_int_eq(run_op(db, s), s->verdict);
             ck_assert_uint_eq(digest(db), d_after);
             rc = s->verdict;
         }
@@ -501,7 +540,7 @@ static void faulted_run(const scen *s, int kind, long n, int err, int rerun,
                       s->name, n, kind);
     if (rc < 0 && d == d_after && !s->reads) t->resurrected++;
     if (d == d_before) { /* the reopened handle works */
-        ck_assert_int_eq(s->op(db), s->verdict);
+        ck_assert_int_eq(run_op(db, s), s->verdict);
         ck_assert_uint_eq(digest(db), d_after);
     }
     emq_close(db);
@@ -643,6 +682,32 @@ START_TEST(io_faults_while_opening)
 }
 END_TEST
 
+/* Every registered verb is swept: a scenario names it, or no_sweep says
+ * why not. */
+START_TEST(every_registered_verb_has_a_sweep_row)
+{
+    size_t i, k, missing = 0;
+    for (i = 0; i < emq_verb_count(); i++) {
+        const char *v = emq_verb_at(i)->name;
+        int found = 0;
+        for (k = 0; k < NSCEN && !found; k++)
+            found = scens[k].verb && strcmp(scens[k].verb, v) == 0;
+        for (k = 0; no_sweep[k].verb && !found; k++)
+            found = strcmp(no_sweep[k].verb, v) == 0;
+        if (!found) {
+            fprintf(stderr, "faults: verb %s has no sweep row\n", v);
+            missing++;
+        }
+    }
+    for (k = 0; k < NSCEN; k++)
+        ck_assert_msg(scens[k].verb == NULL || emq_verb_find(scens[k].verb),
+                      "scenario %s names an unknown verb %s", scens[k].name,
+                      scens[k].verb);
+    ck_assert_msg(missing == 0, "%zu registered verbs have no sweep row",
+                  missing);
+}
+END_TEST
+
 /* The group and flow scenarios take the paths they are named for. */
 START_TEST(path_scenarios_take_their_paths)
 {
@@ -679,12 +744,12 @@ START_TEST(disk_full_persists_then_recovers)
     db = open_db(EMQ_SYNC_FULL, 1000);
     fv_arm(FV_WRITE, 1, SQLITE_FULL, 1);
     for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(s->op(db), EMQ_EFULL);
+        ck_assert_int_eq(run_op(db, s), EMQ_EFULL);
         ck_assert_str_ne(emq_errmsg(db), "");
     }
     fv_disarm();
     ck_assert_uint_eq(digest(db), d_before);
-    ck_assert_int_eq(s->op(db), s->verdict);
+    ck_assert_int_eq(run_op(db, s), s->verdict);
     ck_assert_uint_eq(digest(db), d_after);
     assert_clean(db, "after disk full");
     emq_close(db);
@@ -710,7 +775,7 @@ START_TEST(failed_commit_sync_can_still_reach_the_disk)
     fv_track(1);
     fv_count_reset();
     fv_arm(FV_SYNC, counts[FV_SYNC], SQLITE_IOERR_FSYNC, 0); /* the commit's */
-    ck_assert_int_eq(s->op(db), EMQ_EIO);
+    ck_assert_int_eq(run_op(db, s), EMQ_EIO);
     fv_disarm();
     ck_assert_uint_eq(digest(db), d_before);
     fv_power_off();
@@ -962,7 +1027,7 @@ START_TEST(failed_allocations_at_every_point)
     db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
     cold(db);
     alloc_count = 0;
-    ck_assert_int_eq(s->op(db), s->verdict);
+    ck_assert_int_eq(run_op(db, s), s->verdict);
     total = alloc_count;
     emq_close(db);
     assert_no_leak(base, s->name, 0);
@@ -973,7 +1038,7 @@ START_TEST(failed_allocations_at_every_point)
         cold(db);
         alloc_count = 0;
         alloc_fail_at = n;
-        rc = s->op(db);
+        rc = run_op(db, s);
         alloc_fail_at = 0;
         runs++;
         if (rc < 0) {
@@ -983,7 +1048,7 @@ START_TEST(failed_allocations_at_every_point)
                           emq_strerror(rc), emq_errmsg(db));
             ck_assert_uint_eq(digest(db), d_before);
             assert_clean(db, s->name);
-            ck_assert_int_eq(s->op(db), s->verdict);
+            ck_assert_int_eq(run_op(db, s), s->verdict);
         } else {
             ck_assert_int_eq(rc, s->verdict);
         }
@@ -1083,6 +1148,7 @@ Suite *suite_faults(void)
     tcase_add_loop_test(io, io_faults_at_every_point, 0, (int)NSCEN);
     tcase_add_loop_test(io, io_faults_while_opening, 0, 2);
     tcase_add_test(io, path_scenarios_take_their_paths);
+    tcase_add_test(io, every_registered_verb_has_a_sweep_row);
     tcase_add_test(io, disk_full_persists_then_recovers);
     tcase_add_test(io, failed_commit_sync_can_still_reach_the_disk);
     tcase_add_test(io, power_loss_full_keeps_every_acknowledged_transition);
