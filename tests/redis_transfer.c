@@ -41,6 +41,7 @@
 #include "store.h"
 #include "db.h"
 #include "ksdump.h"
+#include "luabundle.h"
 
 static int failures;
 
@@ -169,30 +170,11 @@ static void bx_connect(bx *x, const char *port, const char *luadir)
         fprintf(stderr, "redis_transfer: cannot connect to port %s\n", port);
         exit(99);
     }
-    for (int i = 0; i < S_N && luadir; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s.lua", luadir, script_names[i]);
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-            fprintf(stderr, "redis_transfer: cannot read %s\n", path);
-            exit(99);
-        }
-        emq_buf body = {0};
-        char buf[4096];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-            t_put(&body, buf, n);
-        fclose(f);
-        const char *av[3] = { "SCRIPT", "LOAD", STR(body) };
-        size_t al[3] = { 6, 4, body.len };
-        redisReply *r = must(x->c, redisCommandArgv(x->c, 3, av, al));
-        if (r->type != REDIS_REPLY_STRING || r->len != 40) {
-            fprintf(stderr, "redis_transfer: SCRIPT LOAD %s failed\n", path);
-            exit(99);
-        }
-        memcpy(x->sha[i], r->str, 40);
-        freeReplyObject(r);
-        emq_buf_free(&body);
+    char err[600];
+    if (luadir && emq_luabundle_load(x->c, luadir, script_names, S_N, x->sha,
+                                     err, sizeof err) != 0) {
+        fprintf(stderr, "redis_transfer: %s\n", err);
+        exit(99);
     }
 }
 
