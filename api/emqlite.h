@@ -193,6 +193,10 @@ typedef struct emq_db emq_db;
  * exactly once, inside its transaction.
  */
 typedef int64_t (*emq_clock_fn)(void *ctx);
+/** What a clock returns when it cannot tell the time (a binding's callback
+ *  that raised): the transition then fails with EMQ_EINVAL ("the clock
+ *  callback failed") before touching anything. */
+#define EMQ_CLOCK_FAILED INT64_MIN
 
 #define EMQ_SYNC_NORMAL 1 /**< WAL + synchronous=NORMAL (default)           */
 #define EMQ_SYNC_FULL   2 /**< WAL + synchronous=FULL: every commit is synced */

@@ -108,6 +108,10 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
     /* NOW is read once, inside the transaction: after the write lock is
      * held, so a wait for the lock never makes it stale. */
     now = db->clock(db->clock_ctx);
+    if (now == EMQ_CLOCK_FAILED) {
+        emq_store_rollback(db->st);
+        return emq_db_fail(db, EMQ_EINVAL, "the clock callback failed");
+    }
     emq_store_set_now(db->st, now);
     rc = fn(db, db->st, now, ctx);
     if (rc < 0) {
