@@ -349,18 +349,6 @@ done:
 
 /* ================================================================ import */
 
-static int read_stream(FILE *f, tbuf *b)
-{
-    for (;;) {
-        if (tb_grow(b, 1 << 16))
-            return -1;
-        size_t r = fread(b->p + b->len, 1, b->cap - b->len, f);
-        b->len += r;
-        if (r == 0)
-            return ferror(f) ? -1 : 0;
-    }
-}
-
 static void import_summary(emq_cli *c, const char *key, const char *src,
                            const emq_transfer_summary *s)
 {
@@ -382,14 +370,18 @@ static void import_summary(emq_cli *c, const char *key, const char *src,
 
 int emq_cli_import(emq_cli *c, int argc, char **argv)
 {
-    const char *pos[1];
-    emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    int npos, ex, rc;
-    tbuf b = { NULL, 0, 0 };
+    const char *pos[1], *unchecked = NULL;
+    emq_cli_opt opts[] = { { "--unchecked", 0, &unchecked },
+                           { NULL, 0, NULL } };
+    int npos, ex, rc = EMQ_OK;
     FILE *in = stdin;
     const char *src = "-";
     emq_transfer_summary sum;
+    emq_import_options o;
+    emq_importer *im = NULL;
     progress pg;
+    static unsigned char chunk[1 << 16];
+    uint64_t read = 0;
 
     if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 1, &npos)) >= 0)
         return ex;
@@ -398,22 +390,34 @@ int emq_cli_import(emq_cli *c, int argc, char **argv)
         if (!(in = fopen(src, "rb")))
             return cantopen(c, src);
     }
-    rc = read_stream(in, &b);
-    if (in != stdin)
-        fclose(in);
-    if (rc) {
-        tb_free(&b);
-        return emq_cli_fail(c, EMQ_EIO, "cannot read the stream");
-    }
     if ((ex = emq_cli_open(c)))
         goto done;
+    emq_import_options_init(&o);
+    o.unchecked = unchecked != NULL;
+    if ((rc = emq_import_begin(c->db, &o, &im)) != EMQ_OK) {
+        ex = emq_cli_fail(c, rc, NULL);
+        goto done;
+    }
+    /* The stream is applied as it is read, in the one transaction. */
     prog_start(&pg, "import", 0);
-    if (pg.on)
-        fprintf(stderr, "import: applying %zu bytes in one transaction...",
-                b.len);
-    pg.shown = pg.on;
-    rc = emq_import(c->db, b.p, b.len, &sum);
+    for (;;) {
+        size_t n = fread(chunk, 1, sizeof chunk, in);
+        if (n == 0)
+            break;
+        read += n;
+        prog_tick(&pg, read >> 20, "MiB applied");
+        if ((rc = emq_import_feed(im, chunk, n)) != EMQ_OK)
+            break;
+    }
     prog_end(&pg);
+    if (rc == EMQ_OK && ferror(in)) {
+        emq_import_abort(im);
+        im = NULL;
+        ex = emq_cli_fail(c, EMQ_EIO, "cannot read the stream");
+        goto done;
+    }
+    rc = emq_import_finish(im, &sum);
+    im = NULL;
     if (rc != EMQ_OK) {
         ex = emq_cli_fail(c, rc, NULL);
         goto done;
@@ -421,7 +425,10 @@ int emq_cli_import(emq_cli *c, int argc, char **argv)
     import_summary(c, "in", src, &sum);
     ex = EMQ_EXIT_OK;
 done:
-    tb_free(&b);
+    if (im)
+        emq_import_abort(im);
+    if (in != stdin)
+        fclose(in);
     return ex;
 }
 
