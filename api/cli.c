@@ -333,6 +333,8 @@ static const struct {
     { EMQ_EINTERNAL, "internal", EMQ_EXIT_ERROR },
     { EMQ_EEMPTY, "empty_pipeline", EMQ_EXIT_USAGE },
     { EMQ_ENOTSUP, "not_supported", EMQ_EXIT_NOTBUILT },
+    { EMQ_EEXIST, "exists", EMQ_EXIT_DUPLICATE },
+    { EMQ_EREMOTE, "server", EMQ_EXIT_ERROR },
 };
 
 int emq_cli_exit_of(int rc)

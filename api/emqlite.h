@@ -101,6 +101,8 @@ const char *emq_sqlite_version(void);
 #define EMQ_EINTERNAL  (-30019) /**< an unexpected SQLite error; see emq_errmsg   */
 #define EMQ_EEMPTY     (-30020) /**< host gate: empty batch (empty_pipeline)      */
 #define EMQ_ENOTSUP    (-30021) /**< the feature was not built in                 */
+#define EMQ_EEXIST     (-30022) /**< transfer: the target already holds the keys  */
+#define EMQ_EREMOTE    (-30023) /**< transfer: the server refused a command       */
 
 /** A static English description of a result code. Never NULL. */
 const char *emq_strerror(int rc);

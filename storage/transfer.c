@@ -243,6 +243,28 @@ static int cmp_score(const void *x, const void *y)
     return cmp_bytes(x, y);
 }
 
+static int cmp_elem_bytes(const void *x, const void *y)
+{
+    const emq_elem *a = x, *b = y;
+    return bytes_cmp(a->a.p, a->a.n, b->a.p, b->a.n);
+}
+
+static int cmp_elem_score(const void *x, const void *y)
+{
+    const emq_elem *a = x, *b = y;
+    if (a->score != b->score)
+        return a->score < b->score ? -1 : 1;
+    return cmp_elem_bytes(x, y);
+}
+
+void emq_elems_sort(const emq_typedef *t, emq_elem *e, size_t n)
+{
+    if (t->order == EMQ_ORDER_BYTES)
+        qsort(e, n, sizeof *e, cmp_elem_bytes);
+    else if (t->order == EMQ_ORDER_SCORE)
+        qsort(e, n, sizeof *e, cmp_elem_score);
+}
+
 /* ================================================================ a key */
 
 int emq_keyout_begin(emq_keyout *ko, const emq_typedef *t, const void *key,

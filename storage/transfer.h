@@ -85,6 +85,10 @@ int emq_keyout_elem_fn(void *ko, const emq_elem *e);
 int emq_keyout_end(emq_keyout *ko);
 void emq_keyout_free(emq_keyout *ko);
 
+/** Sort elements into the digest order of row `t` (no change for a
+ *  kept or single-element order). */
+void emq_elems_sort(const emq_typedef *t, emq_elem *e, size_t n);
+
 /** A score as an export writes it: an integer when the double is one, else
  *  C's %.17g (which reads back to the same double). Returns the length. */
 size_t emq_score_text(char *buf, size_t cap, double s);
