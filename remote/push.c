@@ -38,6 +38,7 @@ typedef struct pusher {
     int multi;             /* a MULTI waits for its block's first key     */
     long inflight;
     int rc;                /* the first failure                           */
+    char msg[EMQ_ERRMSG_MAX]; /* its message (the export then sets its own) */
 } pusher;
 
 static double mono(void)
@@ -182,6 +183,12 @@ static int frame(pusher *p, const emq_resp_cmd *c)
     return EMQ_OK;
 }
 
+static int stop(pusher *p)
+{
+    snprintf(p->msg, sizeof p->msg, "%s", emq_errmsg(p->db));
+    return 1;
+}
+
 /* The export's sink: cut the bytes into commands and send them. */
 static int sink(void *ctx, const void *b, size_t n)
 {
@@ -192,15 +199,15 @@ static int sink(void *ctx, const void *b, size_t n)
         return 1;
     if (emq_resp_feed(&p->rd, b, n) != EMQ_OK) {
         p->rc = emq_db_fail(p->db, EMQ_ENOMEM, NULL);
-        return 1;
+        return stop(p);
     }
     while ((rc = emq_resp_next(&p->rd, &c)) == EMQ_OK)
         if (frame(p, c) != EMQ_OK)
-            return 1;
+            return stop(p);
     if (rc != EMQ_RESP_MORE) {
         p->rc = emq_db_fail(p->db, EMQ_EINTERNAL, "the export stream could "
                                                   "not be cut into commands");
-        return 1;
+        return stop(p);
     }
     return 0;
 }
@@ -439,7 +446,7 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
             o.progress(o.progress_ctx, "push", rep->commands, 0, "commands");
     }
     if (p.rc != EMQ_OK) {
-        rc = p.rc;
+        rc = p.msg[0] ? emq_db_wire(db, p.rc, p.msg) : p.rc;
         goto done;
     }
     if (rc != EMQ_OK)
