@@ -564,8 +564,9 @@ typedef struct emq_finding {
     int severity;        /**< EMQ_CHECK_VIOLATION or EMQ_CHECK_NOTE        */
     const char *code;    /**< a stable short name: "integrity", "stamp",
                               "fence", "key", "type", "member",
-                              "score", "counter", "ring", "wake", "row",
-                              "state", "state-set", "read" (violations);
+                              "score", "counter", "expiry", "ring", "wake",
+                              "row", "state", "state-set", "read"
+                              (violations);
                               "ghost", "multi", "partial", "reserve" (notes) */
     const char *key;     /**< the key concerned, printable (bytes outside
                               ASCII as \xNN), or "" for the file        */
@@ -582,9 +583,12 @@ typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
  * belongs to the EchoMQ grammar with the type the grammar gives it; job sets
  * and lanes hold JOB ids with their score rules (0 in pending, dead and
  * lanes; integer ms in active and schedule); counters
- * are decimal integers; every job row's `state` is one of the five and the
- * set it names holds the id. The tolerated states are reported as notes;
- * doc/RELIABILITY.md lists each with the transition that produces it.
+ * are decimal integers (attempts and counts in [0, 2^63-1)); expiries only
+ * on lock, de: and limiter keys and a row's lock field; every job row's
+ * `state` is one of the five and the set it names holds the id. These are
+ * the rules emq_import judges the queues it writes by (engine/rules.c).
+ * The tolerated states are reported as notes; doc/RELIABILITY.md lists
+ * each with the transition that produces it.
  * Never writes. `*nviolations` (may be NULL) receives the number of
  * violations (notes are not counted).
  * Returns EMQ_OK (no violation), EMQ_ECORRUPT (at least one), or EMQ_EBUSY,
