@@ -567,6 +567,27 @@ static int connect_to(emq_cli *c, const char *opt, const char *spec,
     return emq_cli_fail(c, rc, err);
 }
 
+/*
+ * The start every live transfer shares: its options (`need` names the
+ * server option, whose value ends up in *spec), the build's transport, the
+ * file (`create`: pull may create it; push and verify need it), then the
+ * server. Returns -1 to proceed or an exit status.
+ */
+static int begin(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
+                 qsel *qs, const char *need, const char *const *spec,
+                 int create, emq_remote **r)
+{
+    int ex;
+    if ((ex = parse_sel(c, argc, argv, opts, qs, need)) >= 0)
+        return ex;
+    if (!emq_remote_available())
+        return not_built(c);
+    if ((ex = create ? emq_cli_open(c) : open_existing(c)) ||
+        (ex = connect_to(c, need, *spec, r)))
+        return ex;
+    return -1;
+}
+
 /* The progress line of a transfer: the library says what and how far. */
 static void on_progress(void *ctx, const char *what, uint64_t done,
                         uint64_t total, const char *unit)
@@ -594,13 +615,8 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
     progress pg;
 
     memset(&rep, 0, sizeof rep);
-    if ((ex = parse_sel(c, argc, argv, opts, &qs, "--against")) >= 0)
-        goto done;
-    if (!emq_remote_available()) {
-        ex = not_built(c);
-        goto done;
-    }
-    if ((ex = open_existing(c)) || (ex = connect_to(c, "--against", to, &r)))
+    if ((ex = begin(c, argc, argv, opts, &qs, "--against", &to, 0,
+                    &r)) >= 0)
         goto done;
     emq_verify_options_init(&o);
     o.queues = qs.n ? qs.q : NULL;
@@ -676,13 +692,8 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
     progress pg;
 
     memset(&rep, 0, sizeof rep);
-    if ((ex = parse_sel(c, argc, argv, opts, &qs, "--from")) >= 0)
-        goto done;
-    if (!emq_remote_available()) {
-        ex = not_built(c);
-        goto done;
-    }
-    if ((ex = emq_cli_open(c)) || (ex = connect_to(c, "--from", from, &r)))
+    if ((ex = begin(c, argc, argv, opts, &qs, "--from", &from, 1,
+                    &r)) >= 0)
         goto done;
     emq_pull_options_init(&o);
     o.queues = qs.n ? qs.q : NULL;
@@ -771,13 +782,8 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
     progress pg;
 
     memset(&rep, 0, sizeof rep);
-    if ((ex = parse_sel(c, argc, argv, opts, &qs, "--to")) >= 0)
-        goto done;
-    if (!emq_remote_available()) {
-        ex = not_built(c);
-        goto done;
-    }
-    if ((ex = open_existing(c)) || (ex = connect_to(c, "--to", to, &r)))
+    if ((ex = begin(c, argc, argv, opts, &qs, "--to", &to, 0,
+                    &r)) >= 0)
         goto done;
     emq_push_options_init(&o);
     o.queues = qs.n ? qs.q : NULL;

@@ -62,12 +62,10 @@ static void report(checker *c, int sev, const char *code, const void *key,
 static void report(checker *c, int sev, const char *code, const void *key,
                    size_t klen, const char *fmt, ...)
 {
-    char msg[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    emq_rule_vreport(on_rule, c, sev, code, key, klen, fmt, ap);
     va_end(ap);
-    on_rule(c, sev, code, key ? key : "", key ? klen : 0, msg);
 }
 
 #define VIOL EMQ_CHECK_VIOLATION
@@ -169,10 +167,8 @@ static int walk(checker *c)
     if ((rc = emq_rkeys_scan(c->st, "", 0, &c->keys)) != EMQ_OK)
         return rc < 0 ? rc : EMQ_EINTERNAL;
     if ((rc = emq_judge_new(c->st, on_rule, c, &j)) != EMQ_OK) return rc;
-    rc = emq_judge_keys(j, c->keys.k, c->keys.n);
-    if (rc == 0 && !emq_judge_fence_seen(j))
-        report(c, VIOL, "fence", EMQ_VERSION_KEY, sizeof EMQ_VERSION_KEY - 1,
-               "the version fence is absent");
+    if ((rc = emq_judge_keys(j, c->keys.k, c->keys.n)) == 0)
+        emq_judge_file_done(j);
     emq_judge_free(j);
     return rc;
 }

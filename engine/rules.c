@@ -94,15 +94,22 @@ static void report(checker *c, int sev, const char *code, const void *key,
                    size_t klen, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+void emq_rule_vreport(emq_rule_fn fn, void *ctx, int sev, const char *code,
+                      const void *key, size_t klen, const char *fmt,
+                      va_list ap)
+{
+    char msg[600];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fn(ctx, sev, code, key ? key : "", key ? klen : 0, msg);
+}
+
 static void report(checker *c, int sev, const char *code, const void *key,
                    size_t klen, const char *fmt, ...)
 {
-    char msg[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    emq_rule_vreport(c->fn, c->ctx, sev, code, key, klen, fmt, ap);
     va_end(ap);
-    c->fn(c->ctx, sev, code, key ? key : "", key ? klen : 0, msg);
 }
 
 #define VIOL EMQ_CHECK_VIOLATION
@@ -747,9 +754,11 @@ int emq_judge_keys(emq_judge *c, const emq_rkey *keys, size_t n)
     return 0;
 }
 
-int emq_judge_fence_seen(const emq_judge *c)
+void emq_judge_file_done(emq_judge *c)
 {
-    return c->fence;
+    if (!c->fence)
+        report(c, VIOL, "fence", EMQ_VERSION_KEY, sizeof EMQ_VERSION_KEY - 1,
+               "the version fence is absent");
 }
 
 int emq_judge_new(emq_store *st, emq_rule_fn fn, void *ctx, emq_judge **out)

@@ -11,6 +11,7 @@
 #ifndef EMQ_RULES_H
 #define EMQ_RULES_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include "store.h"
 
@@ -36,6 +37,11 @@ void emq_rkeys_free(emq_rkeys *l);
 typedef void (*emq_rule_fn)(void *ctx, int severity, const char *code,
                             const void *key, size_t klen, const char *msg);
 
+/** Format a finding (printf style) and hand it to `fn`. */
+void emq_rule_vreport(emq_rule_fn fn, void *ctx, int sev, const char *code,
+                      const void *key, size_t klen, const char *fmt,
+                      va_list ap);
+
 typedef struct emq_judge emq_judge;
 
 int emq_judge_new(emq_store *st, emq_rule_fn fn, void *ctx, emq_judge **out);
@@ -47,8 +53,9 @@ void emq_judge_free(emq_judge *j);
  * (EMQ_ENOMEM, EMQ_EBUSY, EMQ_EIO...).
  */
 int emq_judge_keys(emq_judge *j, const emq_rkey *keys, size_t n);
-/** 1 once {emq}:version was among the keys judged. */
-int emq_judge_fence_seen(const emq_judge *j);
+/** The whole file was judged: report a missing {emq}:version (the checker;
+ *  an import judges queues only). */
+void emq_judge_file_done(emq_judge *j);
 
 /** Printable bytes: ASCII as is, others as \xNN, "..." when cut; out is
  *  NUL-terminated within cap. */

@@ -14,24 +14,14 @@
 #include "db.h"
 #include "fakeserver.h"
 #include "suites.h"
+#include "tengine.h"
 
-#define T0 INT64_C(1767225600000)
-
-static int64_t clock_now = T0;
-static int64_t test_clock(void *ctx)
-{
-    (void)ctx;
-    return clock_now;
-}
+/* One clock for every handle of a test (the fake has its own). */
+static tclock clk;
 
 static emq_db *open_db(void)
 {
-    emq_options o;
-    emq_db *db = NULL;
-    emq_options_init(&o);
-    o.clock = test_clock;
-    ck_assert_int_eq(emq_open(":memory:", &o, &db), EMQ_OK);
-    return db;
+    return topen(&clk);
 }
 
 static const char *jid(int i)
@@ -87,7 +77,6 @@ static emq_db *fixture(void)
 {
     emq_db *db = open_db();
     emq_job j;
-    clock_now = T0;
     ck_assert_int_eq(emq_enqueue(db, "mail", jid(1), "a\0b\xff", 4),
                      EMQ_ENQUEUED);
     ck_assert_int_eq(emq_enqueue(db, "mail", jid(2), "two", 3), EMQ_ENQUEUED);
