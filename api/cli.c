@@ -115,12 +115,15 @@ const emq_cli_command emq_cli_core_commands[] = {
       "  --queue Q    only queue Q's keys (repeatable), plus {emq}:version\n"
       "  --by-slot    order keys by cluster slot, each slot in MULTI/EXEC\n"
       "Exit: 0 written, 9 the stream could not be written." },
-    { "import", emq_cli_import, "[FILE|-]",
+    { "import", emq_cli_import, "[--unchecked] [FILE|-]",
       "Apply a RESP stream (an export or an AOF of the same commands) from\n"
-      "FILE or stdin in one transaction, on top of what the file holds.\n"
+      "FILE or stdin in one transaction, on top of what the file holds. The\n"
+      "queues written are judged by the rules of 'check' before the commit.\n"
+      "  --unchecked  skip that judgement (forensic copies)\n"
       "Exit: 0 applied, 1 refused (malformed stream, unknown command, key\n"
-      "outside the grammar: the message names the byte offset; nothing is\n"
-      "applied), 7 the stream's {emq}:version is not echomq:4.0.0." },
+      "outside the grammar, a state 'check' calls a violation: the message\n"
+      "names the byte offset; nothing is applied), 7 the stream's\n"
+      "{emq}:version is not echomq:4.0.0." },
     { "push", emq_cli_push,
       "--to HOST:PORT [--replace] [--by-slot] [--queue Q]...",
       "Stream the export into a live Valkey/Redis server (pipelined), after\n"
@@ -338,6 +341,8 @@ static const struct {
     { EMQ_EREFUSED, "refused", EMQ_EXIT_USAGE },
     { EMQ_ENONMONO, "ERR", EMQ_EXIT_STATE },
     { EMQ_EENGINE, "engine", EMQ_EXIT_ERROR },
+    { EMQ_EEXIST, "exists", EMQ_EXIT_DUPLICATE },
+    { EMQ_EREMOTE, "server", EMQ_EXIT_ERROR },
 };
 
 int emq_cli_exit_of(int rc)

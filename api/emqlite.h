@@ -118,6 +118,8 @@ const char *emq_sqlite_version(void);
 #define EMQ_ENONMONO   (-30028) /**< stream append: the id is not above the top */
 #define EMQ_EENGINE    (-30029) /**< another engine error reply (ERR ...,
                                      BUSYGROUP, NOGROUP), verbatim          */
+#define EMQ_EEXIST     (-30030) /**< transfer: the target already holds the keys  */
+#define EMQ_EREMOTE    (-30031) /**< transfer: the server refused a command       */
 
 /** A static English description of a result code. Never NULL. */
 const char *emq_strerror(int rc);
@@ -605,26 +607,71 @@ typedef struct emq_transfer_summary {
 int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
                void *ctx, emq_transfer_summary *sum);
 
+/** Import options; initialise with emq_import_options_init(). */
+typedef struct emq_import_options {
+    int unchecked;  /**< 1: do not judge the result by emq_check's rules
+                         (for forensic copies of a damaged keyspace). The
+                         stream's syntax, the accepted commands, the key
+                         grammar and types, and the version fence are
+                         enforced in every case.                       */
+} emq_import_options;
+
+/** Fill `o` with the defaults: checked. */
+void emq_import_options_init(emq_import_options *o);
+
 /**
  * Import a RESP command stream (an emq_export, or an AOF of the same
- * commands) into the file in one write transaction. Accepted: SET key value
- * [PXAT ms], HSET, ZADD (bare score/member pairs), RPUSH, SADD, PEXPIREAT,
- * HPEXPIREAT key ms FIELDS n f..., and SELECT, MULTI and EXEC, which are
- * ignored. Commands apply as Valkey applies them, on top of what the file
- * holds. The stream must set "{emq}:version" to exactly "echomq:4.0.0":
- * otherwise (or without such a SET) EMQ_EWIRE. Malformed or truncated RESP,
- * an unknown command, bad arguments, a key outside the EchoMQ grammar (or
- * of the wrong type for its name), a member of a job set (pending, active,
- * schedule, dead, a lane) that is not 14 bytes, or an `attempts` field of a
- * job row or `count` of a metrics hash that is not a decimal integer below
- * 2^63-1 (states a claim or complete could only refuse, for good) give
- * EMQ_EPROTO with a message naming the byte offset of the refused frame. On
- * any failure nothing is applied.
+ * commands) into the file in one write transaction, checked. Accepted: SET
+ * key value [PXAT ms], HSET, ZADD (bare score/member pairs), RPUSH, SADD,
+ * PEXPIREAT, HPEXPIREAT key ms FIELDS n f..., and SELECT, MULTI and EXEC,
+ * which are ignored. Commands apply as Valkey applies them, on top of what
+ * the file holds. The stream must set "{emq}:version" to exactly
+ * "echomq:4.0.0": otherwise (or without such a SET) EMQ_EWIRE. Malformed or
+ * truncated RESP, an unknown command, bad arguments, or a key outside the
+ * EchoMQ grammar (or of the wrong type for its name) give EMQ_EPROTO with a
+ * message naming the byte offset of the refused frame.
+ * Then every queue the stream wrote is judged, before the commit, by the
+ * rules emq_check applies (the job sets' members and scores, counters,
+ * rows' states against the sets, expiries, ...): a violation refuses the
+ * import with EMQ_EPROTO, naming the rule, the key and the offset of the
+ * last command that wrote that key. On any failure nothing is applied.
  * `sum` (may be NULL) receives the counts and the digest of the file after
- * the import.
+ * the import. Equivalent to emq_import_begin (default options), one
+ * emq_import_feed and emq_import_finish.
  */
 int emq_import(emq_db *db, const void *bytes, size_t len,
                emq_transfer_summary *sum);
+
+/** A streaming import: emq_import fed in pieces. */
+typedef struct emq_importer emq_importer;
+
+/**
+ * Start an import on `db` with options `opt` (NULL: the defaults): opens the
+ * write transaction (waiting up to the busy timeout, then EMQ_EBUSY) and
+ * reads the clock once. Until emq_import_finish or emq_import_abort every
+ * other call on `db` fails (the transaction is the import's), and other
+ * writers of the file wait. On success *out is the importer; on failure
+ * *out is NULL and nothing is held.
+ */
+int emq_import_begin(emq_db *db, const emq_import_options *opt,
+                     emq_importer **out);
+/**
+ * Feed the next `len` bytes of the stream, split anywhere: every complete
+ * frame is checked and applied; a partial one waits for the next bytes.
+ * Returns EMQ_OK, or the refusal emq_import would give (message on the
+ * handle), after which the import is rolled back and every later feed or
+ * finish returns the same code.
+ */
+int emq_import_feed(emq_importer *im, const void *bytes, size_t len);
+/**
+ * End of the stream: a partial last frame is refused as truncated, the fence
+ * must have been seen, the written queues are judged (unless unchecked),
+ * and the transaction commits. `sum` (may be NULL) as for emq_import. Frees
+ * the importer whatever the result.
+ */
+int emq_import_finish(emq_importer *im, emq_transfer_summary *sum);
+/** Roll back and free the importer (NULL is ignored). */
+void emq_import_abort(emq_importer *im);
 
 /**
  * The logical digest of the file's live keyspace (doc/EXPORT.md), filtered
@@ -649,8 +696,9 @@ typedef struct emq_finding {
     int severity;        /**< EMQ_CHECK_VIOLATION or EMQ_CHECK_NOTE        */
     const char *code;    /**< a stable short name: "integrity", "stamp",
                               "fence", "key", "type", "member",
-                              "score", "counter", "ring", "wake", "row",
-                              "state", "state-set", "read" (violations);
+                              "score", "counter", "expiry", "ring", "wake",
+                              "row", "state", "state-set", "read"
+                              (violations);
                               "ghost", "multi", "partial", "reserve" (notes) */
     const char *key;     /**< the key concerned, printable (bytes outside
                               ASCII as \xNN), or "" for the file        */
@@ -667,9 +715,12 @@ typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
  * belongs to the EchoMQ grammar with the type the grammar gives it; job sets
  * and lanes hold JOB ids with their score rules (0 in pending, dead and
  * lanes; integer ms in active and schedule); counters
- * are decimal integers; every job row's `state` is one of the five and the
- * set it names holds the id. The tolerated states are reported as notes;
- * doc/RELIABILITY.md lists each with the transition that produces it.
+ * are decimal integers (attempts and counts in [0, 2^63-1)); expiries only
+ * on lock, de: and limiter keys and a row's lock field; every job row's
+ * `state` is one of the five and the set it names holds the id. These are
+ * the rules emq_import judges the queues it writes by (engine/rules.c).
+ * The tolerated states are reported as notes; doc/RELIABILITY.md lists
+ * each with the transition that produces it.
  * Never writes. `*nviolations` (may be NULL) receives the number of
  * violations (notes are not counted).
  * Returns EMQ_OK (no violation), EMQ_ECORRUPT (at least one), or EMQ_EBUSY,

@@ -95,10 +95,9 @@ const char *emq_errmsg(const emq_db *db)
 
 /* --------------------------------------------------------------- the runner */
 
-int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
+int emq_db_tx_begin(emq_db *db, int write, int64_t *now)
 {
-    int64_t now;
-    int rc, c;
+    int rc;
     emq_db_clear(db);     /* a body's wire message must not be stale */
     if (write && db->opt.readonly)
         return emq_db_fail(db, EMQ_EREADONLY, "the handle was opened "
@@ -107,13 +106,18 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
     if (rc < 0) return store_fail(db, rc);
     /* NOW is read once, inside the transaction: after the write lock is
      * held, so a wait for the lock never makes it stale. */
-    now = db->clock(db->clock_ctx);
-    if (now == EMQ_CLOCK_FAILED) {
+    *now = db->clock(db->clock_ctx);
+    if (*now == EMQ_CLOCK_FAILED) {
         emq_store_rollback(db->st);
         return emq_db_fail(db, EMQ_EINVAL, "the clock callback failed");
     }
-    emq_store_set_now(db->st, now);
-    rc = fn(db, db->st, now, ctx);
+    emq_store_set_now(db->st, *now);
+    return EMQ_OK;
+}
+
+int emq_db_tx_end(emq_db *db, int rc)
+{
+    int c;
     if (rc < 0) {
         emq_store_rollback(db->st);
         if (db->errmsg[0] == 0) store_fail(db, rc);
@@ -122,6 +126,14 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
     c = emq_store_commit(db->st);
     if (c < 0) return store_fail(db, c);
     return rc;
+}
+
+int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
+{
+    int64_t now;
+    int rc = emq_db_tx_begin(db, write, &now);
+    if (rc < 0) return rc;
+    return emq_db_tx_end(db, fn(db, db->st, now, ctx));
 }
 
 /* ------------------------------------------------------------ open / close */

@@ -57,6 +57,11 @@ typedef int (*emq_tx_fn)(emq_db *db, emq_store *st, int64_t now, void *ctx);
  * set a wire message keeps it). Returns the body's result or the failure.
  */
 int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx);
+/** emq_db_run in two halves, for a transaction that spans calls (the
+ *  streaming import): begin reads NOW into *now; end commits when `rc` >= 0
+ *  or rolls back, and returns `rc` or the commit's failure. */
+int emq_db_tx_begin(emq_db *db, int write, int64_t *now);
+int emq_db_tx_end(emq_db *db, int rc);
 
 /** Clear the handle's message (start of every verb). */
 void emq_db_clear(emq_db *db);

@@ -41,6 +41,8 @@ const char *emq_strerror(int rc)
     case EMQ_EINTERNAL:  return "internal error: an unexpected SQLite error";
     case EMQ_EEMPTY:     return "empty batch (empty_pipeline)";
     case EMQ_ENOTSUP:    return "the feature was not built in";
+    case EMQ_EEXIST:     return "the target already holds those keys";
+    case EMQ_EREMOTE:    return "the server refused a command";
     default:             return "unknown result code";
     }
 }
