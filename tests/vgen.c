@@ -564,8 +564,17 @@ int vgen_run(emq_db *db, emq_model *m, int64_t now, const vgen_call *c,
     emq_reply r = {0}, mr = {0};
     char what[300], why[1600];
     int rc, mrc, bad = 0;
-    rc = emq_call(db, c->v->name, c->argc, c->argv, c->len, &r);
     *modelled = model_verb_find(c->v->name) != NULL;
+    if (*modelled) {
+        /* Verbs that mint (the sweep's occurrences) must mint the same ids
+         * on both sides: the model takes the handle's node id and, from an
+         * id minted just before the call, the state of its mint cell. */
+        char last[EMQ_ID_SIZE];
+        model_set_node(m, emq_node_id(db));
+        if (emq_mint(db, "JOB", last) == EMQ_OK)
+            model_mint_observe(m, last, EMQ_ID_LEN);
+    }
+    rc = emq_call(db, c->v->name, c->argc, c->argv, c->len, &r);
     if (*modelled) {
         mrc = model_call(m, c->v->name, now, c->argc, c->argv, c->len, &mr);
         if (vgen_reply_diff(rc, &r, mrc, &mr, why, sizeof why)) {
