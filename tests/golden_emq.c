@@ -160,7 +160,7 @@ static int raw_body(emq_store *st, int64_t now, const emq_json *cmd,
         int64_t at = -1, px;
         if (n == 5) {
             if (strcasecmp(it[3]->s, "PX") != 0 ||
-                !emq_parse_i64(it[4]->s, it[4]->len, &px) || px <= 0) {
+                emq_parse_i64(it[4]->s, it[4]->len, &px) != 0 || px <= 0) {
                 say(err, "raw: %s", "SET takes only PX <ms> here");
                 return -1;
             }
