@@ -8,6 +8,11 @@
  * emqlite.h; `raw` store writes and the keyspace dump go through the store
  * (storage/store.h) under the handle, reached with emq_db_store().
  *
+ * Published messages: each case's handle carries a subscription to every
+ * queue's events channel (emq_subscribe), whose callback keeps the
+ * `progress` events published during a step; an update_progress step
+ * reports them as its `published` value ([channel, message], or null).
+ *
  * Rules: a verdict maps to the trace's reply value exactly as the reference
  * script answers (enqueue 1/0, complete 1/0, extend_lock 1/-1, retry
  * "scheduled"/"dead"); a wire error becomes {"error": emq_errmsg(db)}; any
@@ -29,8 +34,32 @@
 
 typedef struct emqx {
     emq_db *db;
+    emq_sub *sub;
     int64_t now;
+    emq_json *published;   /* the last progress event of the step, or NULL */
+    int npublished;        /* progress events seen during the step          */
+    int oom;
 } emqx;
+
+/* The subscription's callback: keep the step's progress event. */
+static void on_event(void *ctx, const emq_event *ev)
+{
+    emqx *x = ctx;
+    emq_json *m;
+    if (ev->name_len != 8 || memcmp(ev->name, "progress", 8) != 0)
+        return; /* completed / failed / delayed: no trace records them */
+    m = emq_json_new_array();
+    if (!m || emq_json_push(m, emq_json_new_str(ev->channel,
+                                                ev->channel_len)) ||
+        emq_json_push(m, emq_json_new_str(ev->message, ev->message_len))) {
+        emq_json_free(m);
+        x->oom = 1;
+        return;
+    }
+    emq_json_free(x->published);
+    x->published = m;
+    x->npublished++;
+}
 
 static int64_t virtual_clock(void *ctx)
 {
@@ -64,14 +93,25 @@ static int x_begin(void *ctx, const emq_golden_case *c, emq_json_buf *err)
                                                            : emq_strerror(rc));
         return -1;
     }
+    rc = emq_subscribe(x->db, NULL, EMQ_SUB_NOW, on_event, x, &x->sub);
+    if (rc != EMQ_OK) {
+        say(err, "emq_subscribe failed: %s", emq_strerror(rc));
+        emq_close(x->db);
+        x->db = NULL;
+        return -1;
+    }
     return 0;
 }
 
 static void x_end(void *ctx)
 {
     emqx *x = ctx;
+    emq_unsubscribe(x->sub);
+    x->sub = NULL;
     emq_close(x->db);
     x->db = NULL;
+    emq_json_free(x->published);
+    x->published = NULL;
 }
 
 static void x_clock(void *ctx, int64_t now)
@@ -160,7 +200,7 @@ static int raw_body(emq_store *st, int64_t now, const emq_json *cmd,
         int64_t at = -1, px;
         if (n == 5) {
             if (strcasecmp(it[3]->s, "PX") != 0 ||
-                !emq_parse_i64(it[4]->s, it[4]->len, &px) || px <= 0) {
+                emq_parse_i64(it[4]->s, it[4]->len, &px) != 0 || px <= 0) {
                 say(err, "raw: %s", "SET takes only PX <ms> here");
                 return -1;
             }
@@ -252,13 +292,29 @@ static int x_verb(emqx *x, const emq_golden_step *s, emq_golden_result *res,
         say(err, "%s", msg);
         return -1;
     }
+    emq_json_free(x->published);
+    x->published = NULL;
+    x->npublished = 0;
     rc = emq_call(x->db, v->name, av.argc, av.argv, av.len, &r);
     res->reply = emq_vjson_reply(&r, rc, emq_errmsg(x->db));
     emq_reply_clear(&r);
     emq_vargv_free(&av);
-    if (!res->reply) {
+    if (!res->reply || x->oom) {
         say(err, "%s: out of memory", s->verb);
         return -1;
+    }
+    if (strcmp(s->verb, "update_progress") == 0) {
+        if (x->npublished > 1) {
+            say(err, "%s published more than one progress event", s->verb);
+            return -1;
+        }
+        res->has_published = 1;
+        res->published = x->published ? x->published : emq_json_new_null();
+        x->published = NULL;
+        if (!res->published) {
+            say(err, "%s: out of memory", s->verb);
+            return -1;
+        }
     }
     return 0;
 }
@@ -503,7 +559,9 @@ void emq_golden_emq_exec_free(emq_golden_exec *ex)
 {
     if (ex && ex->ctx) {
         emqx *x = ex->ctx;
+        emq_unsubscribe(x->sub);
         emq_close(x->db);
+        emq_json_free(x->published);
         free(x);
         ex->ctx = NULL;
     }

@@ -7,7 +7,7 @@
 # A tier joins the list when its verbs are built.
 srcdir=${srcdir:-.}
 prog=./tests/golden_replay
-tiers="tier1"
+tiers="tier1 tier2"
 traces=
 for t in $tiers; do
     trace=$srcdir/tests/fixtures/$t.jsonl
