@@ -1005,7 +1005,7 @@ static int cmp_span(const void *a, const void *b)
  * the channel is the same and the messages hold the same members, each
  * compared as its exact bytes (member order is not part of the contract,
  * PROTOCOL.md D-4). Anything else compares as JSON. */
-static int published_equal(const emq_json *want, const emq_json *got)
+int emq_golden_published_equal(const emq_json *want, const emq_json *got)
 {
     span a[32], b[32];
     int na, nb, i;
@@ -1065,7 +1065,7 @@ int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
             memset(&null_v, 0, sizeof null_v);
             if (!want)
                 want = &null_v;
-            if (!res.published || !published_equal(want, res.published)) {
+            if (!res.published || !emq_golden_published_equal(want, res.published)) {
                 bufpf(&out->msg, "published: expected ");
                 show(&out->msg, want);
                 bufpf(&out->msg, ", got ");

@@ -537,6 +537,83 @@ done:
     return ok;
 }
 
+/* ============================================================ loading */
+
+static int load_key(emq_store *st, const emq_json_member *m)
+{
+    const emq_json *t = emq_json_get(m->val, "type");
+    const emq_json *v = emq_json_get(m->val, "value");
+    const emq_json *ex = emq_json_get(m->val, "expire_at");
+    int64_t at = ex && ex->type == EMQ_JSON_INT ? ex->i : -1;
+    size_t j;
+    int rc = EMQ_OK, d;
+    if (!t || t->type != EMQ_JSON_STRING || !v)
+        return -1;
+    if (strcmp(t->s, "stream") == 0)
+        return 1;
+    if (strcmp(t->s, "string") == 0 && v->type == EMQ_JSON_STRING)
+        return emq_str_set(st, m->key, m->klen, v->s, v->len, at, 0, NULL) < 0
+                   ? -1 : 0;
+    if (strcmp(t->s, "hash") == 0 && v->type == EMQ_JSON_OBJECT) {
+        for (j = 0; j < v->n && rc >= 0; j++) {
+            emq_bytes fv[2] = {{v->members[j].key, v->members[j].klen},
+                               {v->members[j].val->s,
+                                v->members[j].val->len}};
+            rc = emq_hash_set(st, m->key, m->klen, fv, 1, &d);
+        }
+    } else if (strcmp(t->s, "zset") == 0 && v->type == EMQ_JSON_ARRAY) {
+        for (j = 0; j < v->n && rc >= 0; j++) {
+            const emq_json *pr = v->items[j];
+            double sc = pr->items[1]->type == EMQ_JSON_INT
+                            ? (double)pr->items[1]->i : pr->items[1]->d;
+            rc = emq_zset_add(st, m->key, m->klen, pr->items[0]->s,
+                              pr->items[0]->len, sc, &d);
+        }
+    } else if (strcmp(t->s, "list") == 0 && v->type == EMQ_JSON_ARRAY) {
+        for (j = 0; j < v->n && rc >= 0; j++) {
+            int64_t len;
+            rc = emq_list_push(st, m->key, m->klen, 1, v->items[j]->s,
+                               v->items[j]->len, &len);
+        }
+    } else if (strcmp(t->s, "set") == 0 && v->type == EMQ_JSON_ARRAY) {
+        for (j = 0; j < v->n && rc >= 0; j++)
+            rc = emq_sset_add(st, m->key, m->klen, v->items[j]->s,
+                              v->items[j]->len, &d);
+    } else {
+        return -1;
+    }
+    if (rc >= 0 && at >= 0)
+        rc = emq_key_expire_at(st, m->key, m->klen, at);
+    return rc < 0 ? -1 : 0;
+}
+
+int emq_golden_emq_load(emq_golden_exec *ex, const emq_json *ks,
+                        emq_json_buf *err)
+{
+    emqx *x = ex->ctx;
+    emq_store *st = emq_db_store(x->db);
+    size_t i;
+    int rc = emq_store_begin(st, 1, x->now), r = 0;
+    if (rc != EMQ_OK) {
+        say(err, "load: begin: %s", emq_strerror(rc));
+        return -1;
+    }
+    for (i = 0; i < ks->n && r == 0; i++)
+        r = load_key(st, &ks->members[i]);
+    if (r != 0) {
+        emq_store_rollback(st);
+        if (r < 0)
+            say(err, "load: cannot write key %s", ks->members[i - 1].key);
+        return r;
+    }
+    rc = emq_store_commit(st);
+    if (rc != EMQ_OK) {
+        say(err, "load: commit: %s", emq_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
 /* ============================================================== public */
 
 int emq_golden_emq_exec(emq_golden_exec *ex)

@@ -385,7 +385,7 @@ static void child_writes(int go)
     db = fopen_db(&c);
     for (int i = 0; i < NJOBS && ok; i++) {
         emq_job j;
-        snprintf(id, sizeof id, "JOB%011d", i + 1);
+        snprintf(id, sizeof id, "JOB%011u", (unsigned)i + 1);
         ok = emq_enqueue(db, Q, id, "p", 1) == EMQ_ENQUEUED &&
              emq_claim(db, Q, 30000, &j) == EMQ_OK &&
              emq_complete(db, Q, j.id, j.attempts) == EMQ_OK;

@@ -17,18 +17,18 @@
 #define Q "op"
 #define K(s) "emq:{" Q "}:" s
 
-static const char *id(int i)
+static const char *id(unsigned i)
 {
     static char b[8][EMQ_ID_SIZE];
     static int at;
     char *p = b[at++ & 7];
-    snprintf(p, EMQ_ID_SIZE, "JOB%011d", i);
+    snprintf(p, EMQ_ID_SIZE, "JOB%011u", i);
     return p;
 }
 
-static void put(emq_db *db, int from, int to)
+static void put(emq_db *db, unsigned from, unsigned to)
 {
-    for (int i = from; i <= to; i++)
+    for (unsigned i = from; i <= to; i++)
         ck_assert_int_eq(emq_enqueue(db, Q, id(i), "p", 1), EMQ_ENQUEUED);
 }
 
@@ -157,7 +157,7 @@ START_TEST(data_progress_and_logs_need_a_row)
     ck_assert_uint_eq(n, 0);
     emq_lines_free(l, n);
     for (int i = 0; i < 4; i++) {
-        char line[8];
+        char line[16];
         snprintf(line, sizeof line, "l%d", i);
         ck_assert_int_eq(emq_add_log(db, Q, id(1), line, 2, 0, &cnt), EMQ_OK);
         ck_assert_int_eq(cnt, i + 1);
