@@ -128,3 +128,15 @@ END {
     exit 0
 }'
 
+
+# helps CMD...: each command's --help exits 0 and prints its usage line.
+helps() {
+    for cmd in "$@"; do
+        run "$EMQLITE" "$cmd" --help
+        if [ "$rc" -eq 0 ] && grep -q "^usage: emqlite .*$cmd" "$tmp/out"; then
+            pass
+        else
+            fail "$cmd --help"
+        fi
+    done
+}
