@@ -713,7 +713,9 @@ typedef struct emq_event {
 } emq_event;
 
 /** A subscription's callback. It may call emqlite on the same handle (the
- *  events that call publishes are delivered after this callback returns). */
+ *  events that call publishes are delivered after this callback returns),
+ *  but not emq_unsubscribe nor emq_close: end subscriptions once delivery
+ *  has returned. */
 typedef void (*emq_event_fn)(void *ctx, const emq_event *ev);
 
 typedef struct emq_sub emq_sub;

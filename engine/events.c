@@ -463,7 +463,7 @@ void emq_ev_dispatch(emq_db *db)
         db->ev_dirty = 0;
         for (; s; s = next) {
             size_t n;
-            next = s->next; /* a callback may unsubscribe itself */
+            next = s->next;
             /* Best effort: what a failed read leaves stays in the log for
              * the next poll, and the call that published stays done. */
             (void)emq_sub_poll(s, 0, &n);
