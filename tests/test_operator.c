@@ -193,8 +193,23 @@ START_TEST(remove_refuses_a_lock_key_or_field_and_releases_its_dedup_key)
     tk_hset(db, K("job:JOB00000000001"), "lock", "1");
     ck_assert_int_eq(emq_remove_job(db, Q, id(1), NULL), EMQ_ELOCKED);
     ck_assert_int_eq(tk_zcard(db, K("pending")), 2);
+    {   /* a lock field that expired no longer locks */
+        emq_store *st = emq_db_store(db);
+        int done = 0;
+        ck_assert_int_eq(emq_store_begin(st, 1, T0), EMQ_OK);
+        ck_assert_int_eq(emq_hash_expire_at(st, K("job:JOB00000000001"),
+                                            strlen(K("job:JOB00000000001")),
+                                            "lock", 4, T0 + 100, &done),
+                         EMQ_OK);
+        ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+        ck_assert_int_eq(done, 1);
+        ck_assert_int_eq(emq_remove_job(db, Q, id(1), NULL), EMQ_ELOCKED);
+        c.now = T0 + 101;
+        ck_assert_int_eq(emq_remove_job(db, Q, id(1), NULL), EMQ_OK);
+        c.now = T0;
+    }
     tk_set(db, K("de:mine"), id(2));
-    tk_set(db, K("de:other"), id(1));
+    tk_set(db, K("de:other"), id(3));
     ck_assert_int_eq(emq_remove_job(db, Q, id(2), "other"), EMQ_OK);
     ck_assert(tk_exists(db, K("de:other"))); /* points elsewhere: stays */
     put(db, 2, 2);
