@@ -1,7 +1,8 @@
 /*
  * cli.c — the emqlite command-line tool: global options, the command table,
  * argument parsing, result-code to exit-status mapping, and the commands that
- * map one-to-one onto the public API (enqueue ... resume). The demo lives in
+ * map one-to-one onto the public API (enqueue ... resume; the operator's
+ * commands, job among them, are in cli_ops.c). The demo lives in
  * cli_demo.c, the JSON codec in cli_json.c.
  *
  * Rules: only api/emqlite.h is used; a command is one row of a group's
@@ -29,7 +30,6 @@ static int cmd_promote(emq_cli *c, int argc, char **argv);
 static int cmd_reap(emq_cli *c, int argc, char **argv);
 static int cmd_browse(emq_cli *c, int argc, char **argv);
 static int cmd_stats(emq_cli *c, int argc, char **argv);
-static int cmd_job(emq_cli *c, int argc, char **argv);
 static int cmd_slot(emq_cli *c, int argc, char **argv);
 static int cmd_version(emq_cli *c, int argc, char **argv);
 static int cmd_pause(emq_cli *c, int argc, char **argv);
@@ -89,10 +89,6 @@ const emq_cli_command emq_cli_core_commands[] = {
       "Print, per queue, the pending/active/scheduled/dead set sizes and the\n"
       "completed/failed counters as an aligned table (all queues of the file\n"
       "when none is named)." },
-    { "job", cmd_job, "QUEUE ID",
-      "Print the fields of a job's row, one 'name value' line each (bytes\n"
-      "that are not printable are shown as C escapes).\n"
-      "Exit: 0 found, 6 gone (no such row)." },
     { "slot", cmd_slot, "KEY",
       "Print the cluster slot of KEY (CRC16 of its hash tag, mod 16384)." },
     { "version", cmd_version, "",
@@ -397,10 +393,8 @@ static void json_result(const char *q, const char *id, const char *result)
     printf(",\"result\":\"%s\"}\n", result);
 }
 
-/* A verdict that is not a failure but has its own exit status (empty,
- * duplicate, gone): JSON result document or a stderr note. */
-static int verdict(emq_cli *c, int code, const char *result, const char *q,
-                   const char *id, const char *note)
+int emq_cli_verdict(emq_cli *c, int code, const char *result, const char *q,
+                    const char *id, const char *note)
 {
     if (c->json) {
         json_result(q, id, result);
@@ -564,7 +558,8 @@ static int cmd_enqueue(emq_cli *c, int argc, char **argv)
                  "first payload stands)", idp);
         if (!c->json)
             puts(idp);
-        ex = verdict(c, EMQ_EXIT_DUPLICATE, "duplicate", pos[0], idp, note);
+        ex = emq_cli_verdict(c, EMQ_EXIT_DUPLICATE, "duplicate", pos[0], idp,
+                             note);
     } else {
         ex = emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
     }
@@ -724,9 +719,9 @@ static int cmd_claim(emq_cli *c, int argc, char **argv)
     memset(&job, 0, sizeof job);
     rc = emq_claim(c->db, pos[0], lease, &job);
     if (rc == EMQ_EMPTY)
-        return verdict(c, EMQ_EXIT_EMPTY, "empty", pos[0], NULL,
-                       "nothing to claim (no pending job, or the queue is "
-                       "paused)");
+        return emq_cli_verdict(c, EMQ_EXIT_EMPTY, "empty", pos[0], NULL,
+                               "nothing to claim (no pending job, or the "
+                               "queue is paused)");
     if (rc != EMQ_OK)
         return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
     if (c->json) {
@@ -772,8 +767,9 @@ static int cmd_complete(emq_cli *c, int argc, char **argv)
     if (rc == EMQ_OK)
         return emq_cli_ok(c, pos[0], pos[1], "ok", "ok");
     if (rc == EMQ_GONE)
-        return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
-                       "no such job (already completed or never enqueued)");
+        return emq_cli_verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
+                               "no such job (already completed or never "
+                               "enqueued)");
     return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
 }
 
@@ -820,8 +816,8 @@ static int cmd_extend(emq_cli *c, int argc, char **argv)
     if (rc == EMQ_OK)
         return emq_cli_ok(c, pos[0], pos[1], "ok", "ok");
     if (rc == EMQ_GONE)
-        return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
-                       "no such job");
+        return emq_cli_verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
+                               "no such job");
     return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
 }
 
@@ -998,73 +994,6 @@ done:
     free(st);
     free(pos);
     return ex;
-}
-
-/* A JSON object key: the bytes as a JSON string, bytes that are not valid
- * UTF-8 escaped one by one as \u00xx (field names are ASCII in practice). */
-static void json_key(FILE *f, const char *p, size_t len)
-{
-    if (emq_cli_utf8_valid((const unsigned char *)p, len)) {
-        emq_cli_json_bytes(f, p, len);
-        return;
-    }
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char b = (unsigned char)p[i];
-        if (b < 0x20 || b >= 0x7F || b == '"' || b == '\\')
-            fprintf(f, "\\u%04x", b);
-        else
-            fputc(b, f);
-    }
-    fputc('"', f);
-}
-
-static int cmd_job(emq_cli *c, int argc, char **argv)
-{
-    const char *pos[2];
-    emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    int npos, rc, ex;
-    emq_field *fields = NULL;
-    size_t n = 0;
-
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
-        return ex;
-    if ((ex = emq_cli_open(c)))
-        return ex;
-    rc = emq_job_get(c->db, pos[0], pos[1], &fields, &n);
-    if (rc == EMQ_GONE)
-        return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
-                       "no such job");
-    if (rc != EMQ_OK)
-        return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
-    if (c->json) {
-        fputs("{\"queue\":", stdout);
-        emq_cli_json_str(stdout, pos[0]);
-        fputs(",\"id\":", stdout);
-        emq_cli_json_str(stdout, pos[1]);
-        fputs(",\"fields\":{", stdout);
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                fputc(',', stdout);
-            json_key(stdout, fields[i].name, fields[i].name_len);
-            fputc(':', stdout);
-            emq_cli_json_bytes(stdout, fields[i].value, fields[i].value_len);
-        }
-        puts("}}");
-    } else {
-        int w = 0;
-        for (size_t i = 0; i < n; i++)
-            if ((int)fields[i].name_len > w)
-                w = (int)fields[i].name_len;
-        for (size_t i = 0; i < n; i++) {
-            emq_cli_text_bytes(stdout, fields[i].name, fields[i].name_len);
-            printf("%*s  ", w - (int)fields[i].name_len, "");
-            emq_cli_text_bytes(stdout, fields[i].value, fields[i].value_len);
-            putchar('\n');
-        }
-    }
-    emq_fields_free(fields, n);
-    return EMQ_EXIT_OK;
 }
 
 static int cmd_slot(emq_cli *c, int argc, char **argv)

@@ -2,7 +2,8 @@
  * cli.h — internals shared by the files of the emqlite command-line tool
  * (api/cli.c: dispatch, options, errors and the queue commands;
  * api/cli_json.c: JSON output and NDJSON input; api/cli_demo.c: the demo;
- * api/cli_transfer.c: export, import, check, push, pull and verify).
+ * api/cli_transfer.c: export, import, check, push, pull and verify;
+ * api/cli_ops.c: the operator's commands).
  *
  * Rules: the tool speaks to the library through api/emqlite.h only. Every
  * command writes at most one JSON document to stdout under --json, and every
@@ -67,6 +68,13 @@ const emq_cli_command *emq_cli_find(const char *name);
 int emq_cli_ok(emq_cli *c, const char *q, const char *id, const char *result,
                const char *text);
 
+/* A verdict that is not a failure but has its own exit status (empty,
+ * duplicate, gone): under --json the document {"queue", "id", "result"}
+ * (id may be NULL), else "emqlite: <result>: <note>" on stderr. Returns
+ * `code`. */
+int emq_cli_verdict(emq_cli *c, int code, const char *result, const char *q,
+                    const char *id, const char *note);
+
 /* One option a command accepts ("--lease", "-n"). When `takes_value` is 0
  * the option is a flag and *value is set to "1". */
 typedef struct emq_cli_opt {
@@ -95,6 +103,15 @@ int emq_cli_usage(emq_cli *c, const char *fmt, ...)
 /* Parse a decimal int64 option value named `what`; on error reports usage
  * and returns EMQ_EXIT_USAGE, else 0. */
 int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out);
+
+/* A duration option value named `what` into *ms (milliseconds: a decimal
+ * integer), and an instant into Unix ms (a decimal integer, or UTC
+ * YYYY-MM-DDTHH:MM:SS[.mmm]Z); on error report usage and return
+ * EMQ_EXIT_USAGE, else 0. Every command parses durations and instants
+ * with these two (api/cli_ops.c). */
+int emq_cli_duration(emq_cli *c, const char *what, const char *s,
+                     int64_t *ms);
+int emq_cli_time(emq_cli *c, const char *what, const char *s, int64_t *ms);
 
 /* Open the file (once); returns 0 or the exit status of the failure. */
 int emq_cli_open(emq_cli *c);

@@ -447,6 +447,340 @@ void emq_queues_free(char **queues, size_t n);
 /** Free memory the library returned (not a job: see emq_job_clear). */
 void emq_free(void *p);
 
+/* ------------------------------------ Tier 2: the operator and read plane */
+
+/*
+ * PROTOCOL.md §6.2. Each call is one transition (one transaction) over the
+ * registry row of the same wire name (emq_call("drain", ...) answers the
+ * wire reply). Host gates as everywhere: EMQ_EQUEUE, EMQ_EID, EMQ_EINVAL
+ * (naming the argument), EMQ_ETOOBIG. Pause and resume are emq_pause and
+ * emq_resume above.
+ */
+
+/**
+ * T2.2 drain: delete every job of the pending set (row and logs), and of
+ * the schedule too when `include_schedule`; the sets go. Active and dead
+ * jobs, lanes, dedup and lock keys stay. `*removed` (may be NULL) gets the
+ * number of members walked (an id in both sets counts twice). EMQ_OK.
+ */
+int emq_drain(emq_db *db, const char *q, int include_schedule,
+              int64_t *removed);
+
+/**
+ * T2.3 obliterate: on a paused queue, delete at most `budget` (>= 1; the
+ * wire's default is 1000) jobs — active ones first (only with `force`),
+ * then pending, scheduled, dead and the lanes of ringed or paused groups,
+ * each with its row, logs and lock key — and, once none is left, the
+ * queue's structure keys (meta, metrics, ring, wake, limiter, repeats...).
+ * Returns EMQ_OK (done), EMQ_MORE (the budget ran out: call again),
+ * EMQ_ENOTPAUSED ("EMQSTATE not paused") or EMQ_EACTIVE ("EMQSTATE active
+ * jobs present": active jobs without `force`); a refusal changes nothing.
+ * Left by design: dedup keys, the flow outbox, streams, rows in no set.
+ */
+int emq_obliterate(emq_db *db, const char *q, int force, int64_t budget);
+
+/**
+ * T2.4 counts: for each of the `n` names ("pending", "active", "schedule",
+ * "dead": the set's size; "completed", "failed": the metric counter) the
+ * value into `values[i]`. Returns EMQ_OK, or EMQ_EREFUSED when a name is
+ * none of those: emq_errmsg() is "unknown_state(<the first such name>)"
+ * and nothing was read. n may be 0.
+ */
+int emq_counts(emq_db *db, const char *q, size_t n, const char *const *names,
+               int64_t *values);
+
+/** T2.5 job states, as the state lookup answers them. */
+enum emq_state {
+    EMQ_STATE_PENDING = 1,  /**< in the pending set                       */
+    EMQ_STATE_ACTIVE,       /**< in the active set                        */
+    EMQ_STATE_SCHEDULED,    /**< in the schedule                          */
+    EMQ_STATE_DEAD,         /**< in the dead set                          */
+    EMQ_STATE_AWAITING,     /**< a held flow parent ("awaiting_children") */
+    EMQ_STATE_UNKNOWN,      /**< a row in no flat set (a lane job, too)   */
+    EMQ_STATE_ABSENT        /**< no row and no set                        */
+};
+/** The wire string of an EMQ_STATE_* ("pending" ... "absent"), or NULL. */
+const char *emq_state_name(int state);
+
+/**
+ * T2.5 get_job_state: the first of pending, active, schedule, dead that
+ * holds `id`, else awaiting_children from the row, else unknown (a row)
+ * or absent, into `*state` (EMQ_STATE_*). EMQ_OK.
+ * (T2.5 get_job, the row itself, is emq_job_get.)
+ */
+int emq_job_state(emq_db *db, const char *q, const char *id, int *state);
+
+/**
+ * T2.6 get_metrics: `which` is "completed" or "failed"; `*count` gets the
+ * counter (0 when absent), `*data_points` the length of the reserved data
+ * list (either may be NULL). EMQ_OK.
+ */
+int emq_metrics_get(emq_db *db, const char *q, const char *which,
+                    int64_t *count, int64_t *data_points);
+
+/**
+ * T2.7 the dedup read: the value parked under dedup id `did`
+ * ([A-Za-z0-9._-]{1,255}). Returns EMQ_OK with `*value` (free with
+ * emq_free; NUL-terminated, `*len` bytes, len may be NULL) or EMQ_ABSENT.
+ */
+int emq_dedup_get(emq_db *db, const char *q, const char *did, char **value,
+                  size_t *len);
+
+/** T2.8 update_data: replace the payload in any state. EMQ_OK, EMQ_GONE. */
+int emq_update_data(emq_db *db, const char *q, const char *id,
+                    const void *payload, size_t len);
+
+/**
+ * T2.9 update_progress: set the row's `progress` field (bytes) and publish
+ * the event {"event":"progress","job":"<id>","progress":"<progress>"}
+ * (JSON-S escaped) on emq:{q}:events (see emq_subscribe). EMQ_OK, or
+ * EMQ_GONE (no row: nothing written, nothing published).
+ */
+int emq_update_progress(emq_db *db, const char *q, const char *id,
+                        const void *progress, size_t len);
+
+/**
+ * T2.10 add_log: append `line` to the job's log list; with `keep` > 0 keep
+ * only the last `keep` lines. `*count` (may be NULL) gets the wire's
+ * answer: the new length, or `keep` when the trim cut the list. EMQ_OK, or
+ * EMQ_GONE when the job has no row.
+ */
+int emq_add_log(emq_db *db, const char *q, const char *id, const void *line,
+                size_t len, int64_t keep, int64_t *count);
+
+/** A log line (emq_job_logs): `len` bytes at `p`, NUL-terminated. */
+typedef struct emq_line {
+    char *p;
+    size_t len;
+} emq_line;
+void emq_lines_free(emq_line *lines, size_t n);
+
+/**
+ * T2.11 get_job_logs: every log line of the job, in order, into `*lines`
+ * (`*n` of them; free with emq_lines_free). EMQ_OK (n may be 0), or
+ * EMQ_GONE when the job has no row (even if lines linger).
+ */
+int emq_job_logs(emq_db *db, const char *q, const char *id,
+                 emq_line **lines, size_t *n);
+
+/**
+ * T2.12 remove_job: remove the job from the four sets and delete its row
+ * and logs; with `did` (NULL or "" for none), also the dedup key of `did`
+ * when it holds this id. Returns EMQ_OK, EMQ_GONE (no row), or EMQ_ELOCKED
+ * ("EMQLOCK job is locked": its lock key or an unexpired `lock` field; the
+ * job stays). A grouped job's lane entry is left (D-9).
+ */
+int emq_remove_job(emq_db *db, const char *q, const char *id,
+                   const char *did);
+
+/**
+ * T2.13 reprocess_job: a dead job back to pending (last_error cleared,
+ * attempts kept; the pause is not consulted). EMQ_OK, EMQ_GONE (no row),
+ * EMQ_ENOTDEAD ("EMQSTATE not dead").
+ */
+int emq_reprocess_job(emq_db *db, const char *q, const char *id);
+
+/**
+ * T2.14 claim_batch: claim up to `size` (> 0) pending jobs, oldest first,
+ * all leased until one deadline NOW + `lease_ms`. `jobs` has room for
+ * `size`; `*n` gets the number claimed (release each with emq_job_clear).
+ * EMQ_OK, or EMQ_EMPTY (nothing pending, or the queue is paused).
+ */
+int emq_claim_batch(emq_db *db, const char *q, size_t size, int64_t lease_ms,
+                    emq_job *jobs, size_t *n);
+
+#define EMQ_DELAY_IN 0 /**< emq_delay: `ms` from now                         */
+#define EMQ_DELAY_AT 1 /**< emq_delay: at absolute Unix ms `ms`              */
+/**
+ * T2.15 delay: with the current token, move the job from active to the
+ * schedule at NOW + `ms` (EMQ_DELAY_IN) or at `ms` (EMQ_DELAY_AT); its
+ * attempts stay (the next claim mints the next token). Returns EMQ_OK,
+ * EMQ_GONE ("EMQSTALE job gone": no row), EMQ_ESTALE ("EMQSTALE delay
+ * token mismatch") or EMQ_EKIND. Publishes `delayed` (see emq_subscribe).
+ */
+int emq_delay(emq_db *db, const char *q, const char *id, int64_t token,
+              int64_t ms, int mode);
+
+/**
+ * T2.16 is_maxed: EMQ_OK while below the queue's concurrency ceiling
+ * (meta field `concurrency`; none or 0 = no ceiling), EMQ_ERATE ("EMQRATE
+ * at concurrency ceiling") at or above it. Advisory: no claim enforces it.
+ */
+int emq_is_maxed(emq_db *db, const char *q);
+
+/**
+ * T2.16 get_rate_limit_ttl: with the limit `max_jobs` (0: the queue's
+ * meta field `max`) positive and spent by the limiter key, `*ttl_ms` gets
+ * the limiter's remaining TTL; otherwise 0. EMQ_OK.
+ */
+int emq_rate_limit_ttl(emq_db *db, const char *q, int64_t max_jobs,
+                       int64_t *ttl_ms);
+
+/** T2.16 get_global_rate_limit: the meta field `max` (0 when unset). */
+int emq_global_rate_limit(emq_db *db, const char *q, int64_t *max);
+
+/* ---------------------------------- beyond the wire: the operator's reads */
+
+/** A member of a job set or lane with its score (emq_list). */
+typedef struct emq_member {
+    char *member;     /**< the bytes (a 14-byte id), NUL-terminated      */
+    size_t len;
+    int64_t score;    /**< 0 in pending, dead and lanes; the lease
+                           deadline (active) or run-at (schedule), ms    */
+} emq_member;
+void emq_members_free(emq_member *m, size_t n);
+
+/**
+ * A page of a job set: `set` is "pending", "active", "schedule" or "dead"
+ * (`g` NULL), or a lane (`g` the group id; `set` ignored). Skips `offset`
+ * (>= 0) members from the head (lowest score, then bytes) or, with
+ * `from_tail`, from the tail, and returns at most `count` (> 0) into
+ * `*out` (`*n`; free with emq_members_free). One read transaction; the
+ * cost grows with offset + count, not with the set. EMQ_OK.
+ */
+int emq_list(emq_db *db, const char *q, const char *set, const char *g,
+             int64_t offset, int64_t count, int from_tail, emq_member **out,
+             size_t *n);
+
+/** Everything about one job (emq_job_inspect). */
+typedef struct emq_job_info {
+    int state;             /**< EMQ_STATE_* (the T2.5 lookup)            */
+    emq_field *fields;     /**< the row (NULL, nfields 0 when none)       */
+    size_t nfields;
+    int has_deadline;      /**< in the active set: ...                    */
+    int64_t deadline_ms;   /**< ... its lease deadline                     */
+    int has_run_at;        /**< in the schedule: ...                      */
+    int64_t run_at_ms;     /**< ... its run-at                             */
+    int64_t logs;          /**< log lines                                 */
+    int locked;            /**< a lock key or an unexpired lock field     */
+} emq_job_info;
+void emq_job_info_clear(emq_job_info *info);
+
+/**
+ * Read a job's row, state, lease deadline or run-at (from the set scores),
+ * log count and lock in one read transaction into `*info` (release with
+ * emq_job_info_clear). EMQ_OK, or EMQ_GONE when it has no row (`*info` is
+ * still filled: state, sets, logs).
+ */
+int emq_job_inspect(emq_db *db, const char *q, const char *id,
+                    emq_job_info *info);
+
+/**
+ * Requeue every dead job of `q` (T2.13 on each), `batch` (> 0; e.g. 100)
+ * per transaction, so the write lock is never held for more than one
+ * batch. `*requeued` gets the jobs moved to pending, `*skipped` the dead
+ * ids without a row (T2.13 answers gone and leaves them). Several
+ * transactions: on a failure the batches before it stay applied; calling
+ * again finishes the work. EMQ_OK.
+ */
+int emq_requeue_dead(emq_db *db, const char *q, int64_t batch,
+                     int64_t *requeued, int64_t *skipped);
+
+/* ------------------------------------------------------- lifecycle events */
+
+/*
+ * Events (PROTOCOL.md T2.9, T2.17; doc/EVENTS.md). A transition that
+ * publishes writes its message into the file's event log inside its own
+ * transaction, so an event exists exactly when its transition committed,
+ * and the log's order is commit order across every handle and process on
+ * the file. Published: `progress` by update_progress, and after the reply
+ * `completed` (complete answering ok), `failed` (retry answering dead,
+ * member "error"), `delayed` (delay answering ok, member "run_at"); the
+ * message bytes are the wire's (T2.9's JSON-S form, T2.17's form).
+ *
+ * A subscription reads the log from its cursor. Its callback runs for the
+ * events of its queue (or every queue) in commit order: on the handle that
+ * committed them, before that call returns; on any other handle (another
+ * thread's, another process's), at its next emq_sub_poll / emq_sub_wait.
+ * Nothing is lost while the subscriber keeps up with the retention (10000
+ * events, one day, by default: emq_events_retention); events pruned
+ * before it read them are counted by emq_sub_lost. A subscriber that was
+ * not running gets, from EMQ_SUB_NOW, only what is committed after it
+ * subscribed, or, from a cursor it saved, every event still retained
+ * after it. Events are not keys: no export, import or digest sees them.
+ */
+
+/** One event, as a callback sees it (every pointer valid during the
+ *  callback only; strings are NUL-terminated after their length). */
+typedef struct emq_event {
+    int64_t seq;             /**< its place in the file's commit order    */
+    int64_t at_ms;           /**< NOW of the transition that published it */
+    const char *channel;     /**< "emq:{q}:events"                         */
+    size_t channel_len;
+    const char *queue;       /**< q (inside `channel`, not terminated)     */
+    size_t queue_len;
+    const char *name;        /**< "completed", "failed", "delayed",
+                                  "progress", or an emq_publish name       */
+    size_t name_len;
+    const char *job;         /**< the job id                               */
+    size_t job_len;
+    const char *message;     /**< the published bytes, exactly             */
+    size_t message_len;
+} emq_event;
+
+/** A subscription's callback. It may call emqlite on the same handle (the
+ *  events that call publishes are delivered after this callback returns),
+ *  but not emq_unsubscribe nor emq_close: end subscriptions once delivery
+ *  has returned. */
+typedef void (*emq_event_fn)(void *ctx, const emq_event *ev);
+
+typedef struct emq_sub emq_sub;
+
+/** emq_subscribe's `after`: only events committed after the call. */
+#define EMQ_SUB_NOW (-1)
+
+/**
+ * Subscribe on `db` to the events of queue `q` (NULL: every queue),
+ * starting after sequence number `after` (0: every retained event;
+ * EMQ_SUB_NOW: from now on; or a cursor saved from emq_sub_cursor).
+ * `fn(ctx, ev)` receives them. `*out` is released with emq_unsubscribe
+ * (emq_close releases what is left). A subscription belongs to its handle
+ * and its thread. Returns EMQ_OK, EMQ_EQUEUE, EMQ_EINVAL, EMQ_ENOMEM.
+ */
+int emq_subscribe(emq_db *db, const char *q, int64_t after, emq_event_fn fn,
+                  void *ctx, emq_sub **out);
+
+/**
+ * Deliver every committed event after the cursor, up to `max` (0: no
+ * limit), in order; `*delivered` (may be NULL) gets how many. EMQ_OK, or a
+ * read failure (EMQ_EBUSY, EMQ_EIO, EMQ_ENOMEM: the cursor stays where
+ * delivery stopped).
+ */
+int emq_sub_poll(emq_sub *sub, size_t max, size_t *delivered);
+
+/**
+ * As emq_sub_poll, but when nothing is there yet, wait for another
+ * handle's commit for up to `timeout_ms` of real time (it polls, with
+ * naps from 1 to 32 ms). EMQ_OK (something delivered) or EMQ_EMPTY.
+ */
+int emq_sub_wait(emq_sub *sub, int64_t timeout_ms, size_t *delivered);
+
+/** The last sequence number the subscription looked at (save it to resume
+ *  with emq_subscribe(..., after = it, ...)). */
+int64_t emq_sub_cursor(const emq_sub *sub);
+/** Events of any queue pruned from the log before this subscription read
+ *  them. */
+int64_t emq_sub_lost(const emq_sub *sub);
+/** End a subscription (NULL is ignored). */
+void emq_unsubscribe(emq_sub *sub);
+
+/**
+ * T2.17 publish on emq:{q}:events, in a transaction of its own, the
+ * message {"event":"<event>","job":"<id>"[,"<keys[i]>":"<values[i]>"]...}
+ * (values escaped: \ as \\, then " as \"). `event` and the keys match
+ * [A-Za-z0-9_.-]{1,64}; `id` passes GATE-ID. EMQ_OK.
+ */
+int emq_publish(emq_db *db, const char *q, const char *event,
+                const char *id, size_t n, const char *const *keys,
+                const void *const *values, const size_t *value_lens);
+
+/**
+ * Retention of the event log, applied by this handle's publishes: at most
+ * `keep` events and none older than `max_age_ms` (0 for either: the
+ * default, 10000 events and 86400000 ms). EMQ_OK, EMQ_EINVAL.
+ */
+int emq_events_retention(emq_db *db, int64_t keep, int64_t max_age_ms);
+
 /* ------------------------------------------------------- the verb registry */
 
 /*

@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 #include "db.h"
 #include "brandedid.h"
+#include "events.h"
 
 #define DEFAULT_MAX_PAYLOAD (UINT64_C(512) * 1024 * 1024)
 
@@ -235,6 +236,7 @@ int emq_open(const char *path, const emq_options *opt, emq_db **out)
 void emq_close(emq_db *db)
 {
     if (db == NULL) return;
+    emq_ev_close(db);
     emq_store_close(db->st);
     /* A clean close lowers the reservation to the exact high-water mark,
      * so the next holder does not start up to RESERVE_AHEAD in the future.

@@ -35,6 +35,12 @@ struct emq_db {
     uint64_t minted;         /* one past the highest cell this handle
                                 minted, 0 before its first mint          */
     char errmsg[EMQ_ERRMSG_MAX];
+    /* lifecycle events (events.c) */
+    struct emq_sub *subs;    /* this handle's subscriptions              */
+    int ev_dirty;            /* a publish ran since the last delivery    */
+    int ev_depth;            /* > 0 while callbacks run                  */
+    int64_t ev_keep;         /* retention (0: the defaults)              */
+    int64_t ev_max_age;
 };
 
 /** The store under a handle (tests, the golden replayer, tools). */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "store_int.h"
+#include "evlog.h"
 
 /* ------------------------------------------------------------------ SQL */
 
@@ -35,7 +36,8 @@ static const char *const schema_sql =
     "CREATE TABLE sset(kid INTEGER NOT NULL, member BLOB NOT NULL,"
     " PRIMARY KEY(kid, member)) WITHOUT ROWID;"
     "CREATE TABLE emq_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
-    "INSERT INTO emq_meta VALUES('next_kid', 1);";
+    "INSERT INTO emq_meta VALUES('next_kid', 1);"
+    EMQ_EVLOG_DDL;
 
 static const char *const sql[S_COUNT] = {
     [S_KEY_GET] = "SELECT type, kid, expire, val FROM kv WHERE name = ?1",
@@ -107,6 +109,21 @@ static const char *const sql[S_COUNT] = {
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
     [S_DATA_VERSION] = "PRAGMA data_version",
+    [S_Z_PAGE_ASC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                     " ORDER BY score, member LIMIT ?2 OFFSET ?3",
+    [S_Z_PAGE_DESC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                      " ORDER BY score DESC, member DESC LIMIT ?2 OFFSET ?3",
+    /* The event log (evlog.c): seq is the rowid, so an insert takes
+     * max(seq) + 1 and the log reads in commit order. */
+    [S_EV_INSERT] = "INSERT INTO emq_events(at, channel, kind, subject,"
+                    " payload) VALUES(?1, ?2, ?3, ?4, ?5)",
+    [S_EV_LAST] = "SELECT coalesce(max(seq), 0) FROM emq_events",
+    [S_EV_READ] = "SELECT seq, at, channel, kind, subject, payload"
+                  " FROM emq_events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+    [S_EV_HEAD] = "SELECT seq, at FROM emq_events ORDER BY seq LIMIT ?1",
+    [S_EV_DROP_TO] = "DELETE FROM emq_events WHERE seq <= ?1",
+    [S_EV_EXISTS] = "SELECT 1 FROM sqlite_schema WHERE type = 'table'"
+                    " AND name = 'emq_events'",
 };
 
 /* ------------------------------------------------------------- errors */
@@ -372,6 +389,8 @@ static int init_schema(emq_store *st)
         rc = emq_store_err(st, EMQ_ESCHEMA, "newer schema version %lld",
                            (long long)uver);
         goto fail;
+    } else if ((rc = emq_evlog_ensure(st)) != EMQ_OK) {
+        goto fail; /* a file made before the event log: add its table */
     }
     return emq_store_commit(st);
 fail:

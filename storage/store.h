@@ -246,6 +246,10 @@ int emq_zset_range_score(emq_store *st, const void *key, size_t klen,
  *  score-0 zset this is ZRANGEBYLEX - + / ZREVRANGEBYLEX + - with LIMIT. */
 int emq_zset_range(emq_store *st, const void *key, size_t klen, int rev,
                    int64_t limit, emq_member_cb cb, void *ctx);
+/** ZRANGE by rank with an offset: skip `offset` members from the start
+ *  (rev = 0) or the end (rev = 1), then at most `limit` (< 0: all). */
+int emq_zset_page(emq_store *st, const void *key, size_t klen, int rev,
+                  int64_t offset, int64_t limit, emq_member_cb cb, void *ctx);
 /** ZRANGEBYLEX/ZREVRANGEBYLEX over [min, max] (NULL bound = open end,
  *  inclusive bounds), at most `limit` (< 0: all). */
 int emq_zset_range_lex(emq_store *st, const void *key, size_t klen,

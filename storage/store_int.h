@@ -25,6 +25,10 @@ enum {
     S_L_POP_LEFT, S_L_POP_RIGHT,
     S_S_ADD, S_S_REM, S_S_IS, S_S_ALL, S_S_CARD, S_S_ANY, S_S_DROP,
     S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK, S_DATA_VERSION,
+    /* paged rank ranges (zset.c) and the event log (evlog.c) */
+    S_Z_PAGE_ASC, S_Z_PAGE_DESC,
+    S_EV_INSERT, S_EV_LAST, S_EV_READ, S_EV_HEAD, S_EV_DROP_TO,
+    S_EV_EXISTS,
     S_COUNT
 };
 
@@ -58,6 +62,7 @@ struct emq_store {
     emq_kc_entry kc[EMQ_KCACHE];
     int kc_next;
     int64_t kc_version;
+    int ev_table;        /* evlog.c: 1 once emq_events is known to exist */
     char errmsg[256];
 };
 

@@ -118,6 +118,14 @@ int emq_golden_reply_diff(const emq_json *expected, const emq_json *actual,
 int emq_golden_keyspace_diff(const emq_json *expected, const emq_json *actual,
                              emq_json_buf *msg);
 
+/**
+ * A published value against the trace's (README "Reproducing a case"):
+ * [channel, message] pairs match when the channels are equal and the
+ * messages hold the same `"name":"value"` members, each byte for byte, in
+ * any order; anything else compares as JSON. 1 when equal.
+ */
+int emq_golden_published_equal(const emq_json *want, const emq_json *got);
+
 /* ------------------------------------------------------------ executors */
 
 /** What one step produced. `published` is compared only when the executor

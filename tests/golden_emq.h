@@ -14,4 +14,14 @@
 int emq_golden_emq_exec(emq_golden_exec *ex);
 void emq_golden_emq_exec_free(emq_golden_exec *ex);
 
+/**
+ * Write the trace keyspace `ks` (the shape golden.h describes) into the
+ * current case's handle in one transaction, key expiries included, as the
+ * state an isolated step starts from (golden_replay --isolated). Returns 0,
+ * 1 when it holds a key this loader does not write (a stream), or -1 with
+ * `err` filled.
+ */
+int emq_golden_emq_load(emq_golden_exec *ex, const emq_json *ks,
+                        emq_json_buf *err);
+
 #endif /* EMQ_TEST_GOLDEN_EMQ_H */

@@ -3347,6 +3347,20 @@ static int isolated_main(emq_rx *x, int argc, char **argv, int quiet)
 
 int main(int argc, char **argv)
 {
+    /* --list-verbs: the table as tests/lua/verbs.txt writes it. */
+    if (argc == 2 && strcmp(argv[1], "--list-verbs") == 0) {
+        for (size_t v = 0; v < sizeof verbs / sizeof verbs[0]; v++) {
+            if (verbs[v].flags & F_NOQUEUE && verbs[v].script == HOST &&
+                strcmp(verbs[v].name, "backoff") != 0)
+                continue; /* raw, advance: replayer steps, not verbs */
+            if (verbs[v].script == HOST)
+                printf("%s host:%s\n", verbs[v].name, verbs[v].name);
+            else
+                printf("%s %s.lua\n", verbs[v].name,
+                       script_names[verbs[v].script]);
+        }
+        return 0;
+    }
     const char *host = "127.0.0.1";
     const char *port_s = getenv("EMQ_REDIS_PORT");
     const char *lua = getenv("EMQ_LUA_DIR");

@@ -7,7 +7,7 @@
 # A tier joins the list when its verbs are built.
 srcdir=${srcdir:-.}
 prog=./tests/golden_replay
-tiers="tier1"
+tiers="tier1 tier2"
 traces=
 for t in $tiers; do
     trace=$srcdir/tests/fixtures/$t.jsonl
@@ -17,13 +17,22 @@ for t in $tiers; do
     fi
     traces="$traces $trace"
 done
+# The Tier 2 verbs are also replayed step by step, each alone from the
+# recorded keyspace before it, over the traces of the later tiers (their
+# lane, flow and repeat paths).
+later=
+for t in tier3 tier4 tier5; do
+    [ -r "$srcdir/tests/fixtures/$t.jsonl" ] &&
+        later="$later $srcdir/tests/fixtures/$t.jsonl"
+done
+run=
 if [ -n "${EMQ_VALGRIND:-}" ]; then
     lt=
     if [ "$(head -c 4 "$prog" | od -An -c | tr -d ' ')" != '177ELF' ]; then
         lt="./libtool --mode=execute"
     fi
-    exec $lt valgrind -q --error-exitcode=99 --leak-check=full \
-        --errors-for-leak-kinds=definite,indirect,possible \
-        "$prog" --quiet $traces
+    run="$lt valgrind -q --error-exitcode=99 --leak-check=full \
+        --errors-for-leak-kinds=definite,indirect,possible"
 fi
-exec "$prog" --quiet $traces
+$run "$prog" --quiet $traces || exit 1
+[ -z "$later" ] || $run "$prog" --isolated --tier 2 --quiet $later

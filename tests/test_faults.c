@@ -128,6 +128,31 @@ static void setup_paused(emq_db *db)
     put3(db);
     ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
 }
+/* Tier 2 setups: a dead job (ids[0]), a parked dedup key, log lines, a
+ * concurrency ceiling and a spent rate limit. */
+static void setup_dead(emq_db *db)
+{
+    claim1(db, 1000000);
+    ck_assert_int_eq(emq_retry(db, Q, ids[0], 1, 0, 1, "boom", 4), EMQ_DEAD);
+}
+static void setup_dedup(emq_db *db)
+{
+    put3(db);
+    tk_set(db, "emq:{" Q "}:de:key-1", ids[0]);
+}
+static void setup_logs(emq_db *db)
+{
+    put3(db);
+    ck_assert_int_eq(emq_add_log(db, Q, ids[0], "one", 3, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_add_log(db, Q, ids[0], "two", 3, 0, NULL), EMQ_OK);
+}
+static void setup_gates(emq_db *db)
+{
+    claim1(db, 1000000);
+    tk_hset(db, "emq:{" Q "}:meta", "concurrency", "5");
+    tk_hset(db, "emq:{" Q "}:meta", "max", "1");
+    tk_set(db, "emq:{" Q "}:limiter", "1");
+}
 
 static int op_enqueue(emq_db *db)
 {
@@ -341,6 +366,51 @@ static const scen scens[] = {
     /* Data rows: a registry verb by name. Append rows for new verbs. */
     {"call:claim", setup_put3, NULL, EMQ_OK, 1000, 0, "claim",
      {Q, "30000"}},
+    /* Tier 2 (t2) */
+    {"drain", setup_put3, NULL, EMQ_OK, 1000, 0, "drain", {Q, "1"}},
+    {"obliterate", setup_paused, NULL, EMQ_OK, 1000, 0, "obliterate",
+     {Q, "0", "1000"}},
+    {"counts", setup_claimed, NULL, EMQ_OK, 1000, 1, "counts",
+     {Q, "pending", "active", "completed"}},
+    {"get_job", setup_claimed, NULL, EMQ_OK, 1000, 1, "get_job",
+     {Q, "JOB00000000001"}},
+    {"get_job_state", setup_claimed, NULL, EMQ_OK, 1000, 1,
+     "get_job_state", {Q, "JOB00000000001"}},
+    {"get_metrics", setup_dead, NULL, EMQ_OK, 1000, 1, "get_metrics",
+     {Q, "failed"}},
+    {"get_dedup", setup_dedup, NULL, EMQ_OK, 1000, 1,
+     "get_deduplication_job_id", {Q, "key-1"}},
+    {"update_data", setup_put3, NULL, EMQ_OK, 1000, 0, "update_data",
+     {Q, "JOB00000000001", "new payload"}},
+    {"update_progress", setup_put3, NULL, EMQ_OK, 1000, 0,
+     "update_progress", {Q, "JOB00000000001", "50"}},
+    {"add_log", setup_logs, NULL, EMQ_OK, 1000, 0, "add_log",
+     {Q, "JOB00000000001", "three", "2"}},
+    {"get_job_logs", setup_logs, NULL, EMQ_OK, 1000, 1, "get_job_logs",
+     {Q, "JOB00000000001"}},
+    {"remove_job", setup_dedup, NULL, EMQ_OK, 1000, 0, "remove_job",
+     {Q, "JOB00000000001", "key-1"}},
+    {"reprocess_job", setup_dead, NULL, EMQ_OK, 1000, 0, "reprocess_job",
+     {Q, "JOB00000000001"}},
+    {"claim_batch", setup_put3, NULL, EMQ_OK, 1000, 0, "claim_batch",
+     {Q, "2", "30000"}},
+    {"delay", setup_claimed, NULL, EMQ_OK, 1000, 0, "delay",
+     {Q, "JOB00000000001", "1", "5000", "in"}},
+    {"is_maxed", setup_gates, NULL, EMQ_OK, 1000, 1, "is_maxed", {Q}},
+    {"get_rate_limit_ttl", setup_gates, NULL, EMQ_OK, 1000, 1,
+     "get_rate_limit_ttl", {Q, "0"}},
+    {"get_global_rate_limit", setup_gates, NULL, EMQ_OK, 1000, 1,
+     "get_global_rate_limit", {Q}},
+    {"list_set", setup_put3, NULL, EMQ_OK, 1000, 1, "list_set",
+     {Q, "pending", "1", "2", "tail"}},
+    {"list_lane", setup_grouped, NULL, EMQ_OK, 1000, 1, "list_lane",
+     {Q, G, "0", "10"}},
+    {"job_info", setup_claimed, NULL, EMQ_OK, 1000, 1, "job_info",
+     {Q, "JOB00000000001"}},
+    {"requeue_dead_batch", setup_dead, NULL, EMQ_OK, 1000, 0,
+     "requeue_dead_batch", {Q, "10"}},
+    {"requeue_dead", setup_dead, NULL, EMQ_OK, 1000, 0, "requeue_dead",
+     {Q, "10"}},
 };
 
 /* Registered verbs that have no sweep row, each with the reason. */

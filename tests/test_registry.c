@@ -42,6 +42,17 @@ typedef struct reason {
 /* ---------------------------------------------------------- the reasons */
 
 /* Registered verbs without a golden case. */
+/* Tier 0 rows are emqlite's reads and loops beyond the wire (PROTOCOL.md
+ * §1 rule 4: L4 is free): the reference has no such verb, so no trace step
+ * and no server script can exist for them. They are proven instead by
+ * their own suites (test_operator, ...) and by the model test, which every
+ * tier-0 row must still have. */
+static int beyond_the_wire(const char *v)
+{
+    const emq_verb_info *vi = emq_verb_find(v);
+    return vi != NULL && vi->tier == 0;
+}
+
 static const reason golden_reasons[] = {
     {"enqueue_many", "T1.2 is emqlite's batch of T1.1 admissions; the "
      "reference's host sends each item as its own enqueue, so the traces "
@@ -165,11 +176,12 @@ static void trace_verbs(const char *path, names *out)
 
 /* -------------------------------------------------------------- golden */
 
-START_TEST(every_verb_has_a_golden_case)
+/* Every verb a step (or a seq) of tests/fixtures/tier*.jsonl runs, into
+ * `seen`; returns the number of files read. */
+static size_t fixture_verbs(names *seen)
 {
     char root[800], dir[900], path[1200];
-    names seen = {NULL, 0};
-    size_t i, missing = 0, files = 0;
+    size_t files = 0;
     DIR *d;
     struct dirent *e;
     top(root, sizeof root);
@@ -182,14 +194,23 @@ START_TEST(every_verb_has_a_golden_case)
             strcmp(e->d_name + n - 6, ".jsonl") != 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        trace_verbs(path, &seen);
+        trace_verbs(path, seen);
         files++;
     }
     closedir(d);
-    ck_assert_msg(files > 0, "no tier*.jsonl in %s", dir);
+    return files;
+}
+
+START_TEST(every_verb_has_a_golden_case)
+{
+    names seen = {NULL, 0};
+    size_t i, missing = 0, files = fixture_verbs(&seen);
+    ck_assert_msg(files > 0, "no tier*.jsonl in tests/fixtures");
     for (i = 0; i < emq_verb_count(); i++) {
         const char *v = emq_verb_at(i)->name;
-        if (names_has(&seen, v) || reason_of(golden_reasons, v)) continue;
+        if (names_has(&seen, v) || reason_of(golden_reasons, v) ||
+            beyond_the_wire(v))
+            continue;
         fprintf(stderr, "registry: verb %s has no golden case (no step of "
                 "tests/fixtures/tier*.jsonl runs it) and no reason in "
                 "golden_reasons\n", v);
@@ -207,10 +228,11 @@ END_TEST
 START_TEST(every_verb_has_a_lua_script)
 {
     char root[800], path[1000], line[512];
-    names mapped = {NULL, 0};
+    names mapped = {NULL, 0}, traced = {NULL, 0};
     size_t i, missing = 0;
     FILE *f;
     top(root, sizeof root);
+    fixture_verbs(&traced);
     snprintf(path, sizeof path, "%s/tests/lua/verbs.txt", root);
     f = fopen(path, "r");
     ck_assert_msg(f != NULL, "cannot open %s", path);
@@ -223,9 +245,11 @@ START_TEST(every_verb_has_a_lua_script)
             missing++;
             continue;
         }
-        if (!emq_verb_find(verb)) {
+        /* The bundle may run a verb of the traces before the engine
+         * registers it; a name found nowhere is a mistake. */
+        if (!emq_verb_find(verb) && !names_has(&traced, verb)) {
             fprintf(stderr, "registry: tests/lua/verbs.txt maps %s, which "
-                    "is not registered\n", verb);
+                    "is neither registered nor run by a trace\n", verb);
             missing++;
         }
         if (strncmp(how, "host:", 5) != 0) {
@@ -245,13 +269,16 @@ START_TEST(every_verb_has_a_lua_script)
     fclose(f);
     for (i = 0; i < emq_verb_count(); i++) {
         const char *v = emq_verb_at(i)->name;
-        if (names_has(&mapped, v) || reason_of(lua_reasons, v)) continue;
+        if (names_has(&mapped, v) || reason_of(lua_reasons, v) ||
+            beyond_the_wire(v))
+            continue;
         fprintf(stderr, "registry: verb %s has no Lua script (no line in "
                 "tests/lua/verbs.txt) and no reason in lua_reasons\n", v);
         missing++;
     }
     missing += stale(lua_reasons, "lua_reasons");
     names_free(&mapped);
+    names_free(&traced);
     ck_assert_msg(missing == 0, "%zu Lua coverage problems (listed above)",
                   missing);
 }
