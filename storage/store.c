@@ -17,6 +17,12 @@
 
 /* ------------------------------------------------------------------ SQL */
 
+/* The procedure journal (journal.c): also created on first use in a file
+ * whose schema predates it. */
+#define JOURNAL_DDL                                                         \
+    "CREATE TABLE IF NOT EXISTS emq_journal(jid INTEGER PRIMARY KEY,"      \
+    " kind TEXT NOT NULL, next INTEGER NOT NULL, body BLOB NOT NULL)"
+
 static const char *const schema_sql =
     "CREATE TABLE kv("
     " name BLOB PRIMARY KEY,"        /* the key, byte-exact              */
@@ -35,7 +41,8 @@ static const char *const schema_sql =
     "CREATE TABLE sset(kid INTEGER NOT NULL, member BLOB NOT NULL,"
     " PRIMARY KEY(kid, member)) WITHOUT ROWID;"
     "CREATE TABLE emq_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
-    "INSERT INTO emq_meta VALUES('next_kid', 1);";
+    "INSERT INTO emq_meta VALUES('next_kid', 1);"
+    JOURNAL_DDL ";";
 
 static const char *const sql[S_COUNT] = {
     [S_KEY_GET] = "SELECT type, kid, expire, val FROM kv WHERE name = ?1",
@@ -107,6 +114,15 @@ static const char *const sql[S_COUNT] = {
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
     [S_DATA_VERSION] = "PRAGMA data_version",
+    [S_J_CREATE] = JOURNAL_DDL,
+    [S_J_EXISTS] = "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+                   " AND name = 'emq_journal'",
+    [S_J_INSERT] = "INSERT INTO emq_journal(kind, next, body)"
+                   " VALUES(?1, ?2, ?3) RETURNING jid",
+    [S_J_NEXT] = "SELECT next FROM emq_journal WHERE jid = ?1",
+    [S_J_SET] = "UPDATE emq_journal SET next = ?2 WHERE jid = ?1",
+    [S_J_DEL] = "DELETE FROM emq_journal WHERE jid = ?1",
+    [S_J_SCAN] = "SELECT jid, kind, next, body FROM emq_journal ORDER BY jid",
 };
 
 /* ------------------------------------------------------------- errors */

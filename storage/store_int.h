@@ -25,6 +25,8 @@ enum {
     S_L_POP_LEFT, S_L_POP_RIGHT,
     S_S_ADD, S_S_REM, S_S_IS, S_S_ALL, S_S_CARD, S_S_ANY, S_S_DROP,
     S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK, S_DATA_VERSION,
+    /* the procedure journal (journal.c) */
+    S_J_CREATE, S_J_EXISTS, S_J_INSERT, S_J_NEXT, S_J_SET, S_J_DEL, S_J_SCAN,
     S_COUNT
 };
 
