@@ -157,7 +157,22 @@ typedef struct emq_golden_outcome {
     int64_t step;         /* the failing step, 0 when passed / before any  */
     const char *verb;     /* its verb (points into the case)               */
     emq_json_buf msg;     /* what differed; free with emq_json_buf_free    */
+    long skipped;         /* steps skipped (emq_golden_opts.allow_missing) */
 } emq_golden_outcome;
+
+/** How a case is replayed (emq_golden_run_case_opts). */
+typedef struct emq_golden_opts {
+    /* 0: every step as recorded (a multi-part verb part by part); 1: a
+     * multi-part verb (a step with `seq`, part 1) runs once as seq.verb
+     * with seq.args, its reply compared with seq.reply and the keyspace
+     * after it with the last part's (the parts in between are skipped). */
+    int whole;
+    /* Verbs a step may name although the executor cannot run them yet
+     * (reads another tier adds): when run_step fails on such a step, the
+     * step counts as skipped — its reply is not compared, the keyspace
+     * after it still is. NULL-terminated; NULL for none. */
+    const char *const *allow_missing;
+} emq_golden_opts;
 
 /**
  * Run every step of `c` on `ex`: set the clock to the step's `now`, run it,
@@ -167,15 +182,27 @@ typedef struct emq_golden_outcome {
  */
 int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
                         emq_golden_outcome *out);
+/** As emq_golden_run_case with options `o` (NULL: the defaults). A
+ *  multi-part verb whose parts are not contiguous and numbered 1..m is a
+ *  mismatch in whole mode. */
+int emq_golden_run_case_opts(const emq_golden_exec *ex,
+                             const emq_golden_case *c,
+                             const emq_golden_opts *o,
+                             emq_golden_outcome *out);
 
 /**
  * The whole replay program, shared by every executor's main():
- *   PROG [--quiet] [--parse-only] [--case NAME] [--stop] FILE...
+ *   PROG [--quiet] [--parse-only] [--case NAME] [--stop] [--whole]
+ *        [--allow-missing VERB[,VERB...]] FILE...
  * replays every case of each file on `ex` and prints one line per case,
  * "PASS <case>" (not with --quiet) or "FAIL <case>: step N (<verb>): what
  * differed", then exactly "N passed, N failed". --parse-only loads and
  * decodes every step without running anything (`ex` may be NULL); --case
- * runs only the cases of that name; --stop ends at the first failure.
+ * runs only the cases of that name; --stop ends at the first failure;
+ * --whole runs multi-part verbs whole (emq_golden_opts.whole);
+ * --allow-missing names verbs the executor may lack (their steps are
+ * skipped and counted on a line "skipped N steps of ..." before the
+ * summary).
  * Returns the exit status: 0 when every case passed, 1 when one failed, 2 on
  * a usage or load error.
  */
