@@ -488,18 +488,18 @@ static int reply_flow(emq_reply *e, const fplan *p, const fflow *f)
 int emq_v_flow_add(emq_vctx *c)
 {
     fplan p;
+    const fflow *f;
     int rc = plan_args(c->db, c->a + 1, c->argc - 1, c->a[0].s, 1, &p);
     if (rc < 0) return rc;
-    if ((rc = run_plan(c->db, &p, "flow_add", 0, 0)) >= 0) {
-        const fflow *f = &p.f[0];
-        if (f->rc == EMQ_EKIND)
-            rc = emq_db_wire(c->db, EMQ_EKIND, EMQ_MSG_KIND);
-        else if (f->rc == EMQ_EREFUSED)
-            rc = emq_db_wire(c->db, EMQ_EREFUSED, f->msg);
-        else
-            rc = reply_flow(c->r, &p, f);
-    }
-    if (rc == EMQ_ENOMEM) rc = emq_db_fail(c->db, rc, NULL);
+    /* The reply is known from the plan: built first, so that running out
+     * of memory for it writes nothing. */
+    f = &p.f[0];
+    if (f->rc == EMQ_OK && (rc = reply_flow(c->r, &p, f)) < 0)
+        rc = emq_db_fail(c->db, rc, NULL);
+    else if ((rc = run_plan(c->db, &p, "flow_add", 0, 0)) >= 0 &&
+             f->rc != EMQ_OK)
+        rc = emq_db_wire(c->db, f->rc, f->rc == EMQ_EKIND ? EMQ_MSG_KIND
+                                                          : f->msg);
     plan_free(&p);
     return rc;
 }
@@ -522,16 +522,18 @@ int emq_v_add_bulk(emq_vctx *c)
     int *verdicts = c->out;
     int rc = plan_args(c->db, c->a + 1, c->argc - 1, c->a[0].s, 0, &p);
     if (rc < 0) return rc;
-    if ((rc = run_plan(c->db, &p, "add_bulk", 0, 0)) >= 0)
-        rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, p.nf);
+    /* The reply first (see flow_add), then the steps. */
+    rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, p.nf);
     for (i = 0; rc >= 0 && i < p.nf; i++) {
         emq_reply *e;
-        if (verdicts) verdicts[i] = p.f[i].rc;
         if (p.f[i].rc != EMQ_OK) continue;
         rc = (e = emq_reply_push(c->r)) ? reply_flow(e, &p, &p.f[i])
                                         : EMQ_ENOMEM;
     }
-    if (rc == EMQ_ENOMEM) rc = emq_db_fail(c->db, rc, NULL);
+    if (rc < 0) rc = emq_db_fail(c->db, rc, NULL);
+    else rc = run_plan(c->db, &p, "add_bulk", 0, 0);
+    for (i = 0; rc >= 0 && verdicts && i < p.nf; i++)
+        verdicts[i] = p.f[i].rc;
     plan_free(&p);
     return rc < 0 ? rc : EMQ_OK;
 }
