@@ -156,9 +156,9 @@ static int decode(fplan *p)
     if (p->body.len < 5 || b[0] != BODY_VERSION) return EMQ_ECORRUPT;
     p->nn = get_u32(b + 1);
     b += 5;
-    if (p->nn == 0 || p->nn > p->body.len ||
-        (p->n = emq_mem_calloc(p->nn, sizeof *p->n)) == NULL)
-        return p->nn == 0 || p->nn > p->body.len ? EMQ_ECORRUPT : EMQ_ENOMEM;
+    if (p->nn > p->body.len) return EMQ_ECORRUPT;
+    if ((p->n = emq_mem_calloc(p->nn + 1, sizeof *p->n)) == NULL)
+        return EMQ_ENOMEM;
     for (i = 0; i < p->nn; i++) {
         fnode *x = &p->n[i];
         if (end - b < 4 + 1 + EMQ_ID_SIZE + 4) return EMQ_ECORRUPT;
@@ -193,7 +193,7 @@ static int shape(fplan *p)
 {
     size_t i, *path;
     if ((path = emq_mem_calloc(p->nn + 1, sizeof *path)) == NULL ||
-        (p->f = emq_mem_calloc(p->nn, sizeof *p->f)) == NULL) {
+        (p->f = emq_mem_calloc(p->nn + 1, sizeof *p->f)) == NULL) {
         emq_mem_free(path);
         return EMQ_ENOMEM;
     }
@@ -282,7 +282,7 @@ static int plan_make(fplan *p)
     size_t i;
     int rc;
     if ((rc = decode(p)) < 0 || (rc = shape(p)) < 0) return rc;
-    if ((p->s = emq_mem_calloc(p->nn, sizeof *p->s)) == NULL)
+    if ((p->s = emq_mem_calloc(p->nn + 1, sizeof *p->s)) == NULL)
         return EMQ_ENOMEM;
     for (i = 0; i < p->nf; i++) plan_flow(p, &p->f[i]);
     return EMQ_OK;
@@ -645,7 +645,7 @@ static int targ_node(targs *t, const emq_flow_node *x, int64_t level,
         t->cap = cap;
     }
     g = &t->a[1 + GROUP * t->n];
-    g[0] = emq_varg_int(level, t->nums[t->n]);
+    g[0].i = level; /* rendered once the arrays stop moving */
     g[1] = emq_varg_str(x->id);
     g[2] = emq_varg_bytes(x->payload, x->len);
     g[3] = emq_varg_str(nq);
@@ -681,6 +681,9 @@ static int tree_call(emq_db *db, int verb, const char *q,
         rc = emq_db_fail(db, rc, NULL);
     } else {
         t.a[0] = emq_varg_str(q);
+        for (i = 0; i < t.n; i++)
+            t.a[1 + GROUP * i] = emq_varg_int(t.a[1 + GROUP * i].i,
+                                              t.nums[i]);
         rc = emq_verb_exec(db, verb, t.a, 1 + GROUP * t.n, NULL, verdicts);
     }
     emq_mem_free(t.a);
@@ -690,7 +693,7 @@ static int tree_call(emq_db *db, int verb, const char *q,
 
 int emq_flow_add(emq_db *db, const char *q, const emq_flow_node *root)
 {
-    return tree_call(db, EMQ_V_FLOW_ADD, q, root, root ? 1 : 0, NULL);
+    return tree_call(db, EMQ_V_FLOW_ADD, q, root, 1, NULL);
 }
 
 int emq_flow_add_bulk(emq_db *db, const char *q, const emq_flow_node *roots,
