@@ -34,6 +34,19 @@ int emq_fl_fields(emq_store *st, const char *q, const char *id,
     return emq_hash_set(st, jk, jkl, fv, n, added);
 }
 
+/* The three core fields of an admitted row (state, attempts 0, payload)
+ * into fv[0..6). */
+static void core_row(emq_bytes *fv, const char *state, const void *payload,
+                     size_t plen)
+{
+    fv_set(&fv[0], "state", 5);
+    fv_set(&fv[1], state, strlen(state));
+    fv_set(&fv[2], "attempts", 8);
+    fv_set(&fv[3], "0", 1);
+    fv_set(&fv[4], "payload", 7);
+    fv_set(&fv[5], payload, plen);
+}
+
 int emq_fl_hold(emq_store *st, const char *q, const char *parent,
                 const void *payload, size_t plen, int64_t n)
 {
@@ -41,12 +54,7 @@ int emq_fl_hold(emq_store *st, const char *q, const char *parent,
     size_t kl;
     emq_bytes fv[6];
     int added, rc;
-    fv_set(&fv[0], "state", 5);
-    fv_set(&fv[1], "awaiting_children", 17);
-    fv_set(&fv[2], "attempts", 8);
-    fv_set(&fv[3], "0", 1);
-    fv_set(&fv[4], "payload", 7);
-    fv_set(&fv[5], payload, plen);
+    core_row(fv, "awaiting_children", payload, plen);
     if ((rc = emq_fl_fields(st, q, parent, fv, 3, &added)) < 0) return rc;
     kl = emq_key_of(k, q, EMQ_KT_JOB_DEPENDENCIES, parent, EMQ_ID_LEN);
     return emq_str_set(st, k, kl, num, emq_fmt_i64(num, n), -1, 0, NULL);
@@ -60,12 +68,7 @@ int emq_fl_child(emq_store *st, const char *cq, const char *child,
     size_t kl;
     emq_bytes fv[10];
     int added, rc;
-    fv_set(&fv[0], "state", 5);
-    fv_set(&fv[1], "pending", 7);
-    fv_set(&fv[2], "attempts", 8);
-    fv_set(&fv[3], "0", 1);
-    fv_set(&fv[4], "payload", 7);
-    fv_set(&fv[5], payload, plen);
+    core_row(fv, "pending", payload, plen);
     fv_set(&fv[6], "parent", 6);
     fv_set(&fv[7], parent, EMQ_ID_LEN);
     fv_set(&fv[8], "parent_queue", 12);

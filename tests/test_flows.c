@@ -73,6 +73,30 @@ static int64_t deps(emq_db *h, const char *q, const char *parent)
     return n;
 }
 
+/* A handle on the file at path with the test clock (and `sync`). */
+static emq_db *open_file(const char *path, int sync)
+{
+    emq_options o;
+    emq_db *h = NULL;
+    emq_options_init(&o);
+    o.clock = tclock_fn;
+    o.clock_ctx = &clk;
+    if (sync) o.synchronous = sync;
+    ck_assert_int_eq(emq_open(path, &o, &h), EMQ_OK);
+    return h;
+}
+
+/* Remove a file and its WAL and shared-memory files. */
+static void wipe(const char *path)
+{
+    char p[320];
+    unlink(path);
+    snprintf(p, sizeof p, "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", path);
+    unlink(p);
+}
+
 /* The mixed tree of three queues (8 nodes, 8 steps):
  *   R (Q) ── A (Q) ── A1 (QX), A2 (Q)
  *         ├─ B (QX, policy id) ── B1 (QX), B2 (Q)
@@ -579,15 +603,11 @@ START_TEST(a_recovery_racing_a_live_add_takes_each_step_once)
 {
     char dir[256], path[300], *want = reference_dump(), *got;
     emq_db *a, *b;
-    emq_options o;
     race r = {NULL, 3, 0, -1};
     int64_t n = -1;
     tdir_make(dir, sizeof dir, "flows", path, sizeof path);
-    emq_options_init(&o);
-    o.clock = tclock_fn;
-    o.clock_ctx = &clk;
-    ck_assert_int_eq(emq_open(path, &o, &a), EMQ_OK);
-    ck_assert_int_eq(emq_open(path, &o, &b), EMQ_OK);
+    a = open_file(path, 0);
+    b = open_file(path, 0);
     r.other = b;
     emq_proc_set_hook(race_hook, &r);
     ck_assert_int_eq(emq_flow_add(a, Q, &tree), EMQ_OK);
@@ -606,17 +626,6 @@ START_TEST(a_recovery_racing_a_live_add_takes_each_step_once)
 }
 END_TEST
 
-/* Remove a file and its WAL and shared-memory files. */
-static void wipe(const char *path)
-{
-    char p[320];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path);
-    unlink(p);
-}
-
 /* An injected I/O fault (EIO at every write and sync point) anywhere in a
  * multi-step add: a typed failure, then recovery (or, when nothing was
  * journaled, the add again) reaches the uninterrupted state. */
@@ -627,16 +636,11 @@ START_TEST(io_faults_in_a_multi_step_add_are_recovered)
         {FV_WRITE, SQLITE_FULL},
     };
     char dir[256], path[300], *want = reference_dump();
-    emq_options o;
     emq_db *h;
     long counts[FV_NKIND], runs = 0, failed = 0, recovered = 0;
     tdir_make(dir, sizeof dir, "flows", path, sizeof path);
-    emq_options_init(&o);
-    o.clock = tclock_fn;
-    o.clock_ctx = &clk;
-    o.synchronous = EMQ_SYNC_FULL;
     ck_assert_int_eq(fv_install(), 0);
-    ck_assert_int_eq(emq_open(path, &o, &h), EMQ_OK);
+    h = open_file(path, EMQ_SYNC_FULL);
     fv_count_reset();
     ck_assert_int_eq(emq_flow_add(h, Q, &tree), EMQ_OK);
     for (int k = 0; k < FV_NKIND; k++) counts[k] = fv_count(k);
@@ -648,7 +652,7 @@ START_TEST(io_faults_in_a_multi_step_add_are_recovered)
             int64_t done = 0;
             int rc;
             wipe(path);
-            ck_assert_int_eq(emq_open(path, &o, &h), EMQ_OK);
+            h = open_file(path, EMQ_SYNC_FULL);
             fv_count_reset();
             fv_arm(f[i].kind, n, f[i].err, 0);
             rc = emq_flow_add(h, Q, &tree);
@@ -684,19 +688,15 @@ END_TEST
 START_TEST(an_older_file_gets_the_journal_on_first_use)
 {
     char dir[256], path[300], *want = reference_dump(), *got;
-    emq_options o;
     emq_db *h;
     int64_t n = -1;
     tdir_make(dir, sizeof dir, "flows", path, sizeof path);
-    emq_options_init(&o);
-    o.clock = tclock_fn;
-    o.clock_ctx = &clk;
-    ck_assert_int_eq(emq_open(path, &o, &h), EMQ_OK);
+    h = open_file(path, 0);
     ck_assert_int_eq(sqlite3_exec(emq_store_sqlite(emq_db_store(h)),
                                   "DROP TABLE emq_journal", NULL, NULL,
                                   NULL), SQLITE_OK);
     emq_close(h);
-    ck_assert_int_eq(emq_open(path, &o, &h), EMQ_OK);
+    h = open_file(path, 0);
     ck_assert_int_eq(emq_flow_recover(h, &n), EMQ_OK);
     ck_assert_int_eq(n, 0);
     ck_assert_int_eq(emq_flow_add(h, Q, &tree), EMQ_OK);
