@@ -168,7 +168,10 @@ static int decode(fplan *p)
         b += 5 + EMQ_ID_SIZE;
         ql = get_u32(b);
         b += 4;
-        if ((size_t)(end - b) < ql + 1 + 4 || b[ql] != 0) return EMQ_ECORRUPT;
+        if ((size_t)(end - b) < ql + 1 + 4 || b[ql] != 0 ||
+            x->id[EMQ_ID_LEN] != 0 || !emq_id_valid(x->id) ||
+            !emq_queue_valid((const char *)b))
+            return EMQ_ECORRUPT;
         x->q = (const char *)b;
         b += ql + 1;
         pl = get_u32(b);
@@ -327,7 +330,7 @@ typedef struct step_ctx {
     const char *proc;
     size_t k;                /* the step                                  */
     int64_t jid;             /* the journal row (journaled plans)         */
-    int skipped;             /* out: another handle had already done it   */
+    size_t ran;              /* out: steps this call took (not skipped)   */
 } step_ctx;
 
 static int write_policy(emq_store *st, const fnode *x)
@@ -392,17 +395,16 @@ static int step_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
     int journaled = c->p->ns > 1, rc;
     (void)db;
     (void)now;
-    c->skipped = 0;
     if (journaled && c->k > 0) {
         rc = emq_journal_next(st, c->jid, &next);
         if (rc < 0) return rc;
-        if (rc == EMQ_NOTFOUND || next != (int64_t)c->k) {
-            c->skipped = 1;
-            return EMQ_OK;
-        }
+        if (rc == EMQ_NOTFOUND || next != (int64_t)c->k)
+            return EMQ_OK; /* another handle took this step */
     }
     rc = s->kind == ST_FLAT ? run_flat(st, c->p, s) : run_node(st, c->p, s);
-    if (rc < 0 || !journaled) return rc;
+    if (rc < 0) return rc;
+    c->ran++;
+    if (!journaled) return rc;
     if (c->k == 0)
         return emq_journal_add(st, c->proc, c->p->body.p, c->p->body.len, 1,
                                &c->jid);
@@ -410,7 +412,8 @@ static int step_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
     return emq_journal_set(st, c->jid, (int64_t)c->k + 1);
 }
 
-/* Run the steps of p from `from` (journal row jid when from > 0). */
+/* Run the steps of p from `from` (journal row jid when from > 0).
+ * Returns the number of steps this call took itself, or a failure. */
 static int run_plan(emq_db *db, const fplan *p, const char *proc,
                     size_t from, int64_t jid)
 {
@@ -420,7 +423,7 @@ static int run_plan(emq_db *db, const fplan *p, const char *proc,
         if ((rc = emq_db_run(db, 1, step_tx, &c)) < 0) return rc;
         emq_proc_hook(proc, (int64_t)c.k + 1);
     }
-    return EMQ_OK;
+    return c.ran > INT32_MAX ? INT32_MAX : (int)c.ran;
 }
 
 /* ------------------------------------------------------------- replies */
@@ -496,10 +499,10 @@ int emq_v_flow_add(emq_vctx *c)
     f = &p.f[0];
     if (f->rc == EMQ_OK && (rc = reply_flow(c->r, &p, f)) < 0)
         rc = emq_db_fail(c->db, rc, NULL);
-    else if ((rc = run_plan(c->db, &p, "flow_add", 0, 0)) >= 0 &&
-             f->rc != EMQ_OK)
-        rc = emq_db_wire(c->db, f->rc, f->rc == EMQ_EKIND ? EMQ_MSG_KIND
-                                                          : f->msg);
+    else if ((rc = run_plan(c->db, &p, "flow_add", 0, 0)) >= 0)
+        rc = f->rc == EMQ_OK ? EMQ_OK
+             : emq_db_wire(c->db, f->rc, f->rc == EMQ_EKIND ? EMQ_MSG_KIND
+                                                            : f->msg);
     plan_free(&p);
     return rc;
 }
@@ -604,8 +607,8 @@ int emq_v_flow_recover(emq_vctx *c)
             rc = emq_db_fail(c->db, rc, "a flow journal row does not hold "
                              "a plan this version wrote");
         } else if ((rc = run_plan(c->db, &p, j.v[i].proc,
-                                  (size_t)j.v[i].next, j.v[i].jid)) >= 0) {
-            done++;
+                                  (size_t)j.v[i].next, j.v[i].jid)) > 0) {
+            done++; /* not counted when another handle took every step */
         }
         plan_free(&p);
     }
