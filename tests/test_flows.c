@@ -550,6 +550,53 @@ START_TEST(an_empty_optional_queue_is_absent)
 }
 END_TEST
 
+/* Every Tier 4 row called with argument vectors drawn from valid and
+ * hostile values (bad queues and ids, ORD ids, out-of-range numbers,
+ * words, bytes with NULs, empty strings, wrong counts): each call runs or
+ * is refused with a typed code, and the file stays free of violations. */
+START_TEST(hostile_arguments_are_refused_or_run)
+{
+    static const char *const pick[] = {
+        Q, QX, "", "no queue", "emq", "{x}", R, A, A1, B, ORD,
+        "JOB0000000000", "JOBzzzzzzzzzzz", "0", "1", "2", "3", "9", "-1",
+        "99999999999999999999", "fp", "id", "zz", "payload", "x\001y",
+    };
+    const size_t npick = sizeof pick / sizeof *pick;
+    uint64_t r = 0x9E3779B97F4A7C15ULL;
+    size_t nv = emq_verb_count(), calls = 0, viol = 0, notes = 0;
+    for (int round = 0; round < 4000; round++) {
+        const emq_verb_info *v;
+        const char *argv[16];
+        size_t len[16], argc, i;
+        emq_reply rep = {0};
+        int rc;
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        v = emq_verb_at(r % nv);
+        if (v->tier != 4 && strncmp(v->name, "flow_", 5) != 0) continue;
+        argc = (size_t)(r >> 8) % 12;
+        for (i = 0; i < argc; i++) {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            argv[i] = pick[r % npick];
+            len[i] = strlen(argv[i]);
+            if ((r >> 20) % 11 == 0) len[i] = 0;            /* truncated */
+            if ((r >> 24) % 13 == 0) argv[i] = "a\0b", len[i] = 3; /* NUL */
+        }
+        rc = emq_call(db, v->name, argc, argv, len, &rep);
+        calls++;
+        ck_assert_msg(rc >= 0 || (rc <= -30001 && rc >= -30029),
+                      "%s: rc %d", v->name, rc);
+        emq_reply_clear(&rep);
+    }
+    ck_assert_int_gt(calls, 500);
+    ck_assert_int_eq(rel_check(db, &viol, &notes, 0), EMQ_OK);
+    ck_assert_uint_eq(viol, 0);
+}
+END_TEST
+
 /* --------------------------------------------------- the journal */
 
 /* Cut the add of `tree` before step k (1..7) with a key of the wrong type
@@ -830,6 +877,7 @@ Suite *suite_flows(void)
     tcase_add_test(t, retry_folds_recurse_sq_and_retry_tx_does_not);
     tcase_add_test(t, flow_tree_shows_every_node_with_its_state);
     tcase_add_test(t, an_empty_optional_queue_is_absent);
+    tcase_add_test(t, hostile_arguments_are_refused_or_run);
     tcase_add_loop_test(t, an_add_cut_before_any_step_is_finished_by_recover,
                         1, 8);
     tcase_add_test(t, a_recovery_racing_a_live_add_takes_each_step_once);
