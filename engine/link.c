@@ -127,8 +127,8 @@ int emq_outbox_parse(const void *e, size_t n, emq_outbox_entry *out)
 }
 
 int emq_outbox_reemit(emq_store *st, const char *nq, const void *node,
-                    size_t nlen, const void *err, size_t elen,
-                    int64_t *outlen)
+                      size_t nlen, const void *err, size_t elen,
+                      int64_t *outlen)
 {
     emq_buf jk = {0}, parent = {0}, pqueue = {0}, pol = {0}, e = {0};
     char ok[EMQ_KEY_MAX];

@@ -65,7 +65,7 @@ int emq_outbox_parse(const void *e, size_t n, emq_outbox_entry *out);
  * and store the outbox's new length in *outlen (may be NULL).
  */
 int emq_outbox_reemit(emq_store *st, const char *nq, const void *node,
-                    size_t nlen, const void *err, size_t elen,
-                    int64_t *outlen);
+                      size_t nlen, const void *err, size_t elen,
+                      int64_t *outlen);
 
 #endif /* EMQ_LINK_H */

@@ -88,7 +88,8 @@ static int same_arm(emq_store *st, const retry_ctx *c, const emq_link *l)
     rc = emq_hash_get(st, k, kl, "state", 5, &state);
     if (rc < 0) goto done;
     if (rc == EMQ_OK && state.len == 4 && memcmp(state.p, "dead", 4) == 0)
-        rc = emq_outbox_reemit(st, c->q, pid, EMQ_ID_LEN, c->err, c->elen, NULL);
+        rc = emq_outbox_reemit(st, c->q, pid, EMQ_ID_LEN, c->err, c->elen,
+                               NULL);
     else
         rc = EMQ_OK;
 done:

@@ -97,9 +97,9 @@ int emq_journal_scan(emq_store *st, emq_journal_cb cb, void *ctx)
         const unsigned char *b = sqlite3_column_blob(s, 3);
         size_t n = (size_t)sqlite3_column_bytes(s, 3);
         const unsigned char *k = sqlite3_column_text(s, 1);
+        if (b == NULL) b = (const unsigned char *)"";
         stop = cb(ctx, sqlite3_column_int64(s, 0), k ? (const char *)k : "",
-                  sqlite3_column_int64(s, 2), b ? b : (const unsigned char *)"",
-                  n);
+                  sqlite3_column_int64(s, 2), b, n);
         if (stop) break;
     }
     emq_stmt_done(s);

@@ -23,8 +23,8 @@
  * trees over three queues, both policies, single adds and bulks), two
  * workers (completing with a result, or killing a child; leases that
  * outlive a live worker's claim) and a sweeper (sweeps, promote, reap) run
- * on one file and are SIGKILLed at random instants; after each round the parent checks the file (no violation) and
- * recovers. At the end it drains everything (recover, reap, claim and
+ * on one file and are SIGKILLed at random instants; after each round the
+ * parent checks the file (no violation) and recovers. At the end it drains everything (recover, reap, claim and
  * complete, sweep, until no work is left) and asserts: every child whose
  * completion a worker acknowledged is in its parent's processed hash with
  * its result, every acknowledged death in failed or unsuccessful; no row is
