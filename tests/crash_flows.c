@@ -117,7 +117,7 @@ static int busy_file(emq_db *db);
 /* The ids of the script: JOB + 11 digits, numbered. */
 static void sid(char out[EMQ_ID_SIZE], int n)
 {
-    snprintf(out, EMQ_ID_SIZE, "JOB%011d", n);
+    snprintf(out, EMQ_ID_SIZE, "JOB%011u", (unsigned)n % 1000000u);
 }
 
 static char ids[40][EMQ_ID_SIZE];

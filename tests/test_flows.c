@@ -218,7 +218,8 @@ START_TEST(tree_refusals_write_nothing)
     emq_flow_node loop = {R, "R", 1, NULL, 0, &mid, 1};
     char ids[9][EMQ_ID_SIZE], *before, *after;
     for (int i = 8; i >= 0; i--) {
-        snprintf(ids[i], sizeof ids[i], "JOB000000000%02d", i + 1);
+        snprintf(ids[i], sizeof ids[i], "JOB000000000%02u",
+                 (unsigned)(i + 1) % 100u);
         chain[i] = (emq_flow_node){ids[i], "n", 1, NULL, 0,
                                    i < 8 ? &chain[i + 1] : NULL, i < 8};
     }
