@@ -160,6 +160,20 @@ int emq_cli_ndjson_item(const char *line, size_t len, char *id, size_t idsize,
                         unsigned char **payload, size_t *plen, char *err,
                         size_t errlen);
 
+/* A cursor over JSON text (cli_json.c's reader, for the flow commands):
+ * each call skips nothing but what it reads, returns 0, or -1 with `err`
+ * set to a short reason. Strings are decoded into malloc'd buffers
+ * (NUL-terminated); a payload is a string or {"b64": "..."}. */
+typedef struct emq_cli_jin {
+    const unsigned char *p, *end;
+    const char *err;
+} emq_cli_jin;
+void emq_cli_jws(emq_cli_jin *j);
+int emq_cli_jstring(emq_cli_jin *j, unsigned char **out, size_t *olen);
+int emq_cli_jpayload(emq_cli_jin *j, unsigned char **out, size_t *olen);
+int emq_cli_jskip(emq_cli_jin *j);
+int emq_cli_jlit(emq_cli_jin *j, const char *lit);
+
 /* ------------------------------------------------- replies (cli_call.c) */
 
 /* Write a wire reply as JSON (maps as objects, errors as {"error": s},

@@ -892,6 +892,193 @@ int emq_call(emq_db *db, const char *verb, size_t argc,
              const char *const *argv, const size_t *argvlen,
              emq_reply *reply);
 
+/* ------------------------------------------------------------------- flows */
+
+/*
+ * Flows (PROTOCOL.md §6.4): a parent job held in `awaiting_children` until
+ * its children finish, children in the parent's queue or in others, and
+ * trees of them. Same-queue fan-in happens inside the child's complete or
+ * retry; a child in another queue leaves an entry in its queue's outbox,
+ * which emq_flow_sweep() on that queue delivers to the parent.
+ * doc/FLOWS.md describes the procedures, their transactions and recovery.
+ */
+
+#define EMQ_FLOW_FP 0 /**< parent_policy `fp`: the child's death fails the
+                           parent (the default)                          */
+#define EMQ_FLOW_ID 1 /**< parent_policy `id`: the child's death is ignored:
+                           the dependency counts as satisfied            */
+
+/** A node of a flow tree: the root is the parent. The library only reads
+ *  it during the call. */
+typedef struct emq_flow_node {
+    const char *id;            /**< a branded JOB id (GATE-ID; KIND)      */
+    const void *payload;       /**< its payload, `len` bytes              */
+    size_t len;
+    const char *queue;         /**< its queue; NULL: its parent's (for the
+                                    root: the `q` of the call)           */
+    int policy;                /**< EMQ_FLOW_FP or EMQ_FLOW_ID (ignored on
+                                    the root)                            */
+    const struct emq_flow_node *children; /**< n_children nodes          */
+    size_t n_children;
+} emq_flow_node;
+
+/**
+ * Add the flow `root` (its queue is `q`) with one call: T4.1 when every
+ * child is in q and none has children (one transaction: the parent held
+ * with dependencies = N, each child pending with its parent_policy); T4.4
+ * when a child lives in another queue and T4.5 for a deeper tree (one
+ * transaction per node, parent first, depth first, in spec order: a node
+ * with children is held with its link, a leaf admitted with its link).
+ * Existing rows are overwritten field by field (D-14); a root without
+ * children is held forever with dependencies 0.
+ * Returns EMQ_OK; EMQ_EKIND when an id is not JOB-namespaced (a flat flow
+ * then wrote nothing; a cross-queue or nested one keeps the nodes landed
+ * before it, their parents held: fail-closed); EMQ_EREFUSED for a tree
+ * deeper than 8 levels ("flow_too_deep(8)") or with an id twice
+ * ("flow_cycle(<id>)"), nothing written. Host gates: EMQ_EQUEUE, EMQ_EID,
+ * EMQ_ETOOBIG, EMQ_EINVAL (NULL node or children). A failure (EMQ_EBUSY,
+ * EMQ_EIO, ...) after the first transaction of a multi-step add leaves it
+ * journaled: emq_flow_recover() finishes it — do not add it again.
+ */
+int emq_flow_add(emq_db *db, const char *q, const emq_flow_node *root);
+
+/**
+ * T4.6 add_bulk: add `n` flows (roots in q) in order, as emq_flow_add adds
+ * each; every id of every flow is gated before anything is written (one bad
+ * id refuses the whole bulk). `verdicts[i]` (may be NULL) receives flow i's
+ * result (EMQ_OK, EMQ_EKIND, EMQ_EREFUSED); a refused flow does not stop
+ * the rest. Returns EMQ_OK, a host gate's code, or a failure (as for
+ * emq_flow_add, a multi-step bulk is journaled for emq_flow_recover()).
+ */
+int emq_flow_add_bulk(emq_db *db, const char *q, const emq_flow_node *roots,
+                      size_t n, int *verdicts);
+
+/**
+ * T4.10 deliver_flow_completions: one sweep pass over the outbox of the
+ * children's queue `q`, in one transaction: deliver the first `batch`
+ * (> 0) entries in order to their parents (T4.11 for a completion, T4.12
+ * for a death, re-emitting the parent's death one level up when the
+ * delivery killed it), stopping at the first malformed entry or one whose
+ * parent id or queue fails its gate, then drop the delivered entries.
+ * Re-delivering an entry changes nothing. `*delivered` (may be NULL)
+ * receives the count. Returns EMQ_OK.
+ */
+int emq_flow_sweep(emq_db *db, const char *q, int64_t batch,
+                   int64_t *delivered);
+
+/**
+ * Finish every multi-transaction flow add (emq_flow_add, emq_flow_add_bulk)
+ * that a crash or a failure cut between two of its transactions: each lands
+ * its remaining nodes as the interrupted call would have. Safe at any time
+ * and from any handle (a step already taken is never taken again); call it
+ * at start-up, or after a flow add returned a failure. `*finished` (may be
+ * NULL) receives the number of adds finished. Returns EMQ_OK, EMQ_ECORRUPT
+ * (a journal row this version cannot read) or a failure (call it again).
+ */
+int emq_flow_recover(emq_db *db, int64_t *finished);
+
+/**
+ * T4.8 children_values: the fields of the parent's `processed` hash (child
+ * id -> the child's result; its own id when it completed without one), in
+ * byte order of child ids. `*fields` receives `*n` pairs (free with
+ * emq_fields_free; NULL and 0 when none). Returns EMQ_OK.
+ */
+int emq_flow_children_values(emq_db *db, const char *q, const char *parent,
+                             emq_field **fields, size_t *n);
+/** T4.8 ignored_failures: as emq_flow_children_values over `unsuccessful`
+ *  (child id -> error of an EMQ_FLOW_ID child's death). */
+int emq_flow_ignored_failures(emq_db *db, const char *q, const char *parent,
+                              emq_field **fields, size_t *n);
+/** T4.8 dependencies: the parent's outstanding children into `*n` (0 when
+ *  the counter is absent; it can go below 0, D-14). Returns EMQ_OK. */
+int emq_flow_dependencies(emq_db *db, const char *q, const char *parent,
+                          int64_t *n);
+
+/** One node of emq_flow_tree(). Strings are NUL-terminated copies. */
+typedef struct emq_flow_info {
+    int level;             /**< 1: the parent asked about; its children 2 */
+    char *id;              /**< the node's id (a child recorded by a raw
+                                write may not be 14 bytes: see id_len)    */
+    size_t id_len;
+    char *queue;           /**< its queue; NULL when its row is gone and
+                                nothing names it                          */
+    char *state;           /**< its row's state, "completed" (processed,
+                                row gone), or NULL (no row)                */
+    int has_dependencies;  /**< 1 when it has a dependencies counter      */
+    int64_t dependencies;
+    char *outcome;         /**< "processed", "failed", "ignored",
+                                "in_outbox" (not yet delivered), or NULL */
+    char *value;           /**< the recorded result or error, or NULL     */
+    size_t value_len;
+} emq_flow_info;
+
+/**
+ * The flow below `parent` in q, in one read transaction: the parent, then
+ * depth first each child in id order (found by its row's link, by its
+ * field in the parent's processed / failed / unsuccessful hash, or by an
+ * undelivered outbox entry) followed by its own children. Scans every job
+ * row of the file: an operator's read. `*nodes` receives `*n` nodes (free
+ * with emq_flow_tree_free). Returns EMQ_OK (a parent without a row is one
+ * node with a NULL state).
+ */
+int emq_flow_tree(emq_db *db, const char *q, const char *parent,
+                  emq_flow_info **nodes, size_t *n);
+void emq_flow_tree_free(emq_flow_info *nodes, size_t n);
+
+/* The single transitions the procedures above are made of, one
+ * transaction each, as the golden traces record them (callers normally use
+ * emq_flow_add and emq_flow_sweep; these are the protocol's own steps). */
+
+/** T4.1 steps 1-5 enqueue_flow: KIND of every id, then each child (in q)
+ *  pending with `parent`, the parent held with dependencies = n. No
+ *  parent_policy is written (see emq_flow_set_policy). EMQ_OK or EMQ_EKIND
+ *  (nothing written). */
+int emq_flow_enqueue(emq_db *db, const char *q, const char *parent,
+                     const void *payload, size_t len,
+                     const emq_item *children, size_t n);
+/** T4.2 hold_parent: hold `parent` with dependencies = n (>= 0). EMQ_OK or
+ *  EMQ_EKIND. */
+int emq_flow_hold(emq_db *db, const char *q, const char *parent,
+                  const void *payload, size_t len, int64_t n);
+/** T4.3 flow_child on the child's queue cq: pending with `parent`, and
+ *  `parent_queue` = pq unless pq is NULL or "" (the parent shares cq).
+ *  EMQ_OK or EMQ_EKIND. */
+int emq_flow_child(emq_db *db, const char *cq, const char *child,
+                   const void *payload, size_t len, const char *parent,
+                   const char *pq);
+/** The host write of a child's parent_policy (EMQ_FLOW_FP / EMQ_FLOW_ID).
+ *  EMQ_OK. */
+int emq_flow_set_policy(emq_db *db, const char *q, const char *id,
+                        int policy);
+/** The host write linking a held node to its parent (T4.5): `parent`,
+ *  `parent_queue` (NULL or "": same queue, not written) and
+ *  `parent_policy`. EMQ_OK. */
+int emq_flow_set_link(emq_db *db, const char *q, const char *id,
+                      const char *parent, const char *parent_queue,
+                      int policy);
+/** T4.11 flow_deliver on the parent's queue: record `result` for child
+ *  once, count down, release the parent at 0. EMQ_OK. */
+int emq_flow_deliver(emq_db *db, const char *q, const char *parent,
+                     const char *child, const void *result, size_t len);
+/** T4.12 flow_fail_deliver on the parent's queue: policy "fp" records the
+ *  error in `failed` once and kills the parent; any other policy records
+ *  it in `unsuccessful` once and counts down. EMQ_OK. */
+int emq_flow_fail_deliver(emq_db *db, const char *q, const char *parent,
+                          const char *child, const void *error, size_t len,
+                          const char *policy);
+/** T4.10 step 1: the first `batch` (> 0) entries of q's outbox into
+ *  `entries` (an array reply of bulk strings; clear it with
+ *  emq_reply_clear). EMQ_OK. */
+int emq_flow_outbox_read(emq_db *db, const char *q, int64_t batch,
+                         emq_reply *entries);
+/** T4.10 step 3: drop the first n (>= 0) entries of q's outbox. EMQ_OK. */
+int emq_flow_outbox_trim(emq_db *db, const char *q, int64_t n);
+/** T4.14 REEMIT: push the node's death onto q's outbox for its parent.
+ *  EMQ_OK with the outbox length in `*outbox_len` (may be NULL), or
+ *  EMQ_ABSENT when the node has no parent (nothing pushed). */
+int emq_flow_reemit(emq_db *db, const char *q, const char *id,
+                    const void *error, size_t len, int64_t *outbox_len);
+
 /* ------------------------------------------------------ export and import */
 
 /**

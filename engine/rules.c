@@ -567,7 +567,7 @@ static int check_row(checker *c, const emq_rkey *k, const char *id)
 {
     const unsigned char *state = NULL, *group = NULL;
     size_t slen = 0, glen = 0, i, nf;
-    int has_att = 0, has_pay = 0, only_lock = 1;
+    int has_att = 0, has_pay = 0, only_lock = 1, only_link = 1;
     ment *me;
     unsigned bits;
     int rc = load(c, k);
@@ -576,6 +576,9 @@ static int check_row(checker *c, const emq_rkey *k, const char *id)
     for (i = 0; i + 1 < c->nel; i += 2) {
         const unsigned char *f = el_p(c, i), *v = el_p(c, i + 1);
         size_t fl = c->el[i].len, vl = c->el[i + 1].len;
+        if (!eq(f, fl, "parent") && !eq(f, fl, "parent_queue") &&
+            !eq(f, fl, "parent_policy"))
+            only_link = 0;
         if (!eq(f, fl, "lock")) {
             only_lock = 0;
             if (c->el[i].score >= 0) {
@@ -610,6 +613,10 @@ static int check_row(checker *c, const emq_rkey *k, const char *id)
             report(c, NOTE, "partial", k->name, k->len,
                    "a row holding only the lock field (T5.12 tracked a job "
                    "another holder had completed; the field expires)");
+        else if (nf > 0 && only_link)
+            report(c, NOTE, "partial", k->name, k->len,
+                   "a row holding only a flow link (T4.1's policy write or "
+                   "T4.5's link write reached an id with no row)");
         else
             report(c, VIOL, "row", k->name, k->len,
                    "the job row has no state field");

@@ -119,6 +119,14 @@ static int gate_one(emq_db *db, const emq_arg_info *s, const emq_varg *in,
 {
     *o = *in;
     o->present = in->s != NULL;
+    /* An optional queue given as "" is absent (flow_child's pq: the
+     * parent shares the child's queue). */
+    if (o->present && s->kind == EMQ_ARG_QUEUE && (s->flags & EMQ_ARGF_OPT) &&
+        in->n == 0) {
+        o->s = NULL;
+        o->present = 0;
+        return EMQ_OK;
+    }
     if (!o->present) {
         if (s->kind == EMQ_ARG_BYTES && in->n > 0)
             return emq_gate_bytes(db, NULL, in->n);

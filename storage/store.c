@@ -18,6 +18,12 @@
 
 /* ------------------------------------------------------------------ SQL */
 
+/* The procedure journal (journal.c): also created on first use in a file
+ * whose schema predates it. */
+#define JOURNAL_DDL                                                         \
+    "CREATE TABLE IF NOT EXISTS emq_journal(jid INTEGER PRIMARY KEY,"      \
+    " kind TEXT NOT NULL, next INTEGER NOT NULL, body BLOB NOT NULL)"
+
 static const char *const schema_sql =
     "CREATE TABLE kv("
     " name BLOB PRIMARY KEY,"        /* the key, byte-exact              */
@@ -37,7 +43,8 @@ static const char *const schema_sql =
     " PRIMARY KEY(kid, member)) WITHOUT ROWID;"
     "CREATE TABLE emq_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
     "INSERT INTO emq_meta VALUES('next_kid', 1);"
-    EMQ_EVLOG_DDL;
+    EMQ_EVLOG_DDL
+    JOURNAL_DDL ";";
 
 static const char *const sql[S_COUNT] = {
     [S_KEY_GET] = "SELECT type, kid, expire, val FROM kv WHERE name = ?1",
@@ -124,6 +131,15 @@ static const char *const sql[S_COUNT] = {
     [S_EV_DROP_TO] = "DELETE FROM emq_events WHERE seq <= ?1",
     [S_EV_EXISTS] = "SELECT 1 FROM sqlite_schema WHERE type = 'table'"
                     " AND name = 'emq_events'",
+    [S_J_CREATE] = JOURNAL_DDL,
+    [S_J_EXISTS] = "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+                   " AND name = 'emq_journal'",
+    [S_J_INSERT] = "INSERT INTO emq_journal(kind, next, body)"
+                   " VALUES(?1, ?2, ?3) RETURNING jid",
+    [S_J_NEXT] = "SELECT next FROM emq_journal WHERE jid = ?1",
+    [S_J_SET] = "UPDATE emq_journal SET next = ?2 WHERE jid = ?1",
+    [S_J_DEL] = "DELETE FROM emq_journal WHERE jid = ?1",
+    [S_J_SCAN] = "SELECT jid, kind, next, body FROM emq_journal ORDER BY jid",
 };
 
 /* ------------------------------------------------------------- errors */

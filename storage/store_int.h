@@ -29,6 +29,8 @@ enum {
     S_Z_PAGE_ASC, S_Z_PAGE_DESC,
     S_EV_INSERT, S_EV_LAST, S_EV_READ, S_EV_HEAD, S_EV_DROP_TO,
     S_EV_EXISTS,
+    /* the procedure journal (journal.c) */
+    S_J_CREATE, S_J_EXISTS, S_J_INSERT, S_J_NEXT, S_J_SET, S_J_DEL, S_J_SCAN,
     S_COUNT
 };
 

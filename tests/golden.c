@@ -1165,7 +1165,7 @@ int emq_golden_run_case_opts(const emq_golden_exec *ex,
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [--quiet] [--parse-only] [--case NAME] "
-            "[--stop] FILE...\n", prog);
+            "[--stop] [--whole] FILE...\n", prog);
 }
 
 int emq_golden_main(int argc, char **argv, const emq_golden_exec *ex)
@@ -1173,12 +1173,22 @@ int emq_golden_main(int argc, char **argv, const emq_golden_exec *ex)
     return emq_golden_main_opts(argc, argv, ex, NULL);
 }
 
+/* --whole without an executor's own choice: every multi-part verb. */
+static int whole_every(void *ctx, const char *seq_verb)
+{
+    (void)ctx;
+    (void)seq_verb;
+    return 1;
+}
+
 int emq_golden_main_opts(int argc, char **argv, const emq_golden_exec *ex,
                          const emq_golden_opts *opts)
 {
     int quiet = 0, parse_only = 0, stop = 0, load_error = 0, i, nfiles = 0;
+    int whole = 0;
     const char *only = NULL;
     long passed = 0, failed = 0, skipped = 0, steps = 0;
+    emq_golden_opts all = {whole_every, NULL};
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quiet") == 0)
             quiet = 1;
@@ -1186,6 +1196,8 @@ int emq_golden_main_opts(int argc, char **argv, const emq_golden_exec *ex,
             parse_only = 1;
         else if (strcmp(argv[i], "--stop") == 0)
             stop = 1;
+        else if (strcmp(argv[i], "--whole") == 0)
+            whole = 1;
         else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
             only = argv[++i];
         else if (strcmp(argv[i], "--") == 0) {
@@ -1236,7 +1248,14 @@ int emq_golden_main_opts(int argc, char **argv, const emq_golden_exec *ex,
                     continue;
                 }
             }
-            emq_golden_run_case_opts(ex, opts, c, &out);
+            if (whole && !(opts && opts->whole)) {
+                /* --whole: every multi-part verb whole (an executor with
+                 * its own choice makes it verb by verb). */
+                all.case_skip = opts ? opts->case_skip : NULL;
+                emq_golden_run_case_opts(ex, &all, c, &out);
+            } else {
+                emq_golden_run_case_opts(ex, opts, c, &out);
+            }
             if (out.passed) {
                 passed++;
                 if (!quiet)

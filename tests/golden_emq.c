@@ -274,12 +274,33 @@ static int x_raw(emqx *x, const emq_golden_step *s, emq_golden_result *res,
 
 /* ================================================================ verbs */
 
+/*
+ * The registry row a step runs. A step that is one part of a multi-part
+ * verb and carries that verb's own name (a retry followed by its reemit)
+ * is the verb's first transaction alone, registered as <verb>_tx: emqlite
+ * folds the later parts (RECURSE-SQ) into the verb itself, which is what a
+ * whole replay runs.
+ */
+static const emq_verb_info *row_of(const emq_golden_step *s)
+{
+    const emq_json *sv = s->seq ? emq_json_get(s->seq, "verb") : NULL;
+    const emq_json *parts = s->seq ? emq_json_get(s->seq, "parts") : NULL;
+    if (sv && sv->type == EMQ_JSON_STRING && strcmp(sv->s, s->verb) == 0 &&
+        parts && parts->type == EMQ_JSON_INT && parts->i > 1) {
+        char name[128];
+        const emq_verb_info *v;
+        snprintf(name, sizeof name, "%s_tx", s->verb);
+        if ((v = emq_verb_find(name)) != NULL) return v;
+    }
+    return emq_verb_find(s->verb);
+}
+
 /* Every other verb is a registry row, run by its wire name with the step's
  * arguments (tests/vjson.h maps them). */
 static int x_verb(emqx *x, const emq_golden_step *s, emq_golden_result *res,
                   emq_json_buf *err)
 {
-    const emq_verb_info *v = emq_verb_find(s->verb);
+    const emq_verb_info *v = row_of(s);
     emq_vargv av;
     emq_reply r = {0};
     char msg[300] = "";

@@ -1,38 +1,46 @@
 #!/bin/sh
 # Replay the golden traces (tests/fixtures/tierN.jsonl, recorded from the
-# reference on Valkey) against emqlite: every case of every tier listed
-# below must pass, step by step, reply by reply, keyspace by keyspace.
+# reference on Valkey) against emqlite: every case of every tier listed in
+# `tiers` must pass, step by step, reply by reply, keyspace by keyspace —
+# part by part, and with each multi-part verb run whole (--whole). Tiers
+# whose verbs are not all built yet are replayed in isolation for the verbs
+# that are: each step of the tiers in `later` whose verb belongs to a built
+# tier runs alone from the keyspace the trace recorded before it.
 # make check runs this from the build directory with $srcdir exported.
 # Under the valgrind run (EMQ_VALGRIND set) the replayer runs in memcheck.
-# A tier joins the list when its verbs are built.
 srcdir=${srcdir:-.}
 prog=./tests/golden_replay
-tiers="tier1 tier2"
-traces=
-for t in $tiers; do
-    trace=$srcdir/tests/fixtures/$t.jsonl
-    if [ ! -r "$trace" ]; then
-        echo "golden_tiers: $trace not found" >&2
-        exit 1
-    fi
-    traces="$traces $trace"
-done
-# The Tier 2 verbs are also replayed step by step, each alone from the
-# recorded keyspace before it, over the traces of the later tiers (their
-# lane, flow and repeat paths).
-later=
-for t in tier3 tier4 tier5; do
-    [ -r "$srcdir/tests/fixtures/$t.jsonl" ] &&
-        later="$later $srcdir/tests/fixtures/$t.jsonl"
-done
-run=
+tiers="tier1 tier2 tier4"
+later="tier3 tier5"
+built_tiers="2"
+lt=
+vg=
 if [ -n "${EMQ_VALGRIND:-}" ]; then
-    lt=
     if [ "$(head -c 4 "$prog" | od -An -c | tr -d ' ')" != '177ELF' ]; then
         lt="./libtool --mode=execute"
     fi
-    run="$lt valgrind -q --error-exitcode=99 --leak-check=full \
+    vg="valgrind -q --error-exitcode=99 --leak-check=full \
         --errors-for-leak-kinds=definite,indirect,possible"
 fi
-$run "$prog" --quiet $traces || exit 1
-[ -z "$later" ] || $run "$prog" --isolated --tier 2 --quiet $later
+traces_of() {
+    out=
+    for t in "$@"; do
+        trace=$srcdir/tests/fixtures/$t.jsonl
+        if [ ! -r "$trace" ]; then
+            echo "golden_tiers: $trace not found" >&2
+            exit 1
+        fi
+        out="$out $trace"
+    done
+    echo "$out"
+}
+full=$(traces_of $tiers) || exit 1
+for mode in "" --whole; do
+    $lt $vg "$prog" --quiet $mode $full || exit 1
+done
+if [ -n "$later" ]; then
+    rest=$(traces_of $later) || exit 1
+    for t in $built_tiers; do
+        $lt $vg "$prog" --isolated --tier "$t" --quiet $rest || exit 1
+    done
+fi

@@ -457,7 +457,7 @@ done:
 /* T1.6 retry(q, id, token, delay_ms, max_attempts, error), with the
  * RECURSE-SQ of T4.14 after a same-queue death (a second transition in
  * the engine; here the same call). */
-int mv_retry(mcall *c)
+static int retry(mcall *c, int recurse)
 {
     const char *q = Q(c), *id = ARG(c, 1)->s;
     size_t idn = ARG(c, 1)->n;
@@ -512,7 +512,7 @@ int mv_retry(mcall *c)
         }
         mr_bulk(c->r, "dead", 4);
         /* [multi-tx] RECURSE-SQ: the parent is dead -> REEMIT(q, p) */
-        if (parent_dead)
+        if (parent_dead && recurse)
             t4_reemit(c->m, q, l.parent.p, l.parent.n, err, elen);
         goto done;
     }
@@ -523,6 +523,18 @@ int mv_retry(mcall *c)
 done:
     link_free(&l);
     return rc;
+}
+
+int mv_retry(mcall *c)
+{
+    return retry(c, 1);
+}
+
+/* retry_tx: T1.6's transition alone, without RECURSE-SQ (the first part of
+ * a retry the traces record as retry, then reemit). */
+int mv_retry_tx(mcall *c)
+{
+    return retry(c, 0);
 }
 
 /* ====================================================== promote / reap */

@@ -374,69 +374,6 @@ static void fnode_free(fnode *n)
     free(n->payload.p);
 }
 
-static int json_bytes(const emq_json *v, mbs *out)
-{
-    unsigned char *raw;
-    size_t n;
-    const emq_json *b;
-    if (v && v->type == EMQ_JSON_STRING) {
-        *out = mb_dup(v->s, v->len);
-        return 0;
-    }
-    if (v && v->type == EMQ_JSON_OBJECT && (b = emq_json_get(v, "b64")) &&
-        b->type == EMQ_JSON_STRING &&
-        emq_json_b64_decode(b->s, b->len, &raw, &n) == EMQ_JSON_OK) {
-        *out = mb_dup(raw, n);
-        emq_json_release(raw);
-        return 0;
-    }
-    return -1;
-}
-
-/* Read a node ({"id", "payload"} with the child options) under a parent of
- * queue `pq`; `kids` the children array (or NULL). */
-static int parse_node(const emq_json *o, const emq_json *kids,
-                      const char *pq, fnode *n)
-{
-    const emq_json *qv, *ig;
-    size_t i;
-    memset(n, 0, sizeof *n);
-    if (o == NULL || o->type != EMQ_JSON_OBJECT ||
-        json_bytes(emq_json_get(o, "id"), &n->id) != 0)
-        return -1;
-    if (json_bytes(emq_json_get(o, "payload"), &n->payload) != 0)
-        n->payload = mb_dup("", 0);
-    qv = emq_json_get(o, "queue");
-    if (qv && qv->type == EMQ_JSON_STRING && qv->len < sizeof n->queue)
-        snprintf(n->queue, sizeof n->queue, "%.*s", (int)qv->len, qv->s);
-    else
-        snprintf(n->queue, sizeof n->queue, "%s", pq);
-    ig = emq_json_get(o, "ignore_dependency_on_failure");
-    n->pid = ig && ig->type == EMQ_JSON_TRUE;
-    if (kids == NULL || kids->type == EMQ_JSON_NULL) return 0;
-    if (kids->type != EMQ_JSON_ARRAY) return -1;
-    n->kids = calloc(kids->n ? kids->n : 1, sizeof *n->kids);
-    if (n->kids == NULL) abort();
-    for (i = 0; i < kids->n; i++) {
-        n->nk++;
-        if (parse_node(kids->items[i], emq_json_get(kids->items[i],
-                                                    "children"),
-                       n->queue, &n->kids[i]) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int parse_flow(const emq_json *f, const char *q, fnode *root)
-{
-    if (f == NULL || f->type != EMQ_JSON_OBJECT) {
-        memset(root, 0, sizeof *root);
-        return -1;
-    }
-    return parse_node(emq_json_get(f, "parent"), emq_json_get(f, "children"),
-                      q, root);
-}
-
 /* The host gates over every node (GATE-Q of its queue, GATE-ID). */
 static int gate_ids(const fnode *n)
 {
@@ -604,44 +541,71 @@ kind: {
     }
 }
 
-static emq_json *parse_json(const marg *a)
+/* The flow tail (level, id, payload, queue, policy per node, pre-order;
+ * the model's own reading of the registry's flat form) as trees: levels
+ * start at 1 and grow by at most 1, a root (level 1) sits in q, `one`
+ * allows a single root. EMQ_EINVAL for a tail that is not such a list. */
+static int parse_tail(mcall *c, int one, fnode **roots, size_t *nroots)
 {
-    emq_json *j = NULL;
-    emq_json_error je;
-    if (emq_json_parse(a->s, a->n, &j, &je) != EMQ_JSON_OK) return NULL;
-    return j;
+    size_t n = (c->argc - c->nfixed) / 5, i, nr = 0;
+    fnode *path[10];
+    int64_t prev = 0;
+    *roots = calloc(n ? n : 1, sizeof **roots);
+    if (*roots == NULL) abort();
+    for (i = 0; i < n; i++) {
+        const marg *g = &c->a[c->nfixed + 5 * i];
+        int64_t lv = g[0].i;
+        fnode *x, *parent;
+        if (lv > prev + 1 || (i == 0 && lv != 1) ||
+            (lv == 1 && (strcmp(g[3].s, Q(c)) != 0 || (one && i > 0))))
+            goto bad;
+        prev = lv;
+        if (lv > 9) continue;  /* below level 9: the tree is refused anyway */
+        if (lv == 1) {
+            x = &(*roots)[nr++];
+        } else {
+            parent = path[lv - 2];
+            parent->kids = realloc(parent->kids,
+                                   (parent->nk + 1) * sizeof *parent->kids);
+            if (parent->kids == NULL) abort();
+            x = &parent->kids[parent->nk++];
+        }
+        memset(x, 0, sizeof *x);
+        x->id = mb_dup(g[1].s, g[1].n);
+        x->payload = mb_dup(g[2].s, g[2].n);
+        snprintf(x->queue, sizeof x->queue, "%s", g[3].s);
+        x->pid = g[4].i == 1;
+        /* the current branch: a kids array grows only when a sibling is
+         * added, which replaces the entry that pointed into it */
+        path[lv - 1] = x;
+    }
+    *nroots = nr;
+    return EMQ_OK;
+bad:
+    *nroots = nr;
+    return EMQ_EINVAL;   /* a host refusal: no reply */
 }
 
-/* T4.1 / T4.4 / T4.5 flow_add(q, flow) */
+/* T4.1 / T4.4 / T4.5 flow_add(q, flow as the tail) */
 int mv_flow_add(mcall *c)
 {
-    emq_json *j = parse_json(ARG(c, 1));
-    fnode root;
-    int rc;
-    if (j == NULL) return EMQ_EINVAL;
-    rc = parse_flow(j, Q(c), &root) != 0 ? EMQ_EINVAL
-                                         : add_flow(c, &root, c->r);
-    fnode_free(&root);
-    emq_json_free(j);
+    fnode *roots;
+    size_t n, i;
+    int rc = parse_tail(c, 1, &roots, &n);
+    if (rc == EMQ_OK) rc = add_flow(c, &roots[0], c->r);
+    for (i = 0; i < n; i++) fnode_free(&roots[i]);
+    free(roots);
     return rc;
 }
 
-/* T4.6 add_bulk(q, flows): every id gated first; the flows that land */
+/* T4.6 add_bulk(q, flows as the tail): every id gated first; the flows
+ * that land */
 int mv_add_bulk(mcall *c)
 {
-    emq_json *j = parse_json(ARG(c, 1));
-    fnode *roots = NULL;
-    size_t i, n = 0;
-    int rc = EMQ_OK;
-    if (j == NULL || j->type != EMQ_JSON_ARRAY) {
-        emq_json_free(j);
-        return EMQ_EINVAL;
-    }
-    roots = calloc(j->n ? j->n : 1, sizeof *roots);
-    if (roots == NULL) abort();
-    for (i = 0; i < j->n && rc == EMQ_OK; i++, n++)
-        if (parse_flow(j->items[i], Q(c), &roots[i]) != 0) rc = EMQ_EINVAL;
-    for (i = 0; i < n && rc == EMQ_OK; i++) rc = gate_ids(&roots[i]);
+    fnode *roots;
+    size_t n, i;
+    int rc = parse_tail(c, 0, &roots, &n);
+    for (i = 0; rc == EMQ_OK && i < n; i++) rc = gate_ids(&roots[i]);
     if (rc == EMQ_OK) {
         mr_array(c->r, EMQ_REPLY_ARRAY);
         for (i = 0; i < n; i++) {
@@ -652,6 +616,5 @@ int mv_add_bulk(mcall *c)
     }
     for (i = 0; i < n; i++) fnode_free(&roots[i]);
     free(roots);
-    emq_json_free(j);
     return rc;
 }

@@ -154,6 +154,54 @@ static void setup_gates(emq_db *db)
     tk_set(db, "emq:{" Q "}:limiter", "1");
 }
 
+/* Flows (Tier 4). QX is a second queue for the children of a parent in Q. */
+#define QX "faults.x"
+/* ids[3] held in Q awaiting two children. */
+static void setup_held(emq_db *db)
+{
+    put3(db);
+    ck_assert_int_eq(emq_flow_hold(db, Q, ids[3], "parent", 6, 2), EMQ_OK);
+}
+/* ids[3] held in Q over ids[4] and ids[5] in QX, both claimed there:
+ * ids[4] completed (a COMPLETE entry in QX's outbox), ids[5] dead with
+ * policy id (a FAIL entry behind it). */
+static void setup_outbox(emq_db *db)
+{
+    emq_job j;
+    setup_held(db);
+    for (int i = 4; i < 6; i++) {
+        ck_assert_int_eq(emq_flow_child(db, QX, ids[i], "c", 1, ids[3], Q),
+                         EMQ_OK);
+        ck_assert_int_eq(emq_flow_set_policy(db, QX, ids[i], i == 5
+                                             ? EMQ_FLOW_ID : EMQ_FLOW_FP),
+                         EMQ_OK);
+        ck_assert_int_eq(emq_claim(db, QX, 1000000, &j), EMQ_OK);
+        emq_job_clear(&j);
+    }
+    ck_assert_int_eq(emq_complete_result(db, QX, ids[4], 1, "r4", 2), EMQ_OK);
+    ck_assert_int_eq(emq_retry(db, QX, ids[5], 1, 0, 1, "e5", 2), EMQ_DEAD);
+}
+/* setup_outbox swept: the parent's processed and unsuccessful hashes. */
+static void setup_delivered(emq_db *db)
+{
+    int64_t d = 0;
+    setup_outbox(db);
+    ck_assert_int_eq(emq_flow_sweep(db, QX, 100, &d), EMQ_OK);
+    ck_assert_int_eq(d, 2);
+}
+/* A cross-queue add cut after its first transaction (the hold of ids[3]):
+ * its second step failed on a key of the wrong type, since deleted, so
+ * the journal row waits for flow_recover. */
+static void setup_journaled(emq_db *db)
+{
+    emq_flow_node kid = {ids[4], "c", 1, QX, EMQ_FLOW_FP, NULL, 0};
+    emq_flow_node root = {ids[3], "p", 1, NULL, EMQ_FLOW_FP, &kid, 1};
+    put3(db);
+    tk_set(db, "emq:{" QX "}:job:JOB00000000009", "in the way");
+    ck_assert_int_eq(emq_flow_add(db, Q, &root), EMQ_EWRONGTYPE);
+    tk_del(db, "emq:{" QX "}:job:JOB00000000009");
+}
+
 static int op_enqueue(emq_db *db)
 {
     return emq_enqueue(db, Q, ids[4], "fresh payload", 13);
@@ -411,6 +459,49 @@ static const scen scens[] = {
      "requeue_dead_batch", {Q, "10"}},
     {"requeue_dead", setup_dead, NULL, EMQ_OK, 1000, 0, "requeue_dead",
      {Q, "10"}},
+    /* Tier 4: flows. flow_add and add_bulk are swept on a flat flow (one
+     * transaction); their multi-transaction paths are cut and recovered in
+     * test_flows.c and tests/crash_flows.c. */
+    {"enqueue_flow", setup_put3, NULL, EMQ_OK, 1000, 0, "enqueue_flow",
+     {Q, "JOB00000000009", "P", "JOB0000000000A", "c"}},
+    {"hold_parent", setup_put3, NULL, EMQ_OK, 1000, 0, "hold_parent",
+     {Q, "JOB00000000009", "P", "2"}},
+    {"flow_child", setup_put3, NULL, EMQ_OK, 1000, 0, "flow_child",
+     {Q, "JOB0000000000A", "c", "JOB00000000009", QX}},
+    {"set_policy", setup_put3, NULL, EMQ_OK, 1000, 0, "set_policy",
+     {Q, "JOB00000000001", "id"}},
+    {"set_link", setup_put3, NULL, EMQ_OK, 1000, 0, "set_link",
+     {Q, "JOB00000000001", "JOB00000000009", QX, "fp"}},
+    {"flow_deliver", setup_held, NULL, EMQ_OK, 1000, 0, "flow_deliver",
+     {Q, "JOB00000000004", "JOB00000000009", "r"}},
+    {"flow_fail_deliver", setup_held, NULL, EMQ_OK, 1000, 0,
+     "flow_fail_deliver", {Q, "JOB00000000004", "JOB00000000009", "e", "fp"}},
+    {"outbox_read", setup_outbox, NULL, EMQ_OK, 1000, 1, "outbox_read",
+     {QX, "10"}},
+    {"outbox_trim", setup_outbox, NULL, EMQ_OK, 1000, 0, "outbox_trim",
+     {QX, "1"}},
+    {"reemit", setup_flow, NULL, EMQ_OK, 1000, 0, "reemit",
+     {Q, "JOB00000000001", "boom"}},
+    {"children_values", setup_delivered, NULL, EMQ_OK, 1000, 1,
+     "children_values", {Q, "JOB00000000004"}},
+    {"ignored_failures", setup_delivered, NULL, EMQ_OK, 1000, 1,
+     "ignored_failures", {Q, "JOB00000000004"}},
+    {"dependencies", setup_held, NULL, EMQ_OK, 1000, 1, "dependencies",
+     {Q, "JOB00000000004"}},
+    {"flow_add", setup_put3, NULL, EMQ_OK, 1000, 0, "flow_add",
+     {Q, "1", "JOB00000000009", "P", Q, "fp", "2", "JOB0000000000A", "c", Q,
+      "id"}},
+    {"add_bulk", setup_put3, NULL, EMQ_OK, 1000, 0, "add_bulk",
+     {Q, "1", "JOB00000000009", "P", Q, "fp", "2", "JOB0000000000A", "c", Q,
+      "fp"}},
+    {"deliver_flow_completions", setup_outbox, NULL, EMQ_OK, 1000, 0,
+     "deliver_flow_completions", {QX, "100"}},
+    {"retry_tx", setup_flow, NULL, EMQ_DEAD, 1000, 0, "retry_tx",
+     {Q, "JOB00000000001", "1", "1000", "1", "boom"}},
+    {"flow_recover", setup_journaled, NULL, EMQ_OK, 1000, 0, "flow_recover",
+     {0}},
+    {"flow_tree", setup_outbox, NULL, EMQ_OK, 1000, 1, "flow_tree",
+     {Q, "JOB00000000004"}},
 };
 
 /* Registered verbs that have no sweep row, each with the reason. */

@@ -54,6 +54,9 @@ static int beyond_the_wire(const char *v)
 }
 
 static const reason golden_reasons[] = {
+    {"retry_tx", "retry's first transaction alone: the traces record a "
+     "retry followed by RECURSE-SQ's reemit as the parts retry, reemit, and "
+     "the replayer runs that part through this row (tests/golden_emq.c)"},
     {"enqueue_many", "T1.2 is emqlite's batch of T1.1 admissions; the "
      "reference's host sends each item as its own enqueue, so the traces "
      "hold enqueue steps only (test_engine and the model cover the batch)"},
@@ -62,6 +65,14 @@ static const reason golden_reasons[] = {
 
 /* Registered verbs the Lua bundle does not run. */
 static const reason lua_reasons[] = {
+    {"add_bulk", "T4.6 is a host loop over flow adds; the bundle runs its "
+     "parts (hold_parent, flow_child, set_policy, enqueue_flow) step by "
+     "step, each a script or host write"},
+    {"deliver_flow_completions", "T4.10 is host-orchestrated in the "
+     "reference (outbox_read, flow_deliver / flow_fail_deliver, reemit, "
+     "outbox_trim), each a part the bundle runs"},
+    {"retry_tx", "the retry part of a retry seq, which the bundle runs as "
+     "retry.lua (RECURSE-SQ is its separate reemit part)"},
     {"enqueue_many", "T1.2 is a host loop over enqueue.lua, one item a "
      "call; no trace step runs it, so the bundle has no entry of its own"},
     {NULL, NULL},

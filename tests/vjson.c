@@ -67,6 +67,107 @@ static const emq_json *arg_of(const emq_json *args, const char *name,
     return NULL;
 }
 
+/*
+ * Flow trees. A trace's `flow` (flow_add) or `flows` (add_bulk) holds
+ * trees {"parent": {"id", "payload"}, "children": [child...]}, a child
+ * {"id", "payload"} with optional "queue" (else its parent's),
+ * "ignore_dependency_on_failure" (true: policy id, else fp; a child asking
+ * for both policies gets id) and "children". The registry takes them as a
+ * flat pre-order list: one group of the repeated tail per node, the root
+ * first at level 1, each child right after the node before it, one level
+ * deeper than its parent; the group's specs are named x.level, x.id,
+ * x.payload, x.queue (the node's resolved queue: the root's is the trace's
+ * `q`) and x.policy (fp|id; fp for a root), in whatever order the row
+ * declares them.
+ */
+static int flow_group(emq_vargv *out, const emq_verb_info *v, size_t first,
+                      const emq_json *node, int64_t level, const emq_json *q,
+                      int id_policy, char *err, size_t errlen)
+{
+    size_t k;
+    for (k = first; k < v->nargs; k++) {
+        const char *f = strchr(v->args[k].name, '.');
+        emq_json tmp;
+        const emq_json *val = NULL;
+        f = f ? f + 1 : v->args[k].name;
+        memset(&tmp, 0, sizeof tmp);
+        if (strcmp(f, "level") == 0) {
+            tmp.type = EMQ_JSON_INT;
+            tmp.i = level;
+            val = &tmp;
+        } else if (strcmp(f, "id") == 0 || strcmp(f, "payload") == 0) {
+            val = node ? emq_json_get(node, f) : NULL;
+        } else if (strcmp(f, "queue") == 0) {
+            val = q;
+        } else if (strcmp(f, "policy") == 0) {
+            if (push(out, id_policy ? "id" : "fp", 2) != 0) return -1;
+            continue;
+        }
+        if (val == NULL) {
+            snprintf(err, errlen, "flow node: no \"%s\"", f);
+            return -1;
+        }
+        if (push_value(out, val, v->args[k].name, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int flow_children(emq_vargv *out, const emq_verb_info *v,
+                         size_t first, const emq_json *kids, int64_t level,
+                         const emq_json *q, char *err, size_t errlen)
+{
+    size_t i;
+    if (kids == NULL || kids->type == EMQ_JSON_NULL) return 0;
+    if (kids->type != EMQ_JSON_ARRAY) {
+        snprintf(err, errlen, "flow node: \"children\" is not an array");
+        return -1;
+    }
+    for (i = 0; i < kids->n; i++) {
+        const emq_json *c = kids->items[i], *cq, *ig;
+        if (c->type != EMQ_JSON_OBJECT) {
+            snprintf(err, errlen, "flow node: a child is not an object");
+            return -1;
+        }
+        cq = emq_json_get(c, "queue");
+        if (cq == NULL || cq->type == EMQ_JSON_NULL) cq = q;
+        ig = emq_json_get(c, "ignore_dependency_on_failure");
+        if (flow_group(out, v, first, c, level, cq,
+                       ig && ig->type == EMQ_JSON_TRUE, err, errlen) != 0 ||
+            flow_children(out, v, first, emq_json_get(c, "children"),
+                          level + 1, cq, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* 1 when `a` is one flow tree. */
+static int is_flow(const emq_json *a)
+{
+    return a && a->type == EMQ_JSON_OBJECT && emq_json_get(a, "parent");
+}
+
+static int flow_tail(emq_vargv *out, const emq_verb_info *v, size_t first,
+                     const emq_json *args, const emq_json *a, char *err,
+                     size_t errlen)
+{
+    const emq_json *q = emq_json_get(args, "q");
+    size_t i, n = is_flow(a) ? 1 : a->n;
+    for (i = 0; i < n; i++) {
+        const emq_json *f = is_flow(a) ? a : a->items[i];
+        if (!is_flow(f) || q == NULL) {
+            snprintf(err, errlen, "flows: element %zu is not a flow", i);
+            return -1;
+        }
+        if (flow_group(out, v, first, emq_json_get(f, "parent"), 1, q, 0,
+                       err, errlen) != 0 ||
+            flow_children(out, v, first, emq_json_get(f, "children"), 2, q,
+                          err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int emq_vjson_args(const emq_verb_info *v, const emq_json *args,
                    emq_vargv *out, char *err, size_t errlen)
 {
@@ -100,6 +201,12 @@ int emq_vjson_args(const emq_verb_info *v, const emq_json *args,
         size_t group = v->nargs - nfixed;
         const emq_json *a = arg_of(args, v->args[nfixed].name, &base);
         if (a == NULL || a->type == EMQ_JSON_NULL) return 0;
+        if (is_flow(a) || (a->type == EMQ_JSON_ARRAY && a->n > 0 &&
+                           is_flow(a->items[0]))) {
+            if (flow_tail(out, v, nfixed, args, a, err, errlen) != 0)
+                goto fail;
+            return 0;
+        }
         if (a->type != EMQ_JSON_ARRAY) {
             snprintf(err, errlen, "argument \"%.*s\" is not an array",
                      (int)base, v->args[nfixed].name);

@@ -10,7 +10,9 @@
  * tail named `x.y`, `x.z` takes the array `x` of [y, z] arrays, a tail of
  * one spec named `x` the flat array `x`. Strings pass as bytes, integers
  * as decimal text, booleans as 1/0, null (or a missing argument) as
- * absent.
+ * absent. A flow tree (or an array of them) in `x` becomes the pre-order
+ * node list of a tail x.level, x.id, x.payload, x.queue, x.policy (vjson.c
+ * says how).
  */
 #ifndef EMQ_TEST_VJSON_H
 #define EMQ_TEST_VJSON_H
