@@ -50,12 +50,34 @@ int emq_g_depth(emq_store *st, const char *q, const void *g, size_t glen,
     return rc;
 }
 
+/* card(lane) > 0, by the key's existence (an emptied zset ceases to exist),
+ * so the test does not count the lane. A key of another type answers what
+ * the count would: WRONGTYPE. */
+static int lane_busy(emq_store *st, const void *lk, size_t lkl, int *busy)
+{
+    int64_t n;
+    int type, rc = emq_key_type(st, lk, lkl, &type);
+    *busy = type == EMQ_T_ZSET;
+    if (rc < 0 || type == EMQ_T_ZSET || type == EMQ_T_NONE) return rc;
+    return emq_zset_card(st, lk, lkl, &n);
+}
+
+int emq_g_busy(emq_store *st, const char *q, const void *g, size_t glen,
+               int *busy)
+{
+    emq_buf lk = {0};
+    int rc = emq_key_buf(&lk, q, EMQ_KT_LANE, g, glen);
+    *busy = 0;
+    if (rc == EMQ_OK) rc = lane_busy(st, lk.p, lk.len, busy);
+    emq_buf_free(&lk);
+    return rc;
+}
+
 int emq_g_wake(emq_store *st, const char *q)
 {
     char k[EMQ_KEY_MAX];
     size_t kl = emq_key(k, q, EMQ_KT_WAKE);
-    int64_t len;
-    int rc = emq_list_push(st, k, kl, 0, "1", 1, &len);
+    int rc = emq_list_push(st, k, kl, 0, "1", 1, NULL);
     if (rc < 0) return rc;
     return emq_list_trim(st, k, kl, 0, WAKE_CAP - 1);
 }
@@ -115,14 +137,13 @@ int emq_g_offer(emq_store *st, const char *q, const void *g, size_t glen,
     char kr[EMQ_KEY_MAX];
     size_t krl = emq_key(kr, q, EMQ_KT_RING);
     double lim;
-    int64_t pos, len;
     int has, rc = emq_g_limit(st, q, g, glen, &has, &lim);
     if (rc < 0) return rc;
     if (has && !((double)act < lim)) return EMQ_OK;
-    rc = emq_list_pos(st, kr, krl, g, glen, &pos);
+    rc = emq_list_pos(st, kr, krl, g, glen, NULL);
     if (rc < 0) return rc;
     if (rc == EMQ_OK) return EMQ_OK;        /* already on the ring */
-    if ((rc = emq_list_push(st, kr, krl, 1, g, glen, &len)) < 0) return rc;
+    if ((rc = emq_list_push(st, kr, krl, 1, g, glen, NULL)) < 0) return rc;
     return emq_g_wake(st, q);
 }
 
@@ -143,14 +164,14 @@ int emq_g_charge(emq_store *st, const char *q, const void *g, size_t glen,
 
 int emq_g_release(emq_store *st, const char *q, const void *g, size_t glen)
 {
-    int64_t act, depth;
-    int paused;
+    int64_t act;
+    int paused, busy;
     int rc = emq_g_charge(st, q, g, glen, -1, &act);
     if (rc < 0) return rc;
     if ((rc = emq_g_paused(st, q, g, glen, &paused)) < 0) return rc;
     if (paused) return EMQ_OK;
-    if ((rc = emq_g_depth(st, q, g, glen, &depth)) < 0) return rc;
-    if (depth > 0) return emq_g_offer(st, q, g, glen, act);
+    if ((rc = emq_g_busy(st, q, g, glen, &busy)) < 0) return rc;
+    if (busy) return emq_g_offer(st, q, g, glen, act);
     return EMQ_OK;
 }
 
@@ -167,14 +188,13 @@ int emq_g_unclaimed(emq_store *st, const char *q, const void *g, size_t glen,
                     const void *id, size_t idlen)
 {
     emq_buf lk = {0};
-    int64_t depth;
+    int removed, busy;
     int rc = emq_key_buf(&lk, q, EMQ_KT_LANE, g, glen);
     if (rc < 0) goto done;
-    int removed;
     if ((rc = emq_zset_rem(st, lk.p, lk.len, id, idlen, &removed)) < 0)
         goto done;
-    if ((rc = emq_zset_card(st, lk.p, lk.len, &depth)) < 0) goto done;
-    rc = depth == 0 ? emq_g_unring(st, q, g, glen) : EMQ_OK;
+    if ((rc = lane_busy(st, lk.p, lk.len, &busy)) < 0) goto done;
+    rc = busy ? EMQ_OK : emq_g_unring(st, q, g, glen);
 done:
     emq_buf_free(&lk);
     return rc;
@@ -184,12 +204,11 @@ int emq_g_dering(emq_store *st, const char *q, const void *g, size_t glen,
                  int64_t act)
 {
     double lim;
-    int64_t depth;
-    int has, rc = emq_g_limit(st, q, g, glen, &has, &lim);
+    int has, busy, rc = emq_g_limit(st, q, g, glen, &has, &lim);
     if (rc < 0) return rc;
     if (has && (double)act >= lim) return emq_g_unring(st, q, g, glen);
-    if ((rc = emq_g_depth(st, q, g, glen, &depth)) < 0) return rc;
-    return depth == 0 ? emq_g_unring(st, q, g, glen) : EMQ_OK;
+    if ((rc = emq_g_busy(st, q, g, glen, &busy)) < 0) return rc;
+    return busy ? EMQ_OK : emq_g_unring(st, q, g, glen);
 }
 
 int emq_g_requeue(emq_store *st, const char *q, const void *g, size_t glen,

@@ -25,6 +25,9 @@ int emq_g_paused(emq_store *st, const char *q, const void *g, size_t glen,
 /** Card of lane(g) into *n. */
 int emq_g_depth(emq_store *st, const char *q, const void *g, size_t glen,
                 int64_t *n);
+/** *busy = card(lane(g)) > 0, without counting the lane. */
+int emq_g_busy(emq_store *st, const char *q, const void *g, size_t glen,
+               int *busy);
 /** WAKE: push-left "1" onto B.wake, trim it to indices 0..63. */
 int emq_g_wake(emq_store *st, const char *q);
 /** OFFER(g, act): ring push + WAKE when below the limit and not on the ring. */

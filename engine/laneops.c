@@ -58,11 +58,12 @@ int emq_v_lane_resume(emq_vctx *c)
     const char *q = c->a[0].s, *g = c->a[1].s;
     char k[EMQ_KEY_MAX];
     size_t kl = emq_key(k, q, EMQ_KT_PAUSED);
-    int64_t depth, act;
-    int removed, rc = emq_sset_rem(c->st, k, kl, g, EMQ_ID_LEN, &removed);
+    int64_t act;
+    int busy, removed, rc = emq_sset_rem(c->st, k, kl, g, EMQ_ID_LEN,
+                                         &removed);
     if (rc < 0) return rc;
-    if ((rc = emq_g_depth(c->st, q, g, EMQ_ID_LEN, &depth)) < 0) return rc;
-    if (depth > 0) {
+    if ((rc = emq_g_busy(c->st, q, g, EMQ_ID_LEN, &busy)) < 0) return rc;
+    if (busy) {
         if ((rc = emq_g_gact(c->st, q, g, EMQ_ID_LEN, &act)) < 0) return rc;
         if ((rc = emq_g_offer(c->st, q, g, EMQ_ID_LEN, act)) < 0) return rc;
     }
@@ -84,8 +85,8 @@ int emq_v_limit(emq_vctx *c)
     char k[EMQ_KEY_MAX];
     size_t kl = emq_key(k, q, EMQ_KT_GLIMIT);
     emq_bytes fv[2] = {{g, EMQ_ID_LEN}, {c->a[2].s, c->a[2].n}};
-    int64_t act, depth;
-    int added, paused, rc = emq_hash_set(c->st, k, kl, fv, 1, &added);
+    int64_t act;
+    int added, paused, busy, rc = emq_hash_set(c->st, k, kl, fv, 1, &added);
     if (rc < 0) return rc;
     if ((rc = emq_g_gact(c->st, q, g, EMQ_ID_LEN, &act)) < 0) return rc;
     if (act >= c->a[2].i) {
@@ -94,8 +95,7 @@ int emq_v_limit(emq_vctx *c)
         if ((rc = emq_g_paused(c->st, q, g, EMQ_ID_LEN, &paused)) < 0)
             return rc;
         if (!paused &&
-            (rc = emq_g_depth(c->st, q, g, EMQ_ID_LEN, &depth)) >= 0 &&
-            depth > 0)
+            (rc = emq_g_busy(c->st, q, g, EMQ_ID_LEN, &busy)) >= 0 && busy)
             rc = emq_g_offer(c->st, q, g, EMQ_ID_LEN, act);
     }
     if (rc < 0) return rc;
@@ -123,8 +123,8 @@ int emq_v_reassign(emq_vctx *c)
     size_t lkl = emq_key_of(lk, q, EMQ_KT_LANE, dst, EMQ_ID_LEN);
     emq_buf src = {0}, sk = {0};
     emq_bytes fv[2] = {{"group", 5}, {dst, EMQ_ID_LEN}};
-    int64_t v = 1, depth, act;
-    int removed, added, paused, rc;
+    int64_t v = 1, act;
+    int removed, added, paused, busy, rc;
 
     if ((rc = emq_hash_get(st, jk, jkl, "group", 5, &src)) < 0) goto done;
     if (rc == EMQ_NOTFOUND) { v = -1; goto reply; }
@@ -145,8 +145,8 @@ int emq_v_reassign(emq_vctx *c)
         ((rc = emq_g_gact(st, q, dst, EMQ_ID_LEN, &act)) < 0 ||
          (rc = emq_g_offer(st, q, dst, EMQ_ID_LEN, act)) < 0))
         goto done;
-    if ((rc = emq_zset_card(st, sk.p, sk.len, &depth)) < 0) goto done;
-    if (depth == 0 && (rc = emq_g_unring(st, q, src.p, src.len)) < 0)
+    if ((rc = emq_g_busy(st, q, src.p, src.len, &busy)) < 0) goto done;
+    if (!busy && (rc = emq_g_unring(st, q, src.p, src.len)) < 0)
         goto done;
 reply:
     emq_reply_int(c->r, v);

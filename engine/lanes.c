@@ -61,25 +61,43 @@ int emq_v_lane_enqueue(emq_vctx *c)
 
 enum { CLAIM_ONE, CLAIM_WEIGHTED, CLAIM_BATCH };
 
-/* How many jobs a weighted or batch claim serves from lane(g) holding
- * `depth`: min(weight or depth, depth, limit - GACT(g)) (may be <= 0). */
-static int share(emq_store *st, const char *q, const emq_buf *g, int how,
-                 int64_t depth, int64_t *k)
+static int count_cb(void *ctx, const unsigned char *m, size_t mlen, double s)
+{
+    (void)m;
+    (void)mlen;
+    (void)s;
+    ++*(int64_t *)ctx;
+    return 0;
+}
+
+/* How many jobs a weighted or batch claim serves from lane(g) (key `lk`):
+ * k = min(weight (weighted) or depth, depth, limit - GACT(g)), 0 for an
+ * empty lane or no headroom. Only the members it will serve are counted:
+ * an empty lane is seen by its key's absence, and the weight and the
+ * limit bound the count before the lane is read. */
+static int share(emq_store *st, const char *q, const emq_buf *g,
+                 const emq_buf *lk, int how, int64_t *k)
 {
     double lim, room;
-    int64_t act;
-    int has, rc;
-    *k = depth;
-    if (how == CLAIM_WEIGHTED) {
-        if ((rc = emq_g_weight(st, q, g->p, g->len, k)) < 0) return rc;
-        if (*k > depth) *k = depth;
-    }
+    int64_t act, cap = -1;
+    int has, busy, rc;
+    *k = 0;
+    if ((rc = emq_g_busy(st, q, g->p, g->len, &busy)) < 0 || !busy)
+        return rc;
+    if (how == CLAIM_WEIGHTED &&
+        (rc = emq_g_weight(st, q, g->p, g->len, &cap)) < 0)
+        return rc;
     if ((rc = emq_g_limit(st, q, g->p, g->len, &has, &lim)) < 0) return rc;
-    if (!has) return EMQ_OK;
-    if ((rc = emq_g_gact(st, q, g->p, g->len, &act)) < 0) return rc;
-    room = lim - (double)act;         /* truncated below: whole jobs */
-    if (room < (double)*k) *k = room < 1 ? 0 : (int64_t)room;
-    return EMQ_OK;
+    if (has) {
+        if ((rc = emq_g_gact(st, q, g->p, g->len, &act)) < 0) return rc;
+        room = lim - (double)act;     /* truncated below: whole jobs */
+        if (room < 1) return EMQ_OK;
+        if (cap < 0 || room < (double)cap)
+            cap = room >= 9007199254740992.0 ? INT64_C(9007199254740992)
+                                             : (int64_t)room;
+    }
+    rc = emq_zset_range(st, lk->p, lk->len, 0, cap, count_cb, k);
+    return rc < 0 ? rc : EMQ_OK;
 }
 
 /* Serve one job popped from lane(g): the claim triple and g, into the
@@ -120,7 +138,7 @@ static int lane_claim(emq_vctx *c, int how)
     size_t rkl = emq_key(rk, q, EMQ_KT_RING);
     double deadline = emq_score_add(c->now, c->a[1].i);
     emq_buf g = {0}, lk = {0};
-    int64_t depth, k = 1, i, act;
+    int64_t k = 1, i, act;
     int paused, popped = 0, rc;
 
     if ((rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, 0)) < 0) goto done;
@@ -136,10 +154,8 @@ static int lane_claim(emq_vctx *c, int how)
     }
     if ((rc = emq_key_buf(&lk, q, EMQ_KT_LANE, g.p, g.len)) < 0) goto done;
     if (how != CLAIM_ONE) {
-        if ((rc = emq_zset_card(st, lk.p, lk.len, &depth)) < 0) goto done;
-        if (depth > 0 && (rc = share(st, q, &g, how, depth, &k)) < 0)
-            goto done;
-        if (depth == 0 || k <= 0) {
+        if ((rc = share(st, q, &g, &lk, how, &k)) < 0) goto done;
+        if (k <= 0) {
             rc = emq_g_unring(st, q, g.p, g.len);
             if (rc >= 0) rc = EMQ_EMPTY;
             goto done;
