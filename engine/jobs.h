@@ -48,12 +48,12 @@ int emq_job_take(emq_db *db, emq_store *st, const char *q, const emq_buf *m,
                  double deadline, struct emq_reply *arr);
 
 /** A list of members collected from a zset read before a loop writes
- *  (sweep.c): emq_members_cb is the emq_member_cb that appends to it. */
-typedef struct emq_members {
+ *  (sweep.c): emq_idlist_cb is the emq_member_cb that appends to it. */
+typedef struct emq_idlist {
     emq_buf *v;
     size_t n, cap;
-} emq_members;
-int emq_members_cb(void *ctx, const unsigned char *m, size_t mlen, double s);
-void emq_members_free(emq_members *ms);
+} emq_idlist;
+int emq_idlist_cb(void *ctx, const unsigned char *m, size_t mlen, double s);
+void emq_idlist_free(emq_idlist *ms);
 
 #endif /* EMQ_JOBS_H */

@@ -172,11 +172,11 @@ int emq_v_lane_drain(emq_vctx *c)
     const char *q = c->a[0].s, *g = c->a[1].s;
     char lk[EMQ_KEY_MAX];
     size_t lkl = emq_key_of(lk, q, EMQ_KT_LANE, g, EMQ_ID_LEN), i;
-    emq_members ms = {0};
+    emq_idlist ms = {0};
     emq_buf k = {0};
     int deleted, rc;
 
-    rc = emq_zset_range(st, lk, lkl, 0, -1, emq_members_cb, &ms);
+    rc = emq_zset_range(st, lk, lkl, 0, -1, emq_idlist_cb, &ms);
     for (i = 0; rc >= 0 && i < ms.n; i++) {
         if ((rc = emq_key_buf(&k, q, EMQ_KT_JOB, ms.v[i].p, ms.v[i].len)) < 0
             || (rc = emq_key_del(st, k.p, k.len, &deleted)) < 0)
@@ -191,7 +191,7 @@ int emq_v_lane_drain(emq_vctx *c)
         emq_reply_int(c->r, (int64_t)ms.n);
         rc = EMQ_OK;
     }
-    emq_members_free(&ms);
+    emq_idlist_free(&ms);
     emq_buf_free(&k);
     return rc;
 }

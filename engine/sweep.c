@@ -18,9 +18,9 @@
 
 #define REAP_CAP 100
 
-int emq_members_cb(void *ctx, const unsigned char *m, size_t mlen, double s)
+int emq_idlist_cb(void *ctx, const unsigned char *m, size_t mlen, double s)
 {
-    emq_members *ms = ctx;
+    emq_idlist *ms = ctx;
     (void)s;
     if (ms->n == ms->cap) {
         size_t cap = ms->cap ? ms->cap * 2 : 16;
@@ -33,7 +33,7 @@ int emq_members_cb(void *ctx, const unsigned char *m, size_t mlen, double s)
     return emq_buf_set(&ms->v[ms->n++], m, mlen);
 }
 
-void emq_members_free(emq_members *ms)
+void emq_idlist_free(emq_idlist *ms)
 {
     size_t i;
     for (i = 0; i < ms->cap; i++) emq_buf_free(&ms->v[i]);
@@ -45,17 +45,15 @@ enum { MOVE_PROMOTE, MOVE_REAP };
 
 /* Move one member out of its set (already removed by the caller) to its
  * lane (g: the row's group, or NULL) or to B.pending, and set its row's
- * state to pending. */
+ * state to pending (jk: the row's key). */
 static int to_pending(emq_store *st, const char *q, const emq_buf *m,
-                      const emq_buf *g, int how)
+                      const emq_buf *jk, const emq_buf *g, int how)
 {
     char pk[EMQ_KEY_MAX];
     size_t pkl;
-    emq_buf jk = {0};
-    emq_bytes fv[2];
+    emq_bytes fv[2] = {{"state", 5}, {"pending", 7}};
     int added, rc;
 
-    if ((rc = emq_key_buf(&jk, q, EMQ_KT_JOB, m->p, m->len)) < 0) goto done;
     if (g) {
         rc = emq_g_requeue(st, q, g->p, g->len, m->p, m->len,
                            how == MOVE_REAP);
@@ -63,14 +61,7 @@ static int to_pending(emq_store *st, const char *q, const emq_buf *m,
         pkl = emq_key(pk, q, EMQ_KT_PENDING);
         rc = emq_zset_add(st, pk, pkl, m->p, m->len, 0, &added);
     }
-    if (rc < 0) goto done;
-    fv[0].p = "state";
-    fv[0].n = 5;
-    fv[1].p = "pending";
-    fv[1].n = 7;
-    rc = emq_hash_set(st, jk.p, jk.len, fv, 1, &added);
-done:
-    emq_buf_free(&jk);
+    if (rc >= 0) rc = emq_hash_set(st, jk->p, jk->len, fv, 1, &added);
     return rc < 0 ? rc : EMQ_OK;
 }
 
@@ -84,13 +75,13 @@ static int sweep(emq_vctx *c, int from, int how, int64_t limit,
     const char *q = c->a[0].s;
     char k[EMQ_KEY_MAX];
     size_t kl = emq_key(k, q, from), i;
-    emq_members ms = {0};
+    emq_idlist ms = {0};
     emq_buf jk = {0}, g = {0};
     int64_t moved = 0;
     int removed, has_g, rc;
 
     rc = emq_zset_range_score(st, k, kl, -INFINITY, (double)c->now, limit,
-                              emq_members_cb, &ms);
+                              emq_idlist_cb, &ms);
     if (rc < 0) goto done;
     for (i = 0; i < ms.n; i++) {
         rc = emq_key_buf(&jk, q, EMQ_KT_JOB, ms.v[i].p, ms.v[i].len);
@@ -103,14 +94,14 @@ static int sweep(emq_vctx *c, int from, int how, int64_t limit,
             continue;
         rc = emq_zset_rem(st, k, kl, ms.v[i].p, ms.v[i].len, &removed);
         if (rc < 0) goto done;
-        if ((rc = to_pending(st, q, &ms.v[i], has_g ? &g : NULL, how)) < 0)
-            goto done;
+        rc = to_pending(st, q, &ms.v[i], &jk, has_g ? &g : NULL, how);
+        if (rc < 0) goto done;
         moved++;
     }
     emq_reply_int(c->r, moved);
     rc = EMQ_OK;
 done:
-    emq_members_free(&ms);
+    emq_idlist_free(&ms);
     emq_buf_free(&jk);
     emq_buf_free(&g);
     return rc;
