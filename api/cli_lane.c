@@ -181,24 +181,25 @@ static int sub_claim(emq_cli *c, int argc, char **argv)
 
 /* ---------------------------------------------------- pause, resume, knobs */
 
-static int sub_pause(emq_cli *c, int argc, char **argv)
+/* pause and resume: QUEUE GROUP. */
+static int toggle(emq_cli *c, int argc, char **argv,
+                  int (*call)(emq_db *, const char *, const char *))
 {
     const char *pos[2];
     emq_cli_opt opts[] = { { NULL, 0, NULL } };
     int npos, ex;
     if ((ex = prepare(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0) return ex;
-    return ok_or_fail(c, emq_lane_pause(c->db, pos[0], pos[1]), pos[0],
-                      pos[1]);
+    return ok_or_fail(c, call(c->db, pos[0], pos[1]), pos[0], pos[1]);
+}
+
+static int sub_pause(emq_cli *c, int argc, char **argv)
+{
+    return toggle(c, argc, argv, emq_lane_pause);
 }
 
 static int sub_resume(emq_cli *c, int argc, char **argv)
 {
-    const char *pos[2];
-    emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    int npos, ex;
-    if ((ex = prepare(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0) return ex;
-    return ok_or_fail(c, emq_lane_resume(c->db, pos[0], pos[1]), pos[0],
-                      pos[1]);
+    return toggle(c, argc, argv, emq_lane_resume);
 }
 
 /* limit and weight: QUEUE GROUP N. */

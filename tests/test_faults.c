@@ -387,7 +387,7 @@ static const scen scens[] = {
      {Q, "30000"}},
     /* Tier 3: the fair lanes */
     {"lane_enqueue", setup_lanes, NULL, EMQ_ENQUEUED, 1000, 0,
-     "lane_enqueue", {Q, G3, ids[4], "fresh payload"}},
+     "lane_enqueue", {Q, G3, "JOB00000000009", "fresh payload"}},
     {"lane_claim", setup_lanes, NULL, EMQ_OK, 1000, 0, "lane_claim",
      {Q, "30000"}},
     {"wclaim", setup_lanes_weighted, NULL, EMQ_OK, 1000, 0, "wclaim",
@@ -401,7 +401,7 @@ static const scen scens[] = {
     {"limit", setup_lane_claimed, NULL, EMQ_OK, 1000, 0, "limit",
      {Q, G, "1"}},
     {"reassign", setup_lanes, NULL, EMQ_OK, 1000, 0, "reassign",
-     {Q, ids[1], H}},
+     {Q, "JOB00000000002", H}},
     {"lane_drain", setup_lanes, NULL, EMQ_OK, 1000, 0, "lane_drain",
      {Q, G}},
     {"reap_group", setup_lanes_lapsed, NULL, EMQ_OK, 1000, 0, "reap_group",
@@ -410,7 +410,7 @@ static const scen scens[] = {
     {"lane_depths", setup_lanes, NULL, EMQ_OK, 1000, 1, "lane_depths",
      {Q, G, H, G3}},
     {"complete(lane)", setup_lane_claimed, NULL, EMQ_OK, 1000, 0,
-     "complete", {Q, ids[0], "1"}},
+     "complete", {Q, "JOB00000000001", "1"}},
 };
 
 /* Registered verbs that have no sweep row, each with the reason. */
