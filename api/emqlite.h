@@ -445,7 +445,8 @@ int emq_lane_enqueue(emq_db *db, const char *q, const char *g, const char *id,
  * its group. EMQ_EMPTY when the queue is paused (T2.1), the ring is empty,
  * or the rotated lane was empty — that group then leaves the ring and the
  * next call rotates on, even if other lanes hold work. EMQ_ECORRUPT for a
- * ring or lane member that is not a 14-byte id (nothing changes).
+ * ring or lane member that is not a 14-byte id (nothing changes);
+ * EMQ_EINVAL for a NULL `job` or `group`.
  */
 int emq_lane_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
                    char group[EMQ_ID_SIZE]);
@@ -464,9 +465,11 @@ void emq_lane_batch_clear(emq_lane_batch *b);
 /**
  * T3.3 weighted claim: rotate once and claim k = min(weight, depth, limit -
  * in-flight) jobs of that group (weight: emq_lane_weight, 1 by default),
- * all on one deadline NOW + `lease_ms`. On EMQ_OK `b` holds them (n >= 1).
+ * all on one deadline NOW + `lease_ms`. On EMQ_OK `b` holds them (n >= 1;
+ * the jobs and their payloads are the caller's: emq_lane_batch_clear).
  * EMQ_EMPTY as emq_lane_claim, or when the group has no headroom left
- * under its limit (it leaves the ring).
+ * under its limit (it leaves the ring); `b` is then empty. A NULL `b` is
+ * EMQ_EINVAL.
  */
 int emq_wclaim(emq_db *db, const char *q, int64_t lease_ms,
                emq_lane_batch *b);
