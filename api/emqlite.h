@@ -409,6 +409,142 @@ int emq_pause(emq_db *db, const char *q);
 /** T2.1 resume: delete the `paused` field. */
 int emq_resume(emq_db *db, const char *q);
 
+/* -------------------------------------------------------------- fair lanes */
+
+/*
+ * Fair lanes (PROTOCOL.md §6.3): tenants sharing one queue each get a lane,
+ * the per-group pending set "emq:{q}:g:<group>:pending", and grouped claims
+ * serve the lanes in turn. The ring "emq:{q}:ring" holds exactly the groups
+ * that may be served now (lane non-empty, group not paused, in-flight count
+ * below its limit); every grouped claim rotates it one step first, so one
+ * heavy tenant cannot starve the others. A group is named by any valid
+ * branded id (EMQ_EID "a lane is named by a valid branded id" otherwise;
+ * "PRT" by convention). Lane jobs are completed, retried and extended with
+ * the Tier 1 calls (their group's in-flight count is released there);
+ * retried jobs wait in the flat schedule and promote returns them to their
+ * lane. The flat claim, browse and pending_size never see lane jobs.
+ *
+ *     emq_lane_enqueue(db, "mail", tenant, id, "hi", 2);  // EMQ_ENQUEUED
+ *     emq_job job;
+ *     char group[EMQ_ID_SIZE];
+ *     if (emq_lane_claim(db, "mail", 30000, &job, group) == EMQ_OK) {
+ *         ... work ...
+ *         emq_complete(db, "mail", job.id, job.attempts);
+ *         emq_job_clear(&job);
+ *     }
+ */
+
+/**
+ * T3.1 lane enqueue: admit job `id` with `payload` into group `g`'s lane
+ * and offer the group to the ring (with a wake token) unless it is paused,
+ * at its limit or already there. Returns EMQ_ENQUEUED; EMQ_DUPLICATE when
+ * a row `id` exists (flat or grouped; nothing changes); EMQ_EKIND for a
+ * non-JOB id. Host gates: EMQ_EQUEUE, EMQ_EID (id or group), EMQ_ETOOBIG.
+ */
+int emq_lane_enqueue(emq_db *db, const char *q, const char *g, const char *id,
+                     const void *payload, size_t len);
+
+/**
+ * T3.2 lane claim: rotate the ring one step and claim the oldest job of the
+ * group rotated onto, leased to NOW + `lease_ms` (> 0). On EMQ_OK `*job`
+ * holds it (release with emq_job_clear) and `group` (EMQ_ID_SIZE bytes)
+ * its group. EMQ_EMPTY when the queue is paused (T2.1), the ring is empty,
+ * or the rotated lane was empty — that group then leaves the ring and the
+ * next call rotates on, even if other lanes hold work. EMQ_ECORRUPT for a
+ * ring or lane member that is not a 14-byte id (nothing changes);
+ * EMQ_EINVAL for a NULL `job` or `group`.
+ */
+int emq_lane_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
+                   char group[EMQ_ID_SIZE]);
+
+/** The jobs of one weighted or batch claim, all of one group. Zero it
+ *  before use; release with emq_lane_batch_clear(). */
+typedef struct emq_lane_batch {
+    emq_job *jobs;               /**< n claimed jobs, oldest first          */
+    size_t n;
+    char group[EMQ_ID_SIZE];     /**< their group                           */
+} emq_lane_batch;
+
+/** Free the jobs of `b` and zero it (NULL is ignored). */
+void emq_lane_batch_clear(emq_lane_batch *b);
+
+/**
+ * T3.3 weighted claim: rotate once and claim k = min(weight, depth, limit -
+ * in-flight) jobs of that group (weight: emq_lane_weight, 1 by default),
+ * all on one deadline NOW + `lease_ms`. On EMQ_OK `b` holds them (n >= 1;
+ * the jobs and their payloads are the caller's: emq_lane_batch_clear).
+ * EMQ_EMPTY as emq_lane_claim, or when the group has no headroom left
+ * under its limit (it leaves the ring); `b` is then empty. A NULL `b` is
+ * EMQ_EINVAL.
+ */
+int emq_wclaim(emq_db *db, const char *q, int64_t lease_ms,
+               emq_lane_batch *b);
+
+/**
+ * T3.4 grouped batch claim: as emq_wclaim with k = min(depth, limit -
+ * in-flight) — the whole rotated lane when the group has no limit.
+ */
+int emq_bclaim(emq_db *db, const char *q, int64_t lease_ms,
+               emq_lane_batch *b);
+
+/** T3.5 weight: set group `g`'s weight (`w` >= 1, else EMQ_EINVAL) for
+ *  weighted claims. Returns EMQ_OK; the ring is not changed. */
+int emq_lane_weight(emq_db *db, const char *q, const char *g, int64_t w);
+
+/** T3.6 lane pause: group `g` leaves the ring and is not offered again
+ *  until resumed; its lane and in-flight jobs stay. Returns EMQ_OK. */
+int emq_lane_pause(emq_db *db, const char *q, const char *g);
+/** T3.7 lane resume: unpause `g` and offer it when its lane holds work.
+ *  Returns EMQ_OK. */
+int emq_lane_resume(emq_db *db, const char *q, const char *g);
+
+/**
+ * T3.8 limit: set group `g`'s concurrency ceiling to `n` (> 0). A group at
+ * or above it leaves the ring; below it an unpaused group with work is put
+ * back on the ring with a wake token. Returns EMQ_OK.
+ */
+int emq_lane_limit(emq_db *db, const char *q, const char *g, int64_t n);
+
+/**
+ * T3.9 reassign: move job `id`, waiting in its lane, to group `dst`'s lane
+ * (its row's group rewritten; dst offered unless paused; an emptied source
+ * lane leaves the ring). Returns EMQ_OK; EMQ_NOOP when it is already in
+ * `dst` (whatever its state); EMQ_GONE when there is no row or the row has
+ * no group; EMQ_NOTPENDING when it is not waiting in its lane (claimed,
+ * scheduled, dead). There is no numeric priority: "more urgent" is a lane.
+ */
+int emq_reassign(emq_db *db, const char *q, const char *id, const char *dst);
+
+/**
+ * T3.10 lane drain: delete every job waiting in group `g`'s lane (rows and
+ * logs), the lane itself, and take `g` off the ring. `*count` (may be NULL)
+ * receives the number deleted. The group's active jobs, in-flight count,
+ * pause, limit and weight stay. Returns EMQ_OK.
+ */
+int emq_lane_drain(emq_db *db, const char *q, const char *g, int64_t *count);
+
+/**
+ * T3.11 reap_group: of the first `limit` (> 0; the protocol's default is
+ * 100) lapsed leases of the queue, return those of group `g` to its lane
+ * (in-flight count released, offered unless paused); leases of other
+ * groups and ungrouped ones are left for emq_reap. `*count` (may be NULL)
+ * receives the number recovered. Returns EMQ_OK.
+ */
+int emq_reap_group(emq_db *db, const char *q, const char *g, int64_t limit,
+                   int64_t *count);
+
+/** T3.12 depth: the number of jobs waiting in group `g`'s lane into
+ *  `*depth` (0 for a lane never filled). Returns EMQ_OK. */
+int emq_lane_depth(emq_db *db, const char *q, const char *g, int64_t *depth);
+
+/**
+ * T3.12 lane_depths: the depth of each of the `n` groups into `depths[i]`,
+ * in one read transaction (a repeated group reads the same depth). n may
+ * be 0. Returns EMQ_OK.
+ */
+int emq_lane_depths(emq_db *db, const char *q, size_t n,
+                    const char *const *groups, int64_t *depths);
+
 /* ------------------------------------------------------------------- reads */
 
 /** One field of a job row, as returned by emq_job_get(). */

@@ -86,8 +86,10 @@ static const char *const sql[S_COUNT] = {
                      " AND (?3 IS NULL OR member <= ?3)"
                      " ORDER BY score DESC, member DESC LIMIT ?4",
     [S_Z_DROP] = "DELETE FROM zset WHERE kid = ?1",
-    [S_L_MINMAX] = "SELECT min(pos), max(pos), count(*) FROM list"
-                   " WHERE kid = ?1",
+    /* Each end through the primary key alone: a lone min() or max() is
+     * one b-tree descent, a count is a walk of the whole list. */
+    [S_L_MINMAX] = "SELECT (SELECT min(pos) FROM list WHERE kid = ?1),"
+                   " (SELECT max(pos) FROM list WHERE kid = ?1)",
     [S_L_INSERT] = "INSERT INTO list(kid, pos, val) VALUES(?1, ?2, ?3)",
     [S_L_ASC] = "SELECT pos, val FROM list WHERE kid = ?1 ORDER BY pos"
                 " LIMIT ?2 OFFSET ?3",
@@ -103,6 +105,12 @@ static const char *const sql[S_COUNT] = {
     [S_L_POP_RIGHT] = "DELETE FROM list WHERE kid = ?1 AND pos ="
                       " (SELECT max(pos) FROM list WHERE kid = ?1)"
                       " RETURNING val",
+    [S_L_FIND] = "SELECT pos FROM list WHERE kid = ?1 AND val = ?2"
+                 " ORDER BY pos LIMIT 1",
+    [S_L_RANK] = "SELECT count(*) FROM list WHERE kid = ?1 AND pos < ?2",
+    [S_L_HAS] = "SELECT 1 FROM list WHERE kid = ?1 AND val = ?2"
+                " ORDER BY pos DESC LIMIT 1",
+    [S_L_DEL_VAL] = "DELETE FROM list WHERE kid = ?1 AND val = ?2",
     [S_S_ADD] = "INSERT INTO sset(kid, member) VALUES(?1, ?2)"
                 " ON CONFLICT DO NOTHING",
     [S_S_REM] = "DELETE FROM sset WHERE kid = ?1 AND member = ?2",

@@ -271,7 +271,9 @@ int emq_list_trim(emq_store *st, const void *key, size_t klen, int64_t start,
 /** LREM count value (0 = all, > 0 from head, < 0 from tail); *removed. */
 int emq_list_rem(emq_store *st, const void *key, size_t klen, int64_t count,
                  const void *v, size_t vlen, int64_t *removed);
-/** LPOS: first index of value into *pos, or EMQ_NOTFOUND. */
+/** LPOS: first index of value into *pos, or EMQ_NOTFOUND. With pos NULL
+ *  only membership is answered (EMQ_OK / EMQ_NOTFOUND), without the walk
+ *  that counts the index. */
 int emq_list_pos(emq_store *st, const void *key, size_t klen, const void *v,
                  size_t vlen, int64_t *pos);
 /** LLEN into *n. */

@@ -22,7 +22,8 @@ enum {
     S_Z_DROP,
     S_L_MINMAX, S_L_INSERT, S_L_ASC, S_L_DESC, S_L_DEL, S_L_COUNT, S_L_DROP,
     S_L_ANY,
-    S_L_POP_LEFT, S_L_POP_RIGHT,
+    S_L_POP_LEFT, S_L_POP_RIGHT, S_L_FIND, S_L_RANK, S_L_HAS,
+    S_L_DEL_VAL,
     S_S_ADD, S_S_REM, S_S_IS, S_S_ALL, S_S_CARD, S_S_ANY, S_S_DROP,
     S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK, S_DATA_VERSION,
     /* paged rank ranges (zset.c) and the event log (evlog.c) */

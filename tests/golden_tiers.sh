@@ -10,9 +10,9 @@
 # Under the valgrind run (EMQ_VALGRIND set) the replayer runs in memcheck.
 srcdir=${srcdir:-.}
 prog=./tests/golden_replay
-tiers="tier1 tier2 tier4"
-later="tier3 tier5"
-built_tiers="2"
+tiers="tier1 tier2 tier3 tier4"
+later="tier5"
+built_tiers="2 3"
 lt=
 vg=
 if [ -n "${EMQ_VALGRIND:-}" ]; then

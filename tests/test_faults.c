@@ -202,6 +202,51 @@ static void setup_journaled(emq_db *db)
     tk_del(db, "emq:{" QX "}:job:JOB00000000009");
 }
 
+/* Fair lanes (§6.3), built with the lane verbs: ids[0] and ids[1] wait
+ * in group G's lane, ids[2] in group H's; both groups are on the ring. */
+#define H "PRT0NgWEfAEJfs"
+#define G3 "PRT00000000003"
+static void lanes(emq_db *db)
+{
+    static const char *const g[3] = {G, G, H};
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(emq_lane_enqueue(db, Q, g[i], ids[i], "lane", 4),
+                         EMQ_ENQUEUED);
+}
+static void setup_lanes(emq_db *db) { lanes(db); }
+static void setup_lanes_weighted(emq_db *db)
+{
+    lanes(db);
+    ck_assert_int_eq(emq_lane_weight(db, Q, G, 2), EMQ_OK);
+}
+static void setup_lane_paused(emq_db *db)
+{
+    lanes(db);
+    ck_assert_int_eq(emq_lane_pause(db, Q, G), EMQ_OK);
+}
+/* G's oldest job claimed (gactive[G] = 1) with a lease of `lease` ms. */
+static void lane_claimed(emq_db *db, int64_t lease)
+{
+    emq_job j;
+    char g[EMQ_ID_SIZE];
+    lanes(db);
+    ck_assert_int_eq(emq_lane_claim(db, Q, lease, &j, g), EMQ_OK);
+    ck_assert_str_eq(j.id, ids[0]);
+    ck_assert_str_eq(g, G);
+    emq_job_clear(&j);
+}
+static void setup_lane_claimed(emq_db *db) { lane_claimed(db, 1000000); }
+/* G's and H's oldest jobs claimed with leases that have lapsed at T0. */
+static void setup_lanes_lapsed(emq_db *db)
+{
+    emq_job j;
+    char g[EMQ_ID_SIZE];
+    lane_claimed(db, 10);
+    ck_assert_int_eq(emq_lane_claim(db, Q, 10, &j, g), EMQ_OK);
+    ck_assert_str_eq(g, H);
+    emq_job_clear(&j);
+}
+
 static int op_enqueue(emq_db *db)
 {
     return emq_enqueue(db, Q, ids[4], "fresh payload", 13);
@@ -502,6 +547,32 @@ static const scen scens[] = {
      {0}},
     {"flow_tree", setup_outbox, NULL, EMQ_OK, 1000, 1, "flow_tree",
      {Q, "JOB00000000004"}},
+    /* Tier 3: the fair lanes */
+    {"lane_enqueue", setup_lanes, NULL, EMQ_ENQUEUED, 1000, 0,
+     "lane_enqueue", {Q, G3, "JOB00000000009", "fresh payload"}},
+    {"lane_claim", setup_lanes, NULL, EMQ_OK, 1000, 0, "lane_claim",
+     {Q, "30000"}},
+    {"wclaim", setup_lanes_weighted, NULL, EMQ_OK, 1000, 0, "wclaim",
+     {Q, "30000"}},
+    {"bclaim", setup_lanes, NULL, EMQ_OK, 1000, 0, "bclaim", {Q, "30000"}},
+    {"weight", setup_lanes, NULL, EMQ_OK, 1000, 0, "weight", {Q, G, "3"}},
+    {"lane_pause", setup_lanes, NULL, EMQ_OK, 1000, 0, "lane_pause",
+     {Q, G}},
+    {"lane_resume", setup_lane_paused, NULL, EMQ_OK, 1000, 0, "lane_resume",
+     {Q, G}},
+    {"limit", setup_lane_claimed, NULL, EMQ_OK, 1000, 0, "limit",
+     {Q, G, "1"}},
+    {"reassign", setup_lanes, NULL, EMQ_OK, 1000, 0, "reassign",
+     {Q, "JOB00000000002", H}},
+    {"lane_drain", setup_lanes, NULL, EMQ_OK, 1000, 0, "lane_drain",
+     {Q, G}},
+    {"reap_group", setup_lanes_lapsed, NULL, EMQ_OK, 1000, 0, "reap_group",
+     {Q, G, "100"}},
+    {"depth", setup_lanes, NULL, EMQ_OK, 1000, 1, "depth", {Q, G}},
+    {"lane_depths", setup_lanes, NULL, EMQ_OK, 1000, 1, "lane_depths",
+     {Q, G, H, G3}},
+    {"complete(lane)", setup_lane_claimed, NULL, EMQ_OK, 1000, 0,
+     "complete", {Q, "JOB00000000001", "1"}},
 };
 
 /* Registered verbs that have no sweep row, each with the reason. */

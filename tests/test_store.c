@@ -570,6 +570,42 @@ START_TEST(list_rem_pos_pop_rotate)
 }
 END_TEST
 
+/* LPOS and LREM-all answer by list order across both ends (positions
+ * below 0 after left pushes), membership without the index, an empty
+ * value, and the push length only when asked. */
+START_TEST(list_pos_and_rem_all_across_both_ends)
+{
+    int64_t pos, rm, len = -1;
+    ck_assert_int_eq(emq_list_push(st, K("b"), 1, "m", 1, &len), EMQ_OK);
+    ck_assert_int_eq(len, 1);
+    ck_assert_int_eq(emq_list_push(st, K("b"), 1, "", 0, &len), EMQ_OK);
+    ck_assert_int_eq(len, 2);
+    ck_assert_int_eq(emq_list_push(st, K("b"), 0, "k", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("b"), 0, "m", 1, NULL), EMQ_OK);
+    /* m k m "" */
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "m", 1, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 0);
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "", 0, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 3);
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "k", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "z", 1, NULL), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_list_rem(st, K("b"), 0, "m", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 2);
+    struct vals c = list_all(K("b"));
+    ck_assert_int_eq(c.n, 2);
+    ck_assert_str_eq(c.v[0], "k");
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "", 0, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 1);
+    ck_assert_int_eq(emq_list_rem(st, K("b"), 0, "q", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 0);
+    ck_assert_int_eq(emq_list_rem(st, K("b"), 0, "k", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(emq_list_rem(st, K("b"), 0, "", 0, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 1);
+    ck_assert_int_eq(type_of(K("b")), EMQ_T_NONE);
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "k", 1, NULL), EMQ_NOTFOUND);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- sets */
 
 START_TEST(set_add_rem_members_in_byte_order)
@@ -1077,6 +1113,7 @@ Suite *suite_store(void)
     tcase_add_test(t, list_push_both_ends_and_range);
     tcase_add_test(t, list_trim_keeps_first_64_and_empties);
     tcase_add_test(t, list_rem_pos_pop_rotate);
+    tcase_add_test(t, list_pos_and_rem_all_across_both_ends);
     tcase_add_test(t, set_add_rem_members_in_byte_order);
     tcase_add_test(t, emptied_aggregates_are_absent_to_every_command);
     tcase_add_test(t, wrongtype_on_every_family);
