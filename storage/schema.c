@@ -1,0 +1,266 @@
+/*
+ * schema.c — the schema ladder (schema.def) and the judge of a file's schema
+ * objects.
+ *
+ * A file of schema N opened by a build of schema M > N climbs steps N+1..M
+ * inside the open's write transaction, then its user_version is stamped M:
+ * the upgrade is atomic. A fresh file climbs from 0. A read-only handle
+ * never climbs (store.c refuses the file untouched instead).
+ *
+ * Rules: a step's SQL is fixed text; a step must keep the columns the open's
+ * first look reads (kv.name, kv.type, kv.val: store.c, `judge_key`). The
+ * schema a version must have is not written down a second time: it is what
+ * the ladder builds. A file is judged by climbing the ladder to the file's
+ * version in a private in-memory database and comparing sqlite_schema row
+ * by row (type, name, table, SQL text): every object of the file must be one
+ * of emqlite's, byte for byte, and every one of emqlite's must be there. The
+ * only others tolerated are the statistics tables ANALYZE creates
+ * (sqlite_stat1..4). A foreign trigger, view, index or table, or an altered
+ * one, is a finding.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "store_int.h"
+
+/* ------------------------------------------------------------ the steps */
+
+/* Version 1: the key table, the element tables, the meta table. */
+static const char *const schema_1_sql =
+    "CREATE TABLE kv("
+    " name BLOB PRIMARY KEY,"        /* the key, byte-exact              */
+    " type INTEGER NOT NULL,"        /* enum emq_type                    */
+    " kid INTEGER NOT NULL,"         /* element id of an aggregate, or 0  */
+    " expire INTEGER,"               /* absolute ms, NULL for none       */
+    " val BLOB"                      /* string value or encoded hash     */
+    ") WITHOUT ROWID;"
+    /* Sorted sets are stored in rank order; only members with a score
+     * other than 0 need the member index (zset.c explains). */
+    "CREATE TABLE zset(kid INTEGER NOT NULL, score REAL NOT NULL,"
+    " member BLOB NOT NULL, PRIMARY KEY(kid, score, member)) WITHOUT ROWID;"
+    "CREATE INDEX zset_member ON zset(kid, member) WHERE score <> 0;"
+    "CREATE TABLE list(kid INTEGER NOT NULL, pos INTEGER NOT NULL,"
+    " val BLOB NOT NULL, PRIMARY KEY(kid, pos)) WITHOUT ROWID;"
+    "CREATE TABLE sset(kid INTEGER NOT NULL, member BLOB NOT NULL,"
+    " PRIMARY KEY(kid, member)) WITHOUT ROWID;"
+    "CREATE TABLE emq_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
+    "INSERT INTO emq_meta VALUES('next_kid', 1);";
+
+static int schema_1_tables(emq_store *st)
+{
+    return emq_store_exec(st, schema_1_sql);
+}
+
+/* Version 2: a checksum column in the key table (rowsum.c), NULL until the
+ * file's checksums are turned on (meta `checksums` = 1). Adding a column
+ * rewrites no row. */
+static int schema_2_row_checksums(emq_store *st)
+{
+    return emq_store_exec(st, "ALTER TABLE kv ADD COLUMN sum INTEGER;"
+                              "INSERT INTO emq_meta VALUES('checksums', 0);");
+}
+
+static const struct step {
+    int version;
+    int (*run)(emq_store *st);
+} ladder[] = {
+#define STEP(v, fn) { v, fn },
+#include "schema.def"
+#undef STEP
+};
+
+_Static_assert(sizeof ladder / sizeof ladder[0] == EMQ_SCHEMA_VERSION,
+               "EMQ_SCHEMA_VERSION counts the rows of schema.def");
+
+int emq_schema_climb(emq_store *st, int from, int to, int stamp_app)
+{
+    char q[96];
+    int rc = EMQ_OK;
+    if (from < 0 || to > EMQ_SCHEMA_VERSION || from > to)
+        return emq_store_err(st, EMQ_EINTERNAL, "no schema step from %d to "
+                             "%d", from, to);
+    for (int i = from; i < to && rc == EMQ_OK; i++)
+        rc = ladder[i].version == i + 1 ? ladder[i].run(st)
+                                        : emq_store_err(st, EMQ_EINTERNAL,
+                                                        "schema.def is out "
+                                                        "of order");
+    if (rc != EMQ_OK)
+        return rc;
+    if (stamp_app) {
+        snprintf(q, sizeof q, "PRAGMA application_id = %d;",
+                 EMQ_APPLICATION_ID);
+        if ((rc = emq_store_exec(st, q)) != EMQ_OK)
+            return rc;
+    }
+    snprintf(q, sizeof q, "PRAGMA user_version = %d;", to);
+    return emq_store_exec(st, q);
+}
+
+/* ------------------------------------------------------------- judging */
+
+/* sqlite_schema in name order, without ANALYZE's tables. */
+static const char q_objects[] =
+    "SELECT type, name, tbl_name, sql FROM sqlite_schema"
+    " WHERE NOT (type = 'table' AND name GLOB 'sqlite_stat[1-4]')"
+    " ORDER BY name";
+
+/* Printable rendering of a schema name for a message. */
+static void show(char *out, size_t cap, const unsigned char *p)
+{
+    size_t o = 0;
+    for (; p && *p && o + 5 < cap; p++) {
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\' && *p != '"')
+            out[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+    }
+    out[o] = 0;
+}
+
+static const unsigned char *col(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_text(s, i);
+}
+
+/* Two nullable texts equal. */
+static int same(const unsigned char *a, const unsigned char *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    return strcmp((const char *)a, (const char *)b) == 0;
+}
+
+static int step_rc(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_BUSY: case SQLITE_LOCKED: return EMQ_EBUSY;
+    case SQLITE_IOERR: return EMQ_EIO;
+    case SQLITE_NOMEM: return EMQ_ENOMEM;
+    case SQLITE_CORRUPT: case SQLITE_NOTADB: return EMQ_ECORRUPT;
+    default: return EMQ_EINTERNAL;
+    }
+}
+
+/* Report one finding: "<what> <type> \"<name>\"[ on table \"t\"]". */
+static void finding(emq_schema_cb cb, void *ctx, const char *what,
+                    sqlite3_stmt *s, int version)
+{
+    char msg[400], name[120], tbl[120];
+    const unsigned char *type = col(s, 0);
+    if (cb == NULL)
+        return;
+    show(name, sizeof name, col(s, 1));
+    show(tbl, sizeof tbl, col(s, 2));
+    if (strcmp(what, "differs") == 0)
+        snprintf(msg, sizeof msg, "%s \"%s\" differs from emqlite's schema "
+                 "%d", type ? (const char *)type : "object", name, version);
+    else
+        snprintf(msg, sizeof msg, "%s %s \"%s\"%s%s%s", what,
+                 type ? (const char *)type : "object", name,
+                 strcmp(name, tbl) ? " on table \"" : "",
+                 strcmp(name, tbl) ? tbl : "", strcmp(name, tbl) ? "\"" : "");
+    cb(ctx, msg);
+}
+
+/*
+ * Compare the objects of `file` with those of `want` (both positioned
+ * before their first row). Returns the number of findings or a negative
+ * code.
+ */
+static int compare(sqlite3_stmt *file, sqlite3_stmt *want, int version,
+                   emq_schema_cb cb, void *ctx)
+{
+    int n = 0, rf = sqlite3_step(file), rw = sqlite3_step(want);
+    while (rf == SQLITE_ROW || rw == SQLITE_ROW) {
+        int c;
+        if (rf != SQLITE_ROW)
+            c = 1;
+        else if (rw != SQLITE_ROW)
+            c = -1;
+        else
+            c = strcmp((const char *)col(file, 1), (const char *)col(want, 1));
+        if (c < 0) {
+            finding(cb, ctx, "foreign", file, version);
+            n++;
+            rf = sqlite3_step(file);
+        } else if (c > 0) {
+            finding(cb, ctx, "missing", want, version);
+            n++;
+            rw = sqlite3_step(want);
+        } else {
+            if (!same(col(file, 0), col(want, 0)) ||
+                !same(col(file, 2), col(want, 2)) ||
+                !same(col(file, 3), col(want, 3))) {
+                finding(cb, ctx, "differs", file, version);
+                n++;
+            }
+            rf = sqlite3_step(file);
+            rw = sqlite3_step(want);
+        }
+    }
+    if (rf != SQLITE_DONE)
+        return step_rc(rf);
+    if (rw != SQLITE_DONE)
+        return step_rc(rw);
+    return n;
+}
+
+int emq_schema_judge(sqlite3 *db, int version, emq_schema_cb cb, void *ctx)
+{
+    emq_store *scratch = NULL;
+    sqlite3_stmt *file = NULL, *want = NULL;
+    int rc;
+    if (version < 1 || version > EMQ_SCHEMA_VERSION)
+        return EMQ_EINTERNAL;
+    /* The reference: the ladder climbed to `version` in memory. */
+    scratch = emq_mem_calloc(1, sizeof *scratch);
+    if (scratch == NULL)
+        return EMQ_ENOMEM;
+    rc = sqlite3_open_v2(":memory:", &scratch->db,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        rc = step_rc(rc);
+        goto done;
+    }
+    for (int i = 0; i < version; i++)
+        if ((rc = ladder[i].run(scratch)) != EMQ_OK)
+            goto done;
+    if ((rc = sqlite3_prepare_v2(db, q_objects, -1, &file, NULL)) !=
+            SQLITE_OK ||
+        (rc = sqlite3_prepare_v2(scratch->db, q_objects, -1, &want, NULL)) !=
+            SQLITE_OK) {
+        rc = step_rc(rc);
+        goto done;
+    }
+    rc = compare(file, want, version, cb, ctx);
+done:
+    sqlite3_finalize(file);
+    sqlite3_finalize(want);
+    if (scratch)
+        sqlite3_close(scratch->db);
+    emq_mem_free(scratch);
+    return rc;
+}
+
+/* The findings of emq_store_check_schema go to the caller's callback. */
+int emq_store_check_schema(emq_store *st, emq_schema_cb cb, void *ctx)
+{
+    sqlite3_stmt *s = NULL;
+    int rc, version = 0;
+    if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) !=
+        SQLITE_OK)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        version = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW)
+        return emq_store_fail(st, rc);
+    if (version < 1 || version > EMQ_SCHEMA_VERSION)
+        return EMQ_OK; /* the stamp check reports it */
+    rc = emq_schema_judge(st->db, version, cb, ctx);
+    if (rc < 0)
+        return emq_store_err(st, rc, "the schema could not be compared with "
+                             "emqlite's (%s)", rc == EMQ_ENOMEM
+                                 ? "out of memory" : "a failed read");
+    return EMQ_OK;
+}
