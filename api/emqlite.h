@@ -544,6 +544,7 @@ int emq_digest(emq_db *db, const emq_export_options *opt,
 typedef struct emq_finding {
     int severity;        /**< EMQ_CHECK_VIOLATION or EMQ_CHECK_NOTE        */
     const char *code;    /**< a stable short name: "integrity", "stamp",
+                              "schema", "checksum",
                               "fence", "key", "type", "member",
                               "score", "counter", "ring", "wake", "row",
                               "state", "state-set", "read" (violations);
@@ -559,7 +560,10 @@ typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
 /**
  * Check the invariants of the whole file in one read transaction, reporting
  * every finding (not just the first) to `cb` (may be NULL): SQLite's
- * PRAGMA integrity_check and the file's stamp; the version fence; every key
+ * PRAGMA integrity_check and the file's stamp; schema objects that are not
+ * exactly emqlite's (a foreign trigger, view, index or table); key rows whose
+ * checksum does not match (files with emq_options.checksums); the version
+ * fence; every key
  * belongs to the EchoMQ grammar with the type the grammar gives it; job sets
  * and lanes hold JOB ids with their score rules (0 in pending, dead and
  * lanes; integer ms in active and schedule); counters

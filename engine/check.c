@@ -3,7 +3,8 @@
  *
  * Owns: one read-only pass over the whole file, inside one read transaction,
  * that reports every broken invariant (not just the first) through a
- * callback: the SQLite integrity check and stamp, the version fence, the key
+ * callback: the SQLite integrity check and stamp, the schema objects, the
+ * key rows' checksums (when the file keeps them), the version fence, the key
  * grammar and the type of every key, the members and
  * scores of the job sets and lanes, decimal counters, and the agreement of
  * every job row's `state` with the sets that hold its id.
@@ -71,6 +72,8 @@ typedef struct checker {
     emq_buf vals;           /* scratch: element bytes, concatenated    */
     elem *el;
     size_t nel, capel;
+    kent *sumbad;           /* keys whose checksum failed, in name order */
+    size_t nsumbad, capsumbad;
     int oom;
 } checker;
 
@@ -320,10 +323,28 @@ static int integral(double s)
     return isfinite(s) && s == floor(s);
 }
 
+/* Key order of SQLite's BLOB comparison: memcmp, then the shorter. */
+static int kent_cmp(const void *a, const void *b)
+{
+    const kent *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->name, y->name, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* 1 when k's checksum was already reported (its failed read is not a
+ * second finding). */
+static int sum_reported(const checker *c, const kent *k)
+{
+    return c->nsumbad &&
+           bsearch(k, c->sumbad, c->nsumbad, sizeof *c->sumbad, kent_cmp);
+}
+
 /* A store read failed: corruption is a finding, anything else aborts. */
 static int read_failed(checker *c, int rc, const kent *k)
 {
     if (rc == EMQ_ENOMEM || c->oom) return EMQ_ENOMEM;
+    if (rc == EMQ_ECORRUPT && sum_reported(c, k)) return 0;
     if (rc == EMQ_ECORRUPT || rc == EMQ_EWRONGTYPE || rc == EMQ_EPROTO ||
         rc == EMQ_EINTERNAL) {
         report(c, VIOL, "read", k->name, k->len, "the key cannot be read: %s",
@@ -399,7 +420,32 @@ static int unreadable(const char *t)
     }
 }
 
-/* PRAGMA integrity_check, application_id, user_version. */
+static void schema_cb(void *ctx, const char *finding)
+{
+    report(ctx, VIOL, "schema", NULL, 0, "the file's schema has a %s (only "
+           "emqlite's own objects belong in it)", finding);
+}
+
+static void row_cb(void *ctx, const void *key, size_t klen, const char *why)
+{
+    checker *c = ctx;
+    kent *k;
+    report(c, VIOL, "checksum", key, klen, "%s", why);
+    if (grow((void **)&c->sumbad, &c->capsumbad, c->nsumbad + 1,
+             sizeof *c->sumbad) ||
+        (c->sumbad[c->nsumbad].name = emq_mem_malloc(klen ? klen : 1)) ==
+            NULL) {
+        c->oom = 1;
+        return;
+    }
+    k = &c->sumbad[c->nsumbad++];
+    if (klen) memcpy(k->name, key, klen);
+    k->len = klen;
+    k->type = 0;
+}
+
+/* PRAGMA integrity_check, application_id, user_version, the schema
+ * objects, the row checksums. */
 static int check_file(checker *c)
 {
     sqlite3 *db = emq_store_sqlite(c->st);
@@ -450,7 +496,10 @@ static int check_file(checker *c)
             report(c, VIOL, "stamp", NULL, 0, "%s is %ld, expected %ld",
                    stamp[i].what, v, stamp[i].want);
     }
-    return EMQ_OK;
+    if ((rc = emq_store_check_schema(c->st, schema_cb, c)) < 0 ||
+        (rc = emq_store_check_rows(c->st, row_cb, c)) < 0)
+        return rc;
+    return c->oom ? EMQ_ENOMEM : EMQ_OK;
 }
 
 /* {emq}:version: a string holding exactly the wire, with no TTL. */
@@ -883,6 +932,8 @@ done:
     if (nviolations) *nviolations = c.nviol;
     for (i = 0; i < c.nkeys; i++) emq_mem_free(c.keys[i].name);
     emq_mem_free(c.keys);
+    for (i = 0; i < c.nsumbad; i++) emq_mem_free(c.sumbad[i].name);
+    emq_mem_free(c.sumbad);
     emq_mem_free(c.mem);
     emq_mem_free(c.lanes);
     emq_mem_free(c.el);
