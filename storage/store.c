@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include "store_int.h"
 
@@ -664,6 +665,109 @@ static int make_current(emq_store *st, int version)
     return emq_store_commit(st);
 }
 
+/* ------------------------------------------------------------- room */
+
+/*
+ * A full disk must not wedge the workers: the transitions that shrink a
+ * queue (complete, retry, extend, claim, reap...) must still commit, and a
+ * checkpoint must still run, so that retiring jobs frees space. Two rules
+ * give them the room:
+ *   - the WAL owns its blocks: a writable handle preallocates, past the
+ *     WAL's end (FALLOC_FL_KEEP_SIZE: its size and content are untouched),
+ *     room for a checkpoint cycle of frames, and a RESTART checkpoint makes
+ *     later commits reuse that room from the start of the WAL;
+ *   - every committed page owns its blocks in the database file: a commit
+ *     that grew the database (PRAGMA page_count) first has SQLite extend
+ *     the file to hold it (SQLITE_FCNTL_SIZE_HINT, in ROOM_CHUNK steps),
+ *     and is refused with EMQ_EFULL, nothing applied, when the disk cannot
+ *     give that space. A checkpoint then only writes blocks the file owns.
+ * A transition that needs no new page commits into room already owned;
+ * only growth — enqueues past the free pages, imports — is refused. Not
+ * covered: copy-on-write file systems (btrfs, ZFS), where overwriting a
+ * block needs a new one.
+ */
+#define ROOM_CHUNK (64 * 1024)
+
+/* The WAL's room: (checkpoint_frames + 64) frames, or as much of it as
+ * the disk gives, halving down to 128 frames; then the handle checkpoints
+ * before the WAL outgrows it. Best effort. */
+static void reserve_wal(emq_store *st)
+{
+    char w[EMQ_PATH_MAX + 8];
+    int64_t want = (st->opts.checkpoint_frames > 0
+                        ? st->opts.checkpoint_frames : 1000) + 64;
+    int fd, got = 0;
+    snprintf(w, sizeof w, "%s-wal", st->path);
+    fd = open(w, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    for (int64_t f = want; f >= 128 && !got; f /= 2) {
+        if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0,
+                      (off_t)(f * (st->page_size + 24) + 32)) == 0)
+            got = 1;
+        else if (errno != ENOSPC)
+            break;
+        else if (f / 2 >= 128 && st->opts.checkpoint_frames > f / 2 - 64)
+            st->opts.checkpoint_frames = (int)(f / 2 - 64);
+    }
+    close(fd);
+}
+
+/* A writable file handle: SQLite grows the file in chunks (and so can
+ * extend it on request), the WAL gets its room. */
+static int room_init(emq_store *st)
+{
+    int64_t ps = 0;
+    int chunk = ROOM_CHUNK, rc;
+    struct stat sb;
+    if (st->memory || st->opts.readonly)
+        return EMQ_OK;
+    if ((rc = pragma_int(st->db, "PRAGMA page_size", &ps)) != SQLITE_OK)
+        return emq_store_fail(st, rc);
+    st->page_size = ps > 0 ? ps : 4096;
+    if ((rc = sqlite3_file_control(st->db, "main", SQLITE_FCNTL_CHUNK_SIZE,
+                                   &chunk)) != SQLITE_OK)
+        return emq_store_fail(st, rc);
+    st->ensured = stat(st->path, &sb) == 0 ? (int64_t)sb.st_size : 0;
+    st->room = 1;
+    reserve_wal(st);
+    return EMQ_OK;
+}
+
+/* Before a commit: the pages of the database own their blocks. */
+static int ensure_room(emq_store *st)
+{
+    sqlite3_stmt *s;
+    sqlite3_int64 need;
+    struct statvfs vb;
+    int rc;
+    if (!st->room)
+        return EMQ_OK;
+    if ((s = emq_stmt(st, S_PAGE_COUNT)) == NULL)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    rc = sqlite3_step(s);
+    need = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) * st->page_size : 0;
+    emq_stmt_done(s);
+    if (rc != SQLITE_ROW)
+        return emq_store_fail(st, rc);
+    if (need <= st->ensured)
+        return EMQ_OK;
+    rc = sqlite3_file_control(st->db, "main", SQLITE_FCNTL_SIZE_HINT, &need);
+    if (rc != SQLITE_OK) {
+        int full = statvfs(st->path, &vb) == 0 &&
+                   (int64_t)vb.f_bavail * (int64_t)vb.f_frsize <
+                       need - st->ensured + ROOM_CHUNK;
+        return emq_store_err(st, full ? EMQ_EFULL : EMQ_EIO, full
+                             ? "the disk is full: the file would grow to %lld"
+                               " bytes (transitions that need no new space "
+                               "still commit)"
+                             : "cannot extend the file to %lld bytes",
+                             (long long)need);
+    }
+    st->ensured = (need + ROOM_CHUNK - 1) / ROOM_CHUNK * ROOM_CHUNK;
+    return EMQ_OK;
+}
+
 int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
                    char *err, size_t errlen)
 {
@@ -698,7 +802,8 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
         (!st->memory && (rc = identify(st, exists)) != EMQ_OK) ||
         (rc = emq_wgate_open(st)) != EMQ_OK)
         goto fail;
-    if (!st->opts.readonly && (rc = make_current(st, version)) != EMQ_OK)
+    if (!st->opts.readonly && ((rc = make_current(st, version)) != EMQ_OK ||
+                               (rc = room_init(st)) != EMQ_OK))
         goto fail;
     st->current = !st->opts.readonly || version == EMQ_SCHEMA_VERSION;
     if (st->current && (rc = emq_rowsum_load(st)) != EMQ_OK)
@@ -803,9 +908,19 @@ int emq_store_commit(emq_store *st)
     if (!st->in_tx)
         return emq_store_err(st, EMQ_EINTERNAL, "no transaction open");
     st->hvalid = 0;
-    int rc = exec_stmt(st, S_COMMIT);
+    int rc = st->tx_write ? ensure_room(st) : EMQ_OK;
+    if (rc == EMQ_OK)
+        rc = exec_stmt(st, S_COMMIT);
     if (rc != EMQ_OK) {
         emq_store_rollback(st);
+        /* A WAL that could not grow: a checkpoint lets the next commit
+         * start the WAL over, in blocks it already owns. */
+        if (rc == EMQ_EFULL && st->room) {
+            char keep[sizeof st->errmsg];
+            memcpy(keep, st->errmsg, sizeof keep);
+            (void)emq_store_checkpoint(st);
+            memcpy(st->errmsg, keep, sizeof keep);
+        }
         return rc;
     }
     st->in_tx = 0;

@@ -58,6 +58,11 @@ struct emq_store {
     unsigned long file_dev, file_ino;
     unsigned file_uid, file_gid, file_mode;
     int current;         /* the file has this build's schema             */
+    /* Room on the disk (store.c): every committed page owns its blocks in
+     * the file, so a checkpoint never needs new space. */
+    int room;            /* writable file: commits make sure of it      */
+    int64_t page_size;
+    int64_t ensured;     /* bytes of the file known to own their blocks */
     int sums;            /* the file's row checksums are on (rowsum.c)     */
     emq_buf hraw, henc;  /* scratch for hash reads and writes              */
     emq_hfields hf;      /* decoded view of hraw                           */
