@@ -11,13 +11,15 @@
  * first look reads (kv.name, kv.type, kv.val: store.c, `judge_key`). The
  * schema a version must have is not written down a second time: it is what
  * the ladder builds. A file is judged by climbing the ladder to the file's
- * version in a private in-memory database and comparing sqlite_schema row
- * by row (type, name, table, SQL text): every object of the file must be one
+ * version in a private in-memory database (once per process and version)
+ * and comparing sqlite_schema row by row (type, name, table, SQL text):
+ * every object of the file must be one
  * of emqlite's, byte for byte, and every one of emqlite's must be there. The
  * only others tolerated are the statistics tables ANALYZE creates
  * (sqlite_stat1..4). A foreign trigger, view, index or table, or an altered
  * one, is a finding.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "store_int.h"
@@ -142,14 +144,14 @@ static int step_rc(int rc)
 
 /* Report one finding: "<what> <type> \"<name>\"[ on table \"t\"]". */
 static void finding(emq_schema_cb cb, void *ctx, const char *what,
-                    sqlite3_stmt *s, int version)
+                    const unsigned char *type, const unsigned char *rawname,
+                    const unsigned char *rawtbl, int version)
 {
     char msg[400], name[120], tbl[120];
-    const unsigned char *type = col(s, 0);
     if (cb == NULL)
         return;
-    show(name, sizeof name, col(s, 1));
-    show(tbl, sizeof tbl, col(s, 2));
+    show(name, sizeof name, rawname);
+    show(tbl, sizeof tbl, rawtbl);
     if (strcmp(what, "differs") == 0)
         snprintf(msg, sizeof msg, "%s \"%s\" differs from emqlite's schema "
                  "%d", type ? (const char *)type : "object", name, version);
@@ -162,82 +164,134 @@ static void finding(emq_schema_cb cb, void *ctx, const char *what,
 }
 
 /*
- * Compare the objects of `file` with those of `want` (both positioned
- * before their first row). Returns the number of findings or a negative
- * code.
+ * The objects a version must have, as the ladder builds them: the rows of
+ * q_objects, read once per process from a private in-memory database that
+ * climbed the ladder, and kept (they never change; no heap is held).
  */
-static int compare(sqlite3_stmt *file, sqlite3_stmt *want, int version,
+#define REF_TEXT 8192
+#define REF_ROWS 32
+typedef struct ref {
+    int ready, n;
+    const unsigned char *row[REF_ROWS][4]; /* into text; NULL for NULL */
+    unsigned char text[REF_TEXT];
+} ref;
+static ref refs[EMQ_SCHEMA_VERSION];
+static pthread_mutex_t refs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Copy the rows of `s` into r. EMQ_OK, or EMQ_EINTERNAL when they do not
+ * fit (a larger REF_TEXT/REF_ROWS is then needed). */
+static int ref_fill(ref *r, sqlite3_stmt *s)
+{
+    size_t used = 0;
+    int rc;
+    r->n = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (r->n == REF_ROWS)
+            return EMQ_EINTERNAL;
+        for (int c = 0; c < 4; c++) {
+            const unsigned char *t = sqlite3_column_text(s, c);
+            size_t n = t ? strlen((const char *)t) + 1 : 0;
+            if (t == NULL && sqlite3_column_type(s, c) != SQLITE_NULL)
+                return EMQ_ENOMEM;
+            if (used + n > REF_TEXT)
+                return EMQ_EINTERNAL;
+            r->row[r->n][c] = t ? memcpy(r->text + used, t, n) : NULL;
+            used += n;
+        }
+        r->n++;
+    }
+    return rc == SQLITE_DONE ? EMQ_OK : step_rc(rc);
+}
+
+/* The reference of `version` (1..EMQ_SCHEMA_VERSION), built on first use. */
+static int ref_get(int version, const ref **out)
+{
+    ref *r = &refs[version - 1];
+    emq_store *scratch = NULL;
+    sqlite3_stmt *s = NULL;
+    int rc = EMQ_OK;
+    pthread_mutex_lock(&refs_lock);
+    if (r->ready)
+        goto done;
+    scratch = emq_mem_calloc(1, sizeof *scratch);
+    if (scratch == NULL) {
+        rc = EMQ_ENOMEM;
+        goto done;
+    }
+    rc = sqlite3_open_v2(":memory:", &scratch->db,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    rc = rc == SQLITE_OK ? EMQ_OK : step_rc(rc);
+    for (int i = 0; i < version && rc == EMQ_OK; i++)
+        rc = ladder[i].run(scratch);
+    if (rc == EMQ_OK &&
+        (rc = sqlite3_prepare_v2(scratch->db, q_objects, -1, &s, NULL)) !=
+            SQLITE_OK)
+        rc = step_rc(rc);
+    if (rc == EMQ_OK && (rc = ref_fill(r, s)) == EMQ_OK)
+        r->ready = 1;
+done:
+    pthread_mutex_unlock(&refs_lock);
+    sqlite3_finalize(s);
+    if (scratch)
+        sqlite3_close(scratch->db);
+    emq_mem_free(scratch);
+    *out = r;
+    return rc;
+}
+
+/* Compare the objects of `file` (positioned before its first row) with the
+ * reference. Returns the number of findings or a negative code. */
+static int compare(sqlite3_stmt *file, const ref *want, int version,
                    emq_schema_cb cb, void *ctx)
 {
-    int n = 0, rf = sqlite3_step(file), rw = sqlite3_step(want);
-    while (rf == SQLITE_ROW || rw == SQLITE_ROW) {
+    int n = 0, w = 0, rf = sqlite3_step(file);
+    while (rf == SQLITE_ROW || w < want->n) {
+        const unsigned char *const *wr = w < want->n ? want->row[w] : NULL;
         int c;
         if (rf != SQLITE_ROW)
             c = 1;
-        else if (rw != SQLITE_ROW)
+        else if (wr == NULL)
             c = -1;
         else
-            c = strcmp((const char *)col(file, 1), (const char *)col(want, 1));
+            c = strcmp((const char *)col(file, 1), (const char *)wr[1]);
         if (c < 0) {
-            finding(cb, ctx, "foreign", file, version);
+            finding(cb, ctx, "foreign", col(file, 0), col(file, 1),
+                    col(file, 2), version);
             n++;
             rf = sqlite3_step(file);
         } else if (c > 0) {
-            finding(cb, ctx, "missing", want, version);
+            finding(cb, ctx, "missing", wr[0], wr[1], wr[2], version);
             n++;
-            rw = sqlite3_step(want);
+            w++;
         } else {
-            if (!same(col(file, 0), col(want, 0)) ||
-                !same(col(file, 2), col(want, 2)) ||
-                !same(col(file, 3), col(want, 3))) {
-                finding(cb, ctx, "differs", file, version);
+            if (!same(col(file, 0), wr[0]) || !same(col(file, 2), wr[2]) ||
+                !same(col(file, 3), wr[3])) {
+                finding(cb, ctx, "differs", col(file, 0), col(file, 1),
+                        col(file, 2), version);
                 n++;
             }
             rf = sqlite3_step(file);
-            rw = sqlite3_step(want);
+            w++;
         }
     }
-    if (rf != SQLITE_DONE)
-        return step_rc(rf);
-    if (rw != SQLITE_DONE)
-        return step_rc(rw);
-    return n;
+    return rf == SQLITE_DONE ? n : step_rc(rf);
 }
 
 int emq_schema_judge(sqlite3 *db, int version, emq_schema_cb cb, void *ctx)
 {
-    emq_store *scratch = NULL;
-    sqlite3_stmt *file = NULL, *want = NULL;
+    const ref *want;
+    sqlite3_stmt *file = NULL;
     int rc;
     if (version < 1 || version > EMQ_SCHEMA_VERSION)
         return EMQ_EINTERNAL;
-    /* The reference: the ladder climbed to `version` in memory. */
-    scratch = emq_mem_calloc(1, sizeof *scratch);
-    if (scratch == NULL)
-        return EMQ_ENOMEM;
-    rc = sqlite3_open_v2(":memory:", &scratch->db,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        rc = step_rc(rc);
-        goto done;
-    }
-    for (int i = 0; i < version; i++)
-        if ((rc = ladder[i].run(scratch)) != EMQ_OK)
-            goto done;
+    if ((rc = ref_get(version, &want)) != EMQ_OK)
+        return rc;
     if ((rc = sqlite3_prepare_v2(db, q_objects, -1, &file, NULL)) !=
-            SQLITE_OK ||
-        (rc = sqlite3_prepare_v2(scratch->db, q_objects, -1, &want, NULL)) !=
-            SQLITE_OK) {
+        SQLITE_OK)
         rc = step_rc(rc);
-        goto done;
-    }
-    rc = compare(file, want, version, cb, ctx);
-done:
+    else
+        rc = compare(file, want, version, cb, ctx);
     sqlite3_finalize(file);
-    sqlite3_finalize(want);
-    if (scratch)
-        sqlite3_close(scratch->db);
-    emq_mem_free(scratch);
     return rc;
 }
 

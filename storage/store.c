@@ -672,10 +672,11 @@ static int make_current(emq_store *st, int version)
  * queue (complete, retry, extend, claim, reap...) must still commit, and a
  * checkpoint must still run, so that retiring jobs frees space. Two rules
  * give them the room:
- *   - the WAL owns its blocks: a writable handle preallocates, past the
- *     WAL's end (FALLOC_FL_KEEP_SIZE: its size and content are untouched),
- *     room for a checkpoint cycle of frames, and a RESTART checkpoint makes
- *     later commits reuse that room from the start of the WAL;
+ *   - the WAL owns its blocks: once it went round a checkpoint cycle, a
+ *     RESTART checkpoint makes later commits reuse them from its start;
+ *     before that, on a disk close to full, a writable handle preallocates
+ *     room for a cycle of frames past the WAL's end (FALLOC_FL_KEEP_SIZE:
+ *     its size and content are untouched);
  *   - every committed page owns its blocks in the database file: a commit
  *     that grew the database (PRAGMA page_count) first has SQLite extend
  *     the file to hold it (SQLITE_FCNTL_SIZE_HINT, in ROOM_CHUNK steps),
@@ -690,13 +691,20 @@ static int make_current(emq_store *st, int version)
 
 /* The WAL's room: (checkpoint_frames + 64) frames, or as much of it as
  * the disk gives, halving down to 128 frames; then the handle checkpoints
- * before the WAL outgrows it. Best effort. */
+ * before the WAL outgrows it. Best effort, and only when the disk has less
+ * than 64 times that free (a WAL that went once round its cycle owns the
+ * blocks anyway): at open and after this handle's checkpoints. */
 static void reserve_wal(emq_store *st)
 {
     char w[EMQ_PATH_MAX + 8];
     int64_t want = (st->opts.checkpoint_frames > 0
                         ? st->opts.checkpoint_frames : 1000) + 64;
+    struct statvfs vb;
     int fd, got = 0;
+    if (!st->room || statvfs(st->path, &vb) != 0 ||
+        (int64_t)vb.f_bavail * (int64_t)vb.f_frsize >
+            64 * want * (st->page_size + 24))
+        return;
     snprintf(w, sizeof w, "%s-wal", st->path);
     fd = open(w, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
@@ -972,6 +980,7 @@ int emq_store_checkpoint(emq_store *st)
     emq_wgate_leave(st);
     if (rc == SQLITE_OK) {
         st->wal_frames = 0;
+        reserve_wal(st);
         return EMQ_OK;
     }
     return emq_store_fail(st, rc);
