@@ -12,10 +12,16 @@
  * emq_verify(), which fails the statement with SQLITE_CORRUPT (EMQ_ECORRUPT)
  * and names the key. The checker verifies every row (emq_store_check_rows).
  *
+ * While a file's checksums are off, the key-row statements are prepared in
+ * a plain form that calls neither function (store.c, sql_plain), so the
+ * option costs nothing until it is on.
+ *
  * Rules: the functions are registered on the handle's own connection only,
  * SQLITE_DIRECTONLY (no schema object can call them); the mode each handle
- * writes with (st->sums) is re-read whenever another connection committed,
- * inside the write transaction, and only ever goes from 0 to 1.
+ * writes with (st->sums, set through emq_store_set_sums) is re-read
+ * whenever another connection committed, inside the write transaction, and
+ * only ever goes from 0 to 1 (a read-only handle keeps the mode it saw at
+ * open: it may skip verifying, never misreport).
  */
 #include <stdio.h>
 #include <string.h>
@@ -129,13 +135,14 @@ int emq_rowsum_register(emq_store *st)
 int emq_rowsum_load(emq_store *st)
 {
     sqlite3_stmt *s = emq_stmt(st, S_META_SUMS);
-    int rc;
+    int rc, on;
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
-    rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        st->sums = sqlite3_column_int64(s, 0) == 1;
+    on = (rc = sqlite3_step(s)) == SQLITE_ROW &&
+         sqlite3_column_int64(s, 0) == 1;
     emq_stmt_done(s);
+    if (rc == SQLITE_ROW)
+        emq_store_set_sums(st, on);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return emq_store_fail(st, rc);
     return EMQ_OK;
@@ -157,7 +164,7 @@ int emq_store_enable_checksums(emq_store *st)
     rc = emq_rowsum_load(st);
     was = st->sums;
     if (rc == EMQ_OK && !was) {
-        st->sums = 1; /* emq_sum() computes from here on */
+        emq_store_set_sums(st, 1); /* emq_sum() computes from here on */
         rc = emq_store_exec(st, "UPDATE kv SET sum = emq_sum_of(name, type,"
                             " kid, expire, val);"
                             "UPDATE emq_meta SET v = 1"
@@ -168,7 +175,7 @@ int emq_store_enable_checksums(emq_store *st)
     else
         emq_store_rollback(st);
     if (rc != EMQ_OK)
-        st->sums = was;
+        emq_store_set_sums(st, was);
     return rc;
 }
 

@@ -108,9 +108,23 @@ static const char *const sql[S_COUNT] = {
     [S_BEGIN_R] = "BEGIN DEFERRED",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
-    [S_DATA_VERSION] = "PRAGMA data_version",
     [S_META_SUMS] = "SELECT v FROM emq_meta WHERE k = 'checksums'",
     [S_PAGE_COUNT] = "PRAGMA page_count",
+};
+
+/* The key-row statements of a file whose checksums are off: the same rows,
+ * no checksum computed or verified (a function call per row costs about a
+ * thousand instructions). The column `sum` stays NULL. */
+static const char *const sql_plain[S_COUNT] = {
+    [S_KEY_GET] = "SELECT type, kid, expire, val FROM kv WHERE name = ?1",
+    [S_KEY_INSERT] = "INSERT INTO kv(name, type, kid, expire, val)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5)",
+    [S_KEY_PUT_VAL] = "UPDATE kv SET val = ?2 WHERE name = ?1",
+    [S_KEY_SET_EXPIRE] = "UPDATE kv SET expire = ?2 WHERE name = ?1",
+    [S_KEY_UPSERT] = "INSERT OR REPLACE INTO kv(name, type, kid, expire, val)"
+                     " VALUES(?1, ?2, 0, ?3, ?4)",
+    [S_KEY_CREATE_NX] = "INSERT INTO kv(name, type, kid, expire, val)"
+                        " VALUES(?1, ?2, 0, NULL, ?3) ON CONFLICT DO NOTHING",
 };
 
 /* ------------------------------------------------------------- errors */
@@ -171,12 +185,28 @@ sqlite3_stmt *emq_stmt(emq_store *st, int id)
         break;
     }
     if (!st->stmt[id] &&
-        sqlite3_prepare_v3(st->db, sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-                           &st->stmt[id], NULL) != SQLITE_OK) {
+        sqlite3_prepare_v3(st->db, !st->sums && sql_plain[id] ? sql_plain[id]
+                                                              : sql[id],
+                           -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id],
+                           NULL) != SQLITE_OK) {
         emq_store_fail(st, sqlite3_errcode(st->db));
         return NULL;
     }
     return st->stmt[id];
+}
+
+void emq_store_set_sums(emq_store *st, int on)
+{
+    if (st->sums == on)
+        return;
+    st->sums = on;
+    /* The key-row statements are prepared again in the other form; none
+     * is in use between statements of the store. */
+    for (int i = 0; i < S_COUNT; i++)
+        if (sql_plain[i]) {
+            sqlite3_finalize(st->stmt[i]);
+            st->stmt[i] = NULL;
+        }
 }
 
 /* Reset a statement after use. Bindings are kept: every caller binds every
@@ -677,17 +707,28 @@ static int make_current(emq_store *st, int version)
  *     before that, on a disk close to full, a writable handle preallocates
  *     room for a cycle of frames past the WAL's end (FALLOC_FL_KEEP_SIZE:
  *     its size and content are untouched);
- *   - every committed page owns its blocks in the database file: a commit
- *     that grew the database (PRAGMA page_count) first has SQLite extend
- *     the file to hold it (SQLITE_FCNTL_SIZE_HINT, in ROOM_CHUNK steps),
- *     and is refused with EMQ_EFULL, nothing applied, when the disk cannot
- *     give that space. A checkpoint then only writes blocks the file owns.
+ *   - every committed page owns its blocks in the database file, with a
+ *     headroom past them: before a commit the handle compares the pages
+ *     in use (PRAGMA page_count) with the file's size and has SQLite extend
+ *     the file (SQLITE_FCNTL_SIZE_HINT, ROOM_CHUNK steps) to ROOM_HEAD past
+ *     them when less than half of it is left. A PRAGMA is compiled again
+ *     at every run (7k instructions), so this look is taken every
+ *     ROOM_EVERY commits, for every transaction that changed more than
+ *     ROOM_ROWS rows, after every checkpoint of the handle (which truncates
+ *     the file to its pages), and at every commit once the disk could not
+ *     give the headroom ("low"). Then a commit that needs pages the file
+ *     cannot get is refused with EMQ_EFULL, nothing applied, and the
+ *     checkpoints only write blocks the file owns.
  * A transition that needs no new page commits into room already owned;
  * only growth — enqueues past the free pages, imports — is refused. Not
  * covered: copy-on-write file systems (btrfs, ZFS), where overwriting a
- * block needs a new one.
+ * block needs a new one; growth of more than half the headroom between two
+ * looks while the disk fills.
  */
 #define ROOM_CHUNK (64 * 1024)
+#define ROOM_HEAD (1024 * 1024) /* the file's headroom past its pages */
+#define ROOM_EVERY 8            /* commits between two looks        */
+#define ROOM_ROWS 64            /* a bigger transaction is looked at */
 
 /* The WAL's room: (checkpoint_frames + 64) frames, or as much of it as
  * the disk gives, halving down to 128 frames; then the handle checkpoints
@@ -727,7 +768,6 @@ static int room_init(emq_store *st)
 {
     int64_t ps = 0;
     int chunk = ROOM_CHUNK, rc;
-    struct stat sb;
     if (st->memory || st->opts.readonly)
         return EMQ_OK;
     if ((rc = pragma_int(st->db, "PRAGMA page_size", &ps)) != SQLITE_OK)
@@ -736,21 +776,33 @@ static int room_init(emq_store *st)
     if ((rc = sqlite3_file_control(st->db, "main", SQLITE_FCNTL_CHUNK_SIZE,
                                    &chunk)) != SQLITE_OK)
         return emq_store_fail(st, rc);
-    st->ensured = stat(st->path, &sb) == 0 ? (int64_t)sb.st_size : 0;
     st->room = 1;
+    st->room_tick = ROOM_EVERY; /* the first commit looks */
     reserve_wal(st);
     return EMQ_OK;
 }
 
-/* Before a commit: the pages of the database own their blocks. */
+/* Have SQLite extend the database file to at least `to` bytes. */
+static int extend(emq_store *st, sqlite3_int64 to)
+{
+    return sqlite3_file_control(st->db, "main", SQLITE_FCNTL_SIZE_HINT,
+                                &to) == SQLITE_OK ? 0 : -1;
+}
+
+/* Before a commit: the pages of the database own their blocks, and the
+ * file keeps a headroom when the disk allows. */
 static int ensure_room(emq_store *st)
 {
     sqlite3_stmt *s;
     sqlite3_int64 need;
+    struct stat sb;
     struct statvfs vb;
     int rc;
-    if (!st->room)
+    if (!st->room ||
+        (!st->room_low && ++st->room_tick < ROOM_EVERY &&
+         sqlite3_total_changes64(st->db) - st->tx_changes <= ROOM_ROWS))
         return EMQ_OK;
+    st->room_tick = 0;
     if ((s = emq_stmt(st, S_PAGE_COUNT)) == NULL)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     rc = sqlite3_step(s);
@@ -758,22 +810,24 @@ static int ensure_room(emq_store *st)
     emq_stmt_done(s);
     if (rc != SQLITE_ROW)
         return emq_store_fail(st, rc);
-    if (need <= st->ensured)
+    if (stat(st->path, &sb) != 0)
+        return emq_store_err(st, EMQ_EIO, "cannot stat %s: %s", st->path,
+                             strerror(errno));
+    if (need + ROOM_HEAD / 2 <= (sqlite3_int64)sb.st_size)
         return EMQ_OK;
-    rc = sqlite3_file_control(st->db, "main", SQLITE_FCNTL_SIZE_HINT, &need);
-    if (rc != SQLITE_OK) {
-        int full = statvfs(st->path, &vb) == 0 &&
-                   (int64_t)vb.f_bavail * (int64_t)vb.f_frsize <
-                       need - st->ensured + ROOM_CHUNK;
-        return emq_store_err(st, full ? EMQ_EFULL : EMQ_EIO, full
-                             ? "the disk is full: the file would grow to %lld"
-                               " bytes (transitions that need no new space "
-                               "still commit)"
-                             : "cannot extend the file to %lld bytes",
-                             (long long)need);
-    }
-    st->ensured = (need + ROOM_CHUNK - 1) / ROOM_CHUNK * ROOM_CHUNK;
-    return EMQ_OK;
+    st->room_low = extend(st, need + ROOM_HEAD) != 0;
+    if (!st->room_low || need <= (sqlite3_int64)sb.st_size ||
+        extend(st, need) == 0)
+        return EMQ_OK;
+    int full = statvfs(st->path, &vb) == 0 &&
+               (int64_t)vb.f_bavail * (int64_t)vb.f_frsize <
+                   need - (int64_t)sb.st_size + ROOM_CHUNK;
+    return emq_store_err(st, full ? EMQ_EFULL : EMQ_EIO, full
+                         ? "the disk is full: the file would grow to %lld "
+                           "bytes (transitions that need no new space still "
+                           "commit)"
+                         : "cannot extend the file to %lld bytes",
+                         (long long)need);
 }
 
 int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
@@ -853,6 +907,14 @@ void emq_store_close(emq_store *st)
 
 /* ------------------------------------------------------- transactions */
 
+/* The pager's data version of the main database, or -1. */
+static int64_t data_version(emq_store *st)
+{
+    unsigned v = 0;
+    return sqlite3_file_control(st->db, "main", SQLITE_FCNTL_DATA_VERSION,
+                                &v) == SQLITE_OK ? (int64_t)v : -1;
+}
+
 int emq_store_begin(emq_store *st, int write, int64_t now_ms)
 {
     if (st->in_tx)
@@ -881,17 +943,15 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
     }
     st->in_tx = 1;
     st->tx_write = write;
+    st->tx_changes = sqlite3_total_changes64(st->db);
     st->now = now_ms;
     st->hvalid = 0;
     if (write) {
         /* Another connection's commit invalidates the registration cache
-         * and may have turned the file's checksums on; our own commits
-         * leave data_version unchanged. */
-        sqlite3_stmt *s = emq_stmt(st, S_DATA_VERSION);
-        int64_t v = -1;
-        if (s && sqlite3_step(s) == SQLITE_ROW)
-            v = sqlite3_column_int64(s, 0);
-        emq_stmt_done(s);
+         * and may have turned the file's checksums on. The pager's data
+         * version (no SQL: a PRAGMA is compiled again at every run) moves
+         * with every commit; commit() notes it after our own. */
+        int64_t v = data_version(st);
         if (v < 0 || v != st->kc_version) {
             emq_kc_clear(st);
             if (st->current && !st->sums &&
@@ -932,8 +992,10 @@ int emq_store_commit(emq_store *st)
         return rc;
     }
     st->in_tx = 0;
-    if (st->tx_write)
+    if (st->tx_write) {
+        st->kc_version = data_version(st); /* our own commit moved it */
         emq_wgate_leave(st);
+    }
     if (st->tx_write && st->opts.checkpoint_frames > 0 &&
         st->wal_frames >= st->opts.checkpoint_frames)
         emq_store_checkpoint(st); /* best effort: a busy reader defers it */
@@ -980,6 +1042,7 @@ int emq_store_checkpoint(emq_store *st)
     emq_wgate_leave(st);
     if (rc == SQLITE_OK) {
         st->wal_frames = 0;
+        st->room_tick = ROOM_EVERY; /* it truncated the file to its pages */
         reserve_wal(st);
         return EMQ_OK;
     }

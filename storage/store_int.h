@@ -24,14 +24,14 @@ enum {
     S_L_ANY,
     S_L_POP_LEFT, S_L_POP_RIGHT,
     S_S_ADD, S_S_REM, S_S_IS, S_S_ALL, S_S_CARD, S_S_ANY, S_S_DROP,
-    S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK, S_DATA_VERSION,
+    S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK,
     S_META_SUMS, S_PAGE_COUNT,
     S_COUNT
 };
 
 /* The aggregate registrations (name -> type, kid) used lately, kept across
  * this handle's own transactions and dropped whenever another connection
- * committed (PRAGMA data_version), a transaction rolled back, or the key was
+ * committed (the pager's data version), a transaction rolled back, or the key was
  * dropped or given an expiry (kv.c). */
 #define EMQ_KCACHE 8
 typedef struct emq_kc_entry {
@@ -61,8 +61,10 @@ struct emq_store {
     /* Room on the disk (store.c): every committed page owns its blocks in
      * the file, so a checkpoint never needs new space. */
     int room;            /* writable file: commits make sure of it      */
+    int room_low;        /* the disk could not give the headroom         */
+    int room_tick;       /* commits since the last look                  */
     int64_t page_size;
-    int64_t ensured;     /* bytes of the file known to own their blocks */
+    int64_t tx_changes;  /* sqlite3_total_changes64 when the tx began    */
     int sums;            /* the file's row checksums are on (rowsum.c)     */
     emq_buf hraw, henc;  /* scratch for hash reads and writes              */
     emq_hfields hf;      /* decoded view of hraw                           */
@@ -137,6 +139,10 @@ int emq_schema_judge(sqlite3 *db, int version, emq_schema_cb cb, void *ctx);
  *  connection; read the file's mode into st->sums. */
 int emq_rowsum_register(emq_store *st);
 int emq_rowsum_load(emq_store *st);
+/** Set st->sums; the key-row statements switch between the forms that
+ *  compute and verify checksums and those that do not (store.c). Call it
+ *  only between statements. */
+void emq_store_set_sums(emq_store *st, int on);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);
