@@ -32,7 +32,8 @@
  * present, no (id, token) claimed twice, no id in two sets, no violation or
  * note. Each process counts its calls in shared memory (rel_tally), so the
  * figures survive the kills: transitions per second, EMQ_EBUSY returned,
- * the longest single call. Knobs: EMQ_SOAK_SECONDS (3; 2 under
+ * the longest wait (the longest call that answered EMQ_EBUSY, which must
+ * stay within a few busy timeouts) and the longest call of all. Knobs: EMQ_SOAK_SECONDS (3; 2 under
  * EMQ_TEST_QUICK), EMQ_SOAK_PRODUCERS (2), EMQ_SOAK_WORKERS (3),
  * EMQ_SOAK_KILL_MS (the mean pause between kills, 40), EMQ_CRASH_SEED,
  * EMQ_CRASH_DIR. Long form: tests/soak.sh 60 4 8.
@@ -391,7 +392,8 @@ static int soak(const char *path, const char *dir)
     long secs = rel_env_long("EMQ_SOAK_SECONDS", rel_size(3, 2));
     long gap = rel_env_long("EMQ_SOAK_KILL_MS", 40);
     pid_t pid[MAXPROC];
-    int64_t t0, end, ops = 0, maxcall = 0;
+    int64_t t0, end, ops = 0, maxcall = 0, maxbusy = 0;
+    const char *maxverb = "none";
     long kills = 0, busy = 0;
     size_t mapsz = MAXPROC * sizeof(rel_tally);
     cfg.producers = (int)rel_env_long("EMQ_SOAK_PRODUCERS", 2);
@@ -435,21 +437,29 @@ static int soak(const char *path, const char *dir)
     for (int i = 0; i < nproc; i++) {
         ops += cfg.tally[i].ops;
         busy += cfg.tally[i].busy;
-        if (cfg.tally[i].max_call_us > maxcall)
+        if (cfg.tally[i].max_busy_us > maxbusy)
+            maxbusy = cfg.tally[i].max_busy_us;
+        if (cfg.tally[i].max_call_us > maxcall) {
             maxcall = cfg.tally[i].max_call_us;
+            maxverb = cfg.tally[i].max_call ? cfg.tally[i].max_call : "?";
+        }
     }
     verify(path, dir, 0);
     printf("soak: %.1f s, %ld SIGKILLs; %lld transitions (%.0f/s), %ld "
-           "EMQ_EBUSY returned, longest call %.1f ms; %ld enqueues and %ld "
+           "EMQ_EBUSY returned (the longest after %.1f ms), longest call %.1f "
+           "ms (%s); %ld enqueues and %ld "
            "completions acknowledged, %ld claims, %ld completions landed "
            "unacknowledged, %ld jobs left in the file, %ld lost\n",
            (double)(end - t0) / 1000, kills, (long long)ops,
            (double)ops * 1000 / (double)(end - t0 > 0 ? end - t0 : 1), busy,
-           (double)maxcall / 1000, n_enq, n_done, n_claim, settled,
-           max_present, lost_total);
+           (double)maxbusy / 1000, (double)maxcall / 1000, maxverb, n_enq,
+           n_done, n_claim, settled, max_present, lost_total);
     EXPECT(kills > 0 && n_enq > 0 && n_done > 0, "soak: nothing happened");
-    EXPECT(maxcall < (int64_t)(20 * cfg.busy_ms) * 1000, "soak: a call "
-           "took %.1f ms, past 20 busy timeouts", (double)maxcall / 1000);
+    /* A wait is bounded by the busy timeout; scheduling on a loaded
+     * machine adds to it, but not a multiple of it. */
+    EXPECT(maxbusy < (int64_t)(5 * cfg.busy_ms) * 1000, "soak: an "
+           "EMQ_EBUSY came after %.1f ms with a %d ms timeout",
+           (double)maxbusy / 1000, cfg.busy_ms);
     munmap((void *)cfg.tally, mapsz);
     return 0;
 }

@@ -29,6 +29,9 @@ typedef struct rel_tally {
     long ops;              /* write verbs that returned a verdict        */
     long busy;             /* calls that returned EMQ_EBUSY              */
     int64_t max_call_us;   /* the longest single call, any outcome      */
+    const char *max_call;  /* its verb (a literal: valid in the parent) */
+    int64_t max_busy_us;   /* the longest call that returned EMQ_EBUSY:
+                              the longest a lock wait lasted            */
 } rel_tally;
 
 typedef struct rel_work {
