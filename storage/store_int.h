@@ -31,8 +31,8 @@ enum {
 
 /* The aggregate registrations (name -> type, kid) used lately, kept across
  * this handle's own transactions and dropped whenever another connection
- * committed (the pager's data version), a transaction rolled back, or the key was
- * dropped or given an expiry (kv.c). */
+ * committed (the pager's data version moved), a transaction rolled back, or
+ * the key was dropped or given an expiry (kv.c). */
 #define EMQ_KCACHE 8
 typedef struct emq_kc_entry {
     emq_buf name;

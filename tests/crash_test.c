@@ -33,10 +33,10 @@
  * note. Each process counts its calls in shared memory (rel_tally), so the
  * figures survive the kills: transitions per second, EMQ_EBUSY returned,
  * the longest wait (the longest call that answered EMQ_EBUSY, which must
- * stay within a few busy timeouts) and the longest call of all. Knobs: EMQ_SOAK_SECONDS (3; 2 under
- * EMQ_TEST_QUICK), EMQ_SOAK_PRODUCERS (2), EMQ_SOAK_WORKERS (3),
- * EMQ_SOAK_KILL_MS (the mean pause between kills, 40), EMQ_CRASH_SEED,
- * EMQ_CRASH_DIR. Long form: tests/soak.sh 60 4 8.
+ * stay within a few busy timeouts) and the longest call of all. Knobs:
+ * EMQ_SOAK_SECONDS (3; 2 under EMQ_TEST_QUICK), EMQ_SOAK_PRODUCERS (2),
+ * EMQ_SOAK_WORKERS (3), EMQ_SOAK_KILL_MS (the mean pause between kills,
+ * 40), EMQ_CRASH_SEED, EMQ_CRASH_DIR. Long form: tests/soak.sh 60 4 8.
  */
 #include <signal.h>
 #include <stdio.h>

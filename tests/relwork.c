@@ -69,8 +69,9 @@ static emq_db *open_h(rel_work *w)
     o.busy_timeout_ms = w->busy_ms;
     o.checkpoint_frames = w->ckpt_frames;
     /* Opening takes the write lock for the fence: busy is retried. */
-    while ((rc = TALLY(w, "open", 0, emq_open_ex(w->path, &o, &db, err,
-                                         sizeof err))) == EMQ_EBUSY) {
+    while ((rc = TALLY(w, "open", 0,
+                       emq_open_ex(w->path, &o, &db, err, sizeof err))) ==
+           EMQ_EBUSY) {
         w->busy++;
         if (late(w)) break;
     }
@@ -121,8 +122,9 @@ int rel_producer(rel_work *w)
             break;
         }
         if (w->intents) rel_ledger_put(&w->ledger, L_INTENT, id, 0, 0);
-        while ((rc = TALLY(w, "enqueue", 1, emq_enqueue(db, w->queue, id, "payload",
-                                             7))) == EMQ_EBUSY) {
+        while ((rc = TALLY(w, "enqueue", 1,
+                           emq_enqueue(db, w->queue, id, "payload", 7))) ==
+               EMQ_EBUSY) {
             w->busy++;
             if (late(w)) break;
         }
@@ -149,9 +151,10 @@ static void settle(rel_work *w, emq_db *db, const emq_job *j, uint64_t *rs)
     if (r < (unsigned)(w->pct_abandon + w->pct_retry)) {
         if (w->intents)
             rel_ledger_put(&w->ledger, L_RETRY_INTENT, j->id, j->attempts, 0);
-        while ((rc = TALLY(w, "retry", 1, emq_retry(db, w->queue, j->id, j->attempts,
-                                           0, w->max_attempts,
-                                           "worker said no", 14))) ==
+        while ((rc = TALLY(w, "retry", 1,
+                           emq_retry(db, w->queue, j->id, j->attempts, 0,
+                                     w->max_attempts, "worker said no",
+                                     14))) ==
                EMQ_EBUSY && !late(w))
             w->busy++;
         if (rc == EMQ_EBUSY) return; /* out of time */
@@ -167,8 +170,8 @@ static void settle(rel_work *w, emq_db *db, const emq_job *j, uint64_t *rs)
     }
     if (w->intents)
         rel_ledger_put(&w->ledger, L_COMPLETE_INTENT, j->id, j->attempts, 0);
-    while ((rc = TALLY(w, "complete", 1, emq_complete(db, w->queue, j->id,
-                                          j->attempts))) ==
+    while ((rc = TALLY(w, "complete", 1,
+                       emq_complete(db, w->queue, j->id, j->attempts))) ==
                EMQ_EBUSY && !late(w))
         w->busy++;
     if (rc == EMQ_EBUSY) return; /* out of time */
