@@ -3,7 +3,10 @@
  *
  * Owns: leasing a 10-bit node id so that distinct live handles on one file,
  * in one process or in many, never mint with the same node. A file handle
- * opens the sidecar `<path>-emqnode` and takes an open-file-description
+ * opens the sidecar `<file>-emqnode` (a side file: named after the resolved
+ * file, never through a symlink, created with the database file's mode,
+ * storage/side.c; a read-only handle never creates it) and takes an
+ * open-file-description
  * (OFD) write lock on byte N for the first N in 0..1023 that is free (or
  * for the explicit N asked for, refused with EMQ_EBUSY when held). OFD
  * locks belong to the open file description, not the process: two handles
