@@ -28,10 +28,17 @@
 static char dir[256], path[320];
 static rel_clock clk = {1767225600000};
 
+/* The file and its gate exist before a test starts. A child never exits
+ * by itself once started: the parent SIGKILLs it (which also frees what it
+ * holds), since a child's own exit would, under valgrind, report the
+ * handles it inherited as lost. */
 static void setup(void)
 {
+    emq_db *db;
     ck_assert_int_eq(rel_mkdtemp(dir, sizeof dir, "gate"), 0);
     rel_path(path, sizeof path, dir, "g.db");
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    emq_close(db);
 }
 
 static void teardown(void)
@@ -58,32 +65,35 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A child that takes what `hold` takes, says so on a pipe, and waits for
- * the parent to close the other pipe (or to kill it). */
-static pid_t holder(void (*hold)(void), int *release_fd)
+/* A child that takes what `hold` takes, says so on a pipe, and waits to be
+ * SIGKILLed (release()). */
+static pid_t holder(void (*hold)(void))
 {
-    int up[2], down[2];
+    int up[2];
     char c;
     pid_t pid;
     ck_assert_int_eq(pipe(up), 0);
-    ck_assert_int_eq(pipe(down), 0);
     fflush(NULL);
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         close(up[0]);
-        close(down[1]);
         hold();
         if (write(up[1], "x", 1) != 1) _exit(2);
-        if (read(down[0], &c, 1) < 0) _exit(3); /* EOF: released */
-        _exit(0);
+        for (;;) pause();
     }
     close(up[1]);
-    close(down[0]);
     ck_assert_int_eq(read(up[0], &c, 1), 1);
     close(up[0]);
-    *release_fd = down[1];
     return pid;
+}
+
+/* End a child: the kernel drops every lock it held. */
+static void release(pid_t pid)
+{
+    int st;
+    kill(pid, SIGKILL);
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 }
 
 /* The reproduction of the issue: an exclusive lockf on byte 0. */
@@ -112,12 +122,10 @@ static void enqueue_is_busy_in_time(emq_db *db, const char *id)
 START_TEST(a_foreign_lock_on_the_gate_gives_busy_after_the_timeout)
 {
     emq_db *db = open_h();
-    int release, st;
-    pid_t pid = holder(hold_lockf, &release);
+    pid_t pid = holder(hold_lockf);
     enqueue_is_busy_in_time(db, "JOB00000000001");
     /* nothing was applied, and the same call works once it is gone */
-    close(release);
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    release(pid);
     ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "y", 1),
                      EMQ_ENQUEUED);
     ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);
@@ -139,9 +147,9 @@ static void hold_gate_and_stop(void)
 
 START_TEST(a_stopped_checkpointer_holds_writers_at_most_the_timeout)
 {
+    int st;
     emq_db *db = open_h();
-    int release, st;
-    pid_t pid = holder(hold_gate_and_stop, &release);
+    pid_t pid = holder(hold_gate_and_stop);
     ck_assert_int_eq(kill(pid, SIGSTOP), 0);
     ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
     ck_assert(WIFSTOPPED(st));
@@ -150,9 +158,7 @@ START_TEST(a_stopped_checkpointer_holds_writers_at_most_the_timeout)
     emq_job j;
     ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_EBUSY);
     /* the kernel drops the gate with the process */
-    ck_assert_int_eq(kill(pid, SIGKILL), 0);
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    close(release);
+    release(pid);
     ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000002", "y", 1),
                      EMQ_ENQUEUED);
     emq_close(db);
@@ -163,23 +169,29 @@ END_TEST
  * budget: a gate freed late leaves only the rest of the timeout. */
 START_TEST(gate_wait_and_write_lock_wait_share_the_busy_timeout)
 {
+    int go[2];
+    char c = 'g';
     emq_db *db = open_h();
     sqlite3 *raw = NULL;
-    int release, st;
     /* SQLite's write lock, held by a plain connection */
     ck_assert_int_eq(sqlite3_open(path, &raw), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(raw, "BEGIN IMMEDIATE", NULL, NULL, NULL),
                      SQLITE_OK);
-    pid_t pid = holder(hold_lockf, &release);
-    /* the gate opens after 60 ms; the write lock never does */
+    pid_t pid = holder(hold_lockf);
+    /* once told, it frees the gate 60 ms later; the write lock stays */
+    ck_assert_int_eq(pipe(go), 0);
     pid_t freer = fork();
     ck_assert_int_ge(freer, 0);
     if (freer == 0) {
         struct timespec ts = {0, 60 * 1000000L};
+        close(go[1]);
+        if (read(go[0], &c, 1) != 1) _exit(1);
         nanosleep(&ts, NULL);
         kill(pid, SIGKILL);
-        _exit(0);
+        for (;;) pause();
     }
+    close(go[0]);
+    ck_assert_int_eq(write(go[1], &c, 1), 1);
     int64_t t0 = mono_ms();
     int rc = emq_enqueue(db, "q", "JOB00000000003", "y", 1);
     int64_t took = mono_ms() - t0;
@@ -188,9 +200,9 @@ START_TEST(gate_wait_and_write_lock_wait_share_the_busy_timeout)
                   "EMQ_EBUSY after %lld ms: the gate's 60 ms and SQLite's "
                   "wait must share the %d ms timeout", (long long)took,
                   TIMEOUT_MS);
-    ck_assert_int_eq(waitpid(freer, &st, 0), freer);
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    close(release);
+    release(freer);
+    release(pid);
+    close(go[1]);
     ck_assert_int_eq(sqlite3_exec(raw, "ROLLBACK", NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(raw);

@@ -155,8 +155,9 @@ static int mount_ro(void)
     if (mkdir(src, 0755) != 0 || mkdir(mnt, 0755) != 0) return -1;
     rel_path(path, sizeof path, src, "r.db");
     make_file(path);
-    if (mount(src, mnt, NULL, MS_BIND, NULL) != 0) return -1;
-    if (mount(NULL, mnt, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) != 0)
+    if (mount(src, mnt, "none", MS_BIND, NULL) != 0) return -1;
+    if (mount("none", mnt, "none", MS_BIND | MS_REMOUNT | MS_RDONLY,
+              NULL) != 0)
         return -1;
     rel_path(path, sizeof path, mnt, "r.db");
     return 0;
