@@ -204,9 +204,10 @@ typedef struct emq_options {
                                read and in emq_check, so damage the disk did
                                is reported (EMQ_ECORRUPT) instead of served.
                                Turned on for good, for every handle of the
-                               file, by the file's only open handle; 0
-                               (default) keeps what the file has. Costs and
-                               coverage: doc/RELIABILITY.md             */
+                               file, by the file's only open handle (else
+                               EMQ_EBUSY; a read-only handle: EMQ_EREADONLY);
+                               0 (default) keeps what the file has. Costs
+                               and coverage: doc/RELIABILITY.md         */
 } emq_options;
 
 /** Fill `o` with the defaults documented on each field. */
