@@ -286,13 +286,22 @@ int emq_cli_parse(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
     return -1;
 }
 
+/* The one rule for every number on the command line and in the
+ * environment: an optional '-', then 1 to 19 ASCII digits, nothing before
+ * or after (no space, tab or newline, no '+'), within int64. */
 int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out)
 {
+    const char *d = s[0] == '-' ? s + 1 : s;
+    size_t n = strspn(d, "0123456789");
     char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (s[0] == 0 || *end != 0 || errno == ERANGE || s[0] == ' ' ||
-        s[0] == '+')
+    long long v = 0;
+    int ok = n > 0 && n <= 19 && d[n] == '\0';
+    if (ok) {
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        ok = errno == 0 && *end == '\0';
+    }
+    if (!ok)
         return emq_cli_usage(c, "%s must be a decimal integer, not '%s'",
                              what, s);
     *out = (int64_t)v;
@@ -427,22 +436,45 @@ static int64_t pinned_clock(void *ctx)
     return pinned_now;
 }
 
+/* The commands that only read the file: they open it read-only, so they
+ * never create it (or anything beside it) and work on a read-only mount. */
+static int reads_only(const char *cmd)
+{
+    static const char *const readers[] = {
+        "stats", "job", "browse", "check", "export", "verify", "push",
+    };
+    for (size_t i = 0; cmd && i < sizeof readers / sizeof *readers; i++)
+        if (strcmp(cmd, readers[i]) == 0)
+            return 1;
+    return 0;
+}
+
 int emq_cli_open(emq_cli *c)
 {
     emq_options o;
     char err[512] = "";
     const char *bt = getenv("EMQLITE_BUSY_TIMEOUT");
     const char *now = getenv("EMQLITE_NOW_MS");
+    int64_t ms;
     if (c->db)
         return 0;
+    /* The library's in-memory database would vanish with the command. */
+    if (c->db_path[0] == '\0')
+        return emq_cli_usage(c, "--db is empty: give the path of a file "
+                             "(is a variable unset?)");
+    if (strcmp(c->db_path, ":memory:") == 0)
+        return emq_cli_usage(c, "--db :memory: would be a private in-memory "
+                             "database, gone when this command ends: give "
+                             "the path of a file");
     emq_options_init(&o);
+    o.readonly = reads_only(c->cmd);
     if (bt && bt[0]) {
-        char *end;
-        long v = strtol(bt, &end, 10);
-        if (*end || v < 0 || v > 86400000)
+        if (emq_cli_int(c, "EMQLITE_BUSY_TIMEOUT", bt, &ms))
+            return EMQ_EXIT_USAGE;
+        if (ms < 0 || ms > 86400000)
             return emq_cli_usage(c, "EMQLITE_BUSY_TIMEOUT must be a number "
                                  "of milliseconds, not '%s'", bt);
-        o.busy_timeout_ms = (int)v;
+        o.busy_timeout_ms = (int)ms;
     }
     if (now && now[0]) {
         if (emq_cli_int(c, "EMQLITE_NOW_MS", now, &pinned_now))

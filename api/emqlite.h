@@ -97,7 +97,8 @@ const char *emq_sqlite_version(void);
 #define EMQ_EFULL      (-30010) /**< disk or quota full; nothing was applied      */
 #define EMQ_ENOMEM     (-30011) /**< out of memory; nothing was applied           */
 #define EMQ_ENOTEMQ    (-30012) /**< the file is not an emqlite file (untouched)  */
-#define EMQ_ESCHEMA    (-30013) /**< the file has a newer schema (untouched)      */
+#define EMQ_ESCHEMA    (-30013) /**< a newer schema, or an older one through a
+                                     read-only handle (untouched)           */
 #define EMQ_ECORRUPT   (-30014) /**< the file is damaged                          */
 #define EMQ_ETOOBIG    (-30015) /**< a payload exceeds the configured maximum     */
 #define EMQ_EREADONLY  (-30016) /**< the file or its directory is read-only       */
@@ -120,6 +121,10 @@ const char *emq_sqlite_version(void);
                                      BUSYGROUP, NOGROUP), verbatim          */
 #define EMQ_EEXIST     (-30030) /**< transfer: the target already holds the keys  */
 #define EMQ_EREMOTE    (-30031) /**< transfer: the server refused a command       */
+#define EMQ_EEXHAUSTED (-30032) /**< no branded id is left to mint: the snowflake
+                                     clock reached its 41-bit horizon
+                                     (2093-09-06T15:47:35.551Z), or the node-id
+                                     sidecar reserves the node up to it      */
 
 /** A static English description of a result code. Never NULL. */
 const char *emq_strerror(int rc);
@@ -217,6 +222,15 @@ typedef struct emq_options {
     int checkpoint_frames;/**< run a RESTART checkpoint once the WAL holds this
                                many frames after a commit (1000; 0 = never,
                                call emq_checkpoint yourself)                */
+    int checksums;        /**< 1: keep a checksum of every key row (job rows,
+                               payloads, counters) and verify it on every
+                               read and in emq_check, so damage the disk did
+                               is reported (EMQ_ECORRUPT) instead of served.
+                               Turned on for good, for every handle of the
+                               file, by the file's only open handle (else
+                               EMQ_EBUSY; a read-only handle: EMQ_EREADONLY);
+                               0 (default) keeps what the file has. Costs
+                               and coverage: doc/RELIABILITY.md         */
 } emq_options;
 
 /** Fill `o` with the defaults documented on each field. */
@@ -231,6 +245,20 @@ void emq_options_init(emq_options *o);
  * `opt` may be NULL for the defaults. On success `*out` is a new handle, to be
  * released with emq_close(). On failure `*out` is NULL; when `errbuf` is not
  * NULL the message (naming both wire values for EMQ_EWIRE) is copied there.
+ *
+ * Every refusal is judged before anything is written, and names the path:
+ * EMQ_ECANTOPEN for a directory, a device, FIFO or socket, a dangling
+ * symlink, a file with more than one hard link (one file must have one
+ * name: SQLite keeps one WAL per name), a missing file through a read-only
+ * handle (which never creates the file or its side files), or a side file
+ * (`<file>-emqlock`, `<file>-emqnode`, named after the resolved file) that
+ * is a symlink, not a regular file, or owned by someone else; EMQ_ENOTEMQ
+ * also for a file whose schema objects are not exactly emqlite's (a foreign
+ * trigger, view, index or table); EMQ_ESCHEMA also for an older schema
+ * through a read-only handle (a read-write open upgrades it atomically);
+ * EMQ_EEXHAUSTED when the node-id sidecar reserves the node up to the id
+ * horizon; EMQ_EBUSY when `checksums` must be turned on while other
+ * handles are open.
  */
 int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
                 char *errbuf, size_t errlen);
@@ -263,8 +291,9 @@ int64_t emq_now(emq_db *db);
  * collide. On a file they also stay above every id minted earlier with the
  * same node id, by a handle that closed or a process that died (a
  * reservation kept in the node-id sidecar, doc/IDS.md). Returns EMQ_OK,
- * EMQ_EID (bad namespace), or EMQ_EIO / EMQ_EFULL when that reservation
- * cannot be written (no id is returned).
+ * EMQ_EID (bad namespace), EMQ_EEXHAUSTED once the clock has passed the
+ * id horizon (2093), or EMQ_EIO / EMQ_EFULL when that reservation cannot be
+ * written (no id is returned; each failure sets emq_errmsg).
  */
 int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE]);
 
@@ -1352,6 +1381,7 @@ int emq_digest(emq_db *db, const emq_export_options *opt,
 typedef struct emq_finding {
     int severity;        /**< EMQ_CHECK_VIOLATION or EMQ_CHECK_NOTE        */
     const char *code;    /**< a stable short name: "integrity", "stamp",
+                              "schema", "checksum",
                               "fence", "key", "type", "member",
                               "score", "counter", "expiry", "ring", "wake",
                               "row", "state", "state-set", "read"
@@ -1368,7 +1398,10 @@ typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
 /**
  * Check the invariants of the whole file in one read transaction, reporting
  * every finding (not just the first) to `cb` (may be NULL): SQLite's
- * PRAGMA integrity_check and the file's stamp; the version fence; every key
+ * PRAGMA integrity_check and the file's stamp; schema objects that are not
+ * exactly emqlite's (a foreign trigger, view, index or table); key rows whose
+ * checksum does not match (files with emq_options.checksums); the version
+ * fence; every key
  * belongs to the EchoMQ grammar with the type the grammar gives it; job sets
  * and lanes hold JOB ids with their score rules (0 in pending, dead and
  * lanes; integer ms in active and schedule); counters

@@ -283,7 +283,7 @@ done:
  * L = 0 a plain queue of `pending` jobs. One store transaction. */
 static int cost_fixture(const char *path, int L, int64_t pending)
 {
-    emq_store_opts o = {EMQ_SYNC_NORMAL, 5000, 0, 0, 0};
+    emq_store_opts o = {.synchronous = EMQ_SYNC_NORMAL, .busy_timeout_ms = 5000};
     emq_store *st = NULL;
     char err[256], id[EMQ_ID_SIZE], g[EMQ_ID_SIZE], k[128];
     const char *ring = "emq:{" Q "}:ring", *wake = "emq:{" Q "}:wake";

@@ -3,7 +3,8 @@
  *
  * Owns: one read-only pass over the whole file, inside one read transaction,
  * that reports every broken invariant (not just the first) through a
- * callback: the SQLite integrity check and stamp, then every key judged by
+ * callback: the SQLite integrity check and stamp, the schema objects, the
+ * key rows' checksums (when the file keeps them), then every key judged by
  * the rule set of rules.c (the one an import is judged by too): the version
  * fence, the key grammar and the type of every key, expiries, the members
  * and scores of the job sets and lanes, decimal counters, and the agreement
@@ -29,7 +30,19 @@ typedef struct checker {
     void *ctx;
     size_t nviol, nnote;
     emq_rkeys keys;
+    emq_buf *sumbad;     /* keys whose checksum failed: their unreadable
+                            value is not a second finding              */
+    size_t nsumbad;
+    int oom;
 } checker;
+
+static int sum_failed(const checker *c, const void *key, size_t klen)
+{
+    for (size_t i = 0; i < c->nsumbad; i++)
+        if (c->sumbad[i].len == klen && memcmp(c->sumbad[i].p, key, klen) == 0)
+            return 1;
+    return 0;
+}
 
 /* ------------------------------------------------------------- reporting */
 
@@ -41,6 +54,8 @@ static void on_rule(void *ctx, int sev, const char *code, const void *key,
     checker *c = ctx;
     char kbuf[700];
     emq_finding f;
+    if (strcmp(code, "checksum") != 0 && sum_failed(c, key, klen))
+        return; /* already reported as a failed checksum */
     emq_show_bytes(kbuf, sizeof kbuf, key, klen);
     if (sev == EMQ_CHECK_VIOLATION)
         c->nviol++;
@@ -71,6 +86,27 @@ static void report(checker *c, int sev, const char *code, const void *key,
 #define VIOL EMQ_CHECK_VIOLATION
 
 /* ------------------------------------------------------------ file level */
+
+static void schema_cb(void *ctx, const char *finding)
+{
+    report(ctx, VIOL, "schema", NULL, 0, "the file's schema has a %s (only "
+           "emqlite's own objects belong in it)", finding);
+}
+
+static void row_cb(void *ctx, const void *key, size_t klen, const char *why)
+{
+    checker *c = ctx;
+    emq_buf *v = emq_mem_realloc(c->sumbad, (c->nsumbad + 1) * sizeof *v);
+    report(c, VIOL, "checksum", key, klen, "%s", why);
+    if (v == NULL) {
+        c->oom = 1;
+        return;
+    }
+    c->sumbad = v;
+    memset(&v[c->nsumbad], 0, sizeof *v);
+    if (emq_buf_set(&v[c->nsumbad], key, klen) < 0) c->oom = 1;
+    c->nsumbad++;
+}
 
 /* A failed PRAGMA that is not corruption: the check cannot go on. */
 static int pragma_failed(int rc)
@@ -154,7 +190,11 @@ static int check_file(checker *c)
             report(c, VIOL, "stamp", NULL, 0, "%s is %ld, expected %ld",
                    stamp[i].what, v, stamp[i].want);
     }
-    return EMQ_OK;
+    /* The schema objects, the row checksums (storage/schema.c). */
+    if ((rc = emq_store_check_schema(c->st, schema_cb, c)) < 0 ||
+        (rc = emq_store_check_rows(c->st, row_cb, c)) < 0)
+        return rc;
+    return c->oom ? EMQ_ENOMEM : EMQ_OK;
 }
 
 /* ----------------------------------------------------------------- walk */
@@ -206,5 +246,7 @@ int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations)
 done:
     if (nviolations) *nviolations = c.nviol;
     emq_rkeys_free(&c.keys);
+    for (size_t i = 0; i < c.nsumbad; i++) emq_buf_free(&c.sumbad[i]);
+    emq_mem_free(c.sumbad);
     return rc;
 }

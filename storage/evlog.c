@@ -63,6 +63,26 @@ static int drop_to(emq_store *st, int64_t to)
     return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
 }
 
+/* On a disk that cannot give the file its headroom (store.c's room) the
+ * log stops growing: each append drops the oldest row, so the rows a
+ * shrinking transition writes reuse the pages they free (a subscriber
+ * that falls behind then finds the gap, emq_sub_lost). */
+static int drop_oldest(emq_store *st, int64_t newest)
+{
+    sqlite3_stmt *s = emq_stmt(st, S_EV_HEAD);
+    int64_t first = 0;
+    int rc;
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, 1);
+    if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        first = sqlite3_column_int64(s, 0);
+    emq_stmt_done(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    return first > 0 && first < newest ? drop_to(st, first) : EMQ_OK;
+}
+
 /* The retention of `k` after the append of `newest`: the oldest rows
  * beyond the count, then the leading rows older than the age limit. */
 static int prune(emq_store *st, int64_t newest, const emq_evlog_keep *k)
@@ -121,6 +141,8 @@ int emq_evlog_append(emq_store *st, const emq_bytes *channel,
     id = sqlite3_last_insert_rowid(st->db);
     if (seq)
         *seq = id;
+    if (st->room_low)
+        return drop_oldest(st, id);
     if (k && id % PRUNE_EVERY == 0 && k->keep >= 1 && k->max_age_ms > 0)
         return prune(st, id, k);
     return EMQ_OK;

@@ -21,6 +21,12 @@
 #include <stdint.h>
 #include "store.h"
 
+/* The journal table (schema 3, storage/schema.c; journal.c also creates it
+ * if missing). */
+#define JOURNAL_DDL                                                         \
+    "CREATE TABLE IF NOT EXISTS emq_journal(jid INTEGER PRIMARY KEY,"      \
+    " kind TEXT NOT NULL, next INTEGER NOT NULL, body BLOB NOT NULL)"
+
 /** Add a row (kind, next, body) and store its jid in *jid. */
 int emq_journal_add(emq_store *st, const char *kind, const void *body,
                     size_t n, int64_t next, int64_t *jid);

@@ -369,45 +369,6 @@ START_TEST(events_older_than_the_age_limit_are_pruned)
 }
 END_TEST
 
-/* Drop the event log table from the file, as a file made before it. */
-static void drop_log(void)
-{
-    sqlite3 *s;
-    ck_assert_int_eq(sqlite3_open(path, &s), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(s, "DROP TABLE emq_events", NULL, NULL,
-                                  NULL), SQLITE_OK);
-    sqlite3_close(s);
-}
-
-START_TEST(a_file_made_before_the_log_reads_empty_then_gets_it)
-{
-    tclock c;
-    emq_options o;
-    emq_db *db = fopen_db(&c), *ro;
-    emq_sub *s;
-    got g = {{0}, {0}, 0};
-    size_t n = 9;
-    ck_assert_int_eq(emq_enqueue(db, Q, ID1, "p", 1), EMQ_ENQUEUED);
-    emq_close(db);
-    drop_log();
-    emq_options_init(&o);
-    o.readonly = 1;
-    ck_assert_int_eq(emq_open(path, &o, &ro), EMQ_OK);
-    ck_assert_int_eq(emq_subscribe(ro, Q, 0, on_ev, &g, &s), EMQ_OK);
-    ck_assert_int_eq(emq_sub_poll(s, 0, &n), EMQ_OK);
-    ck_assert_uint_eq(n, 0);
-    db = fopen_db(&c); /* a read-write open adds the table */
-    ck_assert_int_eq(emq_update_progress(db, Q, ID1, "1", 1), EMQ_OK);
-    ck_assert_int_eq(emq_sub_poll(s, 0, &n), EMQ_OK);
-    ck_assert_uint_eq(n, 1);
-    ck_assert(strncmp(g.line[0], "progress|", 9) == 0);
-    emq_unsubscribe(s);
-    got_free(&g);
-    emq_close(ro);
-    emq_close(db);
-}
-END_TEST
-
 /* ------------------------------------------------------- across processes */
 
 #define NJOBS 40
@@ -583,7 +544,6 @@ Suite *suite_events(void)
     tcase_set_timeout(f, 60);
     tcase_add_test(f, a_saved_cursor_resumes_and_pruned_events_are_counted_lost);
     tcase_add_test(f, events_older_than_the_age_limit_are_pruned);
-    tcase_add_test(f, a_file_made_before_the_log_reads_empty_then_gets_it);
     tcase_add_test(f, another_process_commits_reach_a_subscriber_in_order);
     tcase_add_test(f, a_subscriber_in_another_process_receives_this_processes_events);
     suite_add_tcase(s, f);

@@ -749,32 +749,6 @@ START_TEST(io_faults_in_a_multi_step_add_are_recovered)
 }
 END_TEST
 
-/* A file whose schema predates the journal: recovery finds nothing, and
- * the first journaled add creates the table. */
-START_TEST(an_older_file_gets_the_journal_on_first_use)
-{
-    char dir[256], path[300], *want = reference_dump(), *got;
-    emq_db *h;
-    int64_t n = -1;
-    tdir_make(dir, sizeof dir, "flows", path, sizeof path);
-    h = open_file(path, 0);
-    ck_assert_int_eq(sqlite3_exec(emq_store_sqlite(emq_db_store(h)),
-                                  "DROP TABLE emq_journal", NULL, NULL,
-                                  NULL), SQLITE_OK);
-    emq_close(h);
-    h = open_file(path, 0);
-    ck_assert_int_eq(emq_flow_recover(h, &n), EMQ_OK);
-    ck_assert_int_eq(n, 0);
-    ck_assert_int_eq(emq_flow_add(h, Q, &tree), EMQ_OK);
-    got = tk_dump(h);
-    ck_assert_str_eq(got, want);
-    free(got);
-    free(want);
-    emq_close(h);
-    tdir_remove(dir);
-}
-END_TEST
-
 /* ------------------------------------------------- the golden driver */
 
 /* A stub executor that records the verbs it ran. */
@@ -903,7 +877,6 @@ Suite *suite_flows(void)
                         1, 8);
     tcase_add_test(t, a_recovery_racing_a_live_add_takes_each_step_once);
     tcase_add_test(t, io_faults_in_a_multi_step_add_are_recovered);
-    tcase_add_test(t, an_older_file_gets_the_journal_on_first_use);
     tcase_add_test(t, whole_mode_runs_a_multi_part_verb_once);
     tcase_add_test(t, vjson_flattens_a_flow_tree_in_pre_order);
     suite_add_tcase(s, t);

@@ -17,7 +17,7 @@ static char tmpdir[64];
 
 static emq_store_opts opts(void)
 {
-    emq_store_opts o = {EMQ_SYNC_NORMAL, 1000, 0, 0, 0};
+    emq_store_opts o = {.synchronous = EMQ_SYNC_NORMAL, .busy_timeout_ms = 1000};
     return o;
 }
 
