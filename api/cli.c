@@ -348,6 +348,7 @@ static const struct {
     { EMQ_EENGINE, "engine", EMQ_EXIT_ERROR },
     { EMQ_EEXIST, "exists", EMQ_EXIT_DUPLICATE },
     { EMQ_EREMOTE, "server", EMQ_EXIT_ERROR },
+    { EMQ_EEXHAUSTED, "exhausted", EMQ_EXIT_ERROR },
 };
 
 int emq_cli_exit_of(int rc)
