@@ -203,3 +203,110 @@ emq_json *emq_vjson_reply(const emq_reply *r, int rc, const char *msg)
     return tagged("emqlite_error", tmp, n < 0 ? 0
                   : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
+
+/* ====================================================== argv to JSON */
+
+/* The JSON value of one argument of kind `kind`: a decimal int64 (exactly
+ * as %PRId64 writes it) as an integer for the integer kinds, 1/0/true/false
+ * as a boolean for BOOL, anything else as its bytes; NULL argv as null. */
+static emq_json *arg_json(int kind, const char *p, size_t n)
+{
+    char tmp[32], back[32];
+    if (p == NULL) return emq_json_new_null();
+    if ((kind == EMQ_ARG_INT || kind == EMQ_ARG_POS ||
+         kind == EMQ_ARG_NNEG) && n > 0 && n < sizeof tmp) {
+        char *end;
+        long long x;
+        memcpy(tmp, p, n);
+        tmp[n] = 0;
+        x = strtoll(tmp, &end, 10);
+        snprintf(back, sizeof back, "%lld", x);
+        if (*end == 0 && strcmp(back, tmp) == 0)
+            return emq_json_new_int((int64_t)x);
+    }
+    if (kind == EMQ_ARG_BOOL) {
+        if ((n == 1 && p[0] == '1') || (n == 4 && memcmp(p, "true", 4) == 0))
+            return emq_json_new_bool(1);
+        if ((n == 1 && p[0] == '0') || (n == 5 && memcmp(p, "false", 5) == 0))
+            return emq_json_new_bool(0);
+    }
+    return emq_json_new_str(p, n);
+}
+
+/* The member of `o` named by `name` up to `n` bytes, created as an empty
+ * array when absent. NULL when out of memory. */
+static emq_json *array_member(emq_json *o, const char *name, size_t n)
+{
+    size_t i;
+    emq_json *a;
+    for (i = 0; i < o->n; i++)
+        if (o->members[i].klen == n && memcmp(o->members[i].key, name, n) == 0)
+            return o->members[i].val;
+    if (!(a = emq_json_new_array()) || emq_json_set(o, name, n, a) != 0)
+        return NULL;
+    return a;
+}
+
+emq_json *emq_vjson_from_argv(const emq_verb_info *v, size_t argc,
+                              const char *const *argv, const size_t *len,
+                              char *err, size_t errlen)
+{
+    emq_json *o = emq_json_new_object(), *tail = NULL;
+    size_t nfixed = 0, i, k, group;
+    const char *name, *dot;
+#define LEN(j) (argv[j] == NULL ? 0 : len ? len[j] : strlen(argv[j]))
+    if (!o) goto oom;
+    while (nfixed < v->nargs && !(v->args[nfixed].flags & EMQ_ARGF_REST))
+        nfixed++;
+    if (argc > nfixed && nfixed == v->nargs) {
+        snprintf(err, errlen, "%s takes at most %zu arguments, not %zu",
+                 v->name, nfixed, argc);
+        goto fail;
+    }
+    for (i = 0; i < nfixed; i++) {
+        emq_json *val = arg_json(v->args[i].kind, i < argc ? argv[i] : NULL,
+                                 i < argc ? LEN(i) : 0), *a;
+        name = v->args[i].name;
+        dot = strchr(name, '.');
+        if (!val) goto oom;
+        if (dot == NULL) {
+            if (emq_json_set(o, name, strlen(name), val) != 0) goto oom;
+            continue;
+        }
+        /* element k of the array `x`, k its position among the specs
+         * named `x.` (they are contiguous, as emq_vjson_args reads them) */
+        if (!(a = array_member(o, name, (size_t)(dot - name))) ||
+            emq_json_push(a, val) != 0)
+            goto oom;
+    }
+    if (nfixed == v->nargs) return o;
+    group = v->nargs - nfixed;
+    if ((argc > nfixed ? argc - nfixed : 0) % group != 0) {
+        snprintf(err, errlen, "%s: the repeated tail of %zu arguments is not "
+                 "whole groups of %zu", v->name, argc - nfixed, group);
+        goto fail;
+    }
+    name = v->args[nfixed].name;
+    dot = strchr(name, '.');
+    if (!(tail = array_member(o, name, dot ? (size_t)(dot - name)
+                                           : strlen(name))))
+        goto oom;
+    for (i = nfixed; i < argc; i += group) {
+        emq_json *g = dot ? emq_json_new_array() : tail;
+        if (!g) goto oom;
+        for (k = 0; k < group; k++)
+            if (emq_json_push(g, arg_json(v->args[nfixed + k].kind,
+                                          argv[i + k], LEN(i + k))) != 0) {
+                if (g != tail) emq_json_free(g);
+                goto oom;
+            }
+        if (g != tail && emq_json_push(tail, g) != 0) goto oom;
+    }
+    return o;
+#undef LEN
+oom:
+    snprintf(err, errlen, "out of memory");
+fail:
+    emq_json_free(o);
+    return NULL;
+}
