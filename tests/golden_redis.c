@@ -431,6 +431,7 @@ typedef struct sc {
     argv_t ttl;              /* [key, ttl]: an expiry this step wrote   */
     char link_p[256];        /* LINK(id): the parent, or ""             */
     char link_pq[256];       /* its queue when cross-queue, or ""       */
+    int part;                /* a part of a multi-part verb (see rx_run) */
 } sc;
 
 static void bad_arg(sc *k, const char *name, const char *what)
@@ -474,6 +475,25 @@ static int arg_b(sc *k, const char *name)
         return 0;
     }
     return v->type == EMQ_JSON_TRUE;
+}
+
+/* An optional argument: absent or null takes the protocol's default (the
+ * traces always give these; a differential caller may leave them out, as
+ * emqlite's registry allows). */
+static int absent(sc *k, const char *name)
+{
+    const emq_json *v = emq_json_get(k->args, name);
+    return !v || v->type == EMQ_JSON_NULL;
+}
+
+static int arg_b_or(sc *k, const char *name, int dflt)
+{
+    return absent(k, name) ? dflt : arg_b(k, name);
+}
+
+static int64_t arg_i_or(sc *k, const char *name, int64_t dflt)
+{
+    return absent(k, name) ? dflt : arg_i(k, name);
 }
 
 static const emq_json *arg_a(sc *k, const char *name)
@@ -638,12 +658,18 @@ static void b_claim_batch(sc *k)
     push_i(&k->a, arg_i(k, "size"));
 }
 
+static int branded(const char *p, size_t n, uint64_t *snow);
+
+#define GATE_ID_TEXT "job_key requires a valid branded id"
+
 /*
  * LINK(id) as the reference's host reads it before complete and retry:
  * fields parent, parent_queue, parent_policy of J(id). *p gets the parent
  * ("" for none), *pq the parent's queue when the link is cross-queue (else
  * ""), *pid 1 when parent_policy is exactly "id"; both buffers hold 256
- * bytes.
+ * bytes. Returns 0; 1 when the link is same-queue and its parent fails
+ * GATE-ID (PROTOCOL.md §6.0 LINK: the host refuses before the script);
+ * -1 with err filled when the read failed.
  */
 static int read_link(sc *k, char *p, char *pq, int *pid)
 {
@@ -661,6 +687,14 @@ static int read_link(sc *k, char *p, char *pq, int *pid)
     }
     const redisReply *par = r->element[0], *prq = r->element[1],
                      *pol = r->element[2];
+    uint64_t snow;
+    if (par->type == REDIS_REPLY_STRING &&
+        !(prq->type == REDIS_REPLY_STRING &&
+          (prq->len != strlen(k->q) || memcmp(prq->str, k->q, prq->len))) &&
+        !branded(par->str, par->len, &snow)) {
+        freeReplyObject(r);
+        return 1;
+    }
     if (par->type == REDIS_REPLY_STRING && par->len < 256) {
         memcpy(p, par->str, par->len);
         p[par->len] = '\0';
@@ -685,8 +719,11 @@ static void b_complete(sc *k)
     const char *id = arg_s(k, "id", &idl);
     const emq_json *result = arg_sn(k, "result");
     int64_t token = arg_i(k, "token");
-    if (k->bad || read_link(k, link_p, link_pq, &pid) != 0) {
-        k->bad = 1;
+    int lk = k->bad ? -1 : read_link(k, link_p, link_pq, &pid);
+    if (lk != 0) {
+        if (lk > 0)
+            k->res->reply = refused(GATE_ID_TEXT);
+        k->bad = lk < 0;
         return;
     }
     push_key(k, k->q, "active");
@@ -724,8 +761,11 @@ static void b_retry(sc *k)
     const char *e = arg_s(k, "error", &el);
     int64_t token = arg_i(k, "token"), delay = arg_i(k, "delay_ms"),
             max = arg_i(k, "max_attempts");
-    if (k->bad || read_link(k, link_p, link_pq, &pid) != 0) {
-        k->bad = 1;
+    int lk = k->bad ? -1 : read_link(k, link_p, link_pq, &pid);
+    if (lk != 0) {
+        if (lk > 0)
+            k->res->reply = refused(GATE_ID_TEXT);
+        k->bad = lk < 0;
         return;
     }
     push_key(k, k->q, "active");
@@ -815,7 +855,7 @@ static void b_meta(sc *k)
 
 static void b_drain(sc *k)
 {
-    int sched = arg_b(k, "include_schedule");
+    int sched = arg_b_or(k, "include_schedule", 0);
     push_key(k, k->q, "");
     push_key(k, k->q, "pending");
     if (sched)
@@ -825,12 +865,12 @@ static void b_drain(sc *k)
 
 static void b_obliterate(sc *k)
 {
-    int force = arg_b(k, "force");
+    int force = arg_b_or(k, "force", 0);
     push_key(k, k->q, "meta");
     push_key(k, k->q, "");
     keys_done(k);
     push_s(&k->a, force ? "force" : "");
-    push_i(&k->a, arg_i(k, "budget"));
+    push_i(&k->a, arg_i_or(k, "budget", 1000));
 }
 
 static const char *const set_names[] = {"pending", "active", "schedule",
@@ -938,7 +978,7 @@ static void b_update_progress(sc *k)
 
 static void b_add_log(sc *k)
 {
-    int64_t keep = arg_i(k, "keep");
+    int64_t keep = arg_i_or(k, "keep", 0);
     push_job(k, "id", "");
     push_job(k, "id", "logs");
     keys_done(k);
@@ -977,8 +1017,8 @@ static void b_reprocess_job(sc *k)
 
 static void b_delay(sc *k)
 {
-    size_t ml;
-    const char *mode = arg_s(k, "mode", &ml);
+    size_t ml = 2;
+    const char *mode = absent(k, "mode") ? "in" : arg_s(k, "mode", &ml);
     push_job(k, "id", "");
     push_key(k, k->q, "active");
     push_key(k, k->q, "schedule");
@@ -1001,7 +1041,7 @@ static void b_get_rate_limit_ttl(sc *k)
     push_key(k, k->q, "limiter");
     push_key(k, k->q, "meta");
     keys_done(k);
-    push_i(&k->a, arg_i(k, "max_jobs"));
+    push_i(&k->a, arg_i_or(k, "max_jobs", 0));
 }
 
 /* A positive reply is the limiter's remaining TTL by the server's clock;
@@ -1350,6 +1390,62 @@ static int key_cmd(sc *k, const char *verb, const char *sfx)
 static int h_pending_size(sc *k)
 {
     return key_cmd(k, "ZCARD", "pending");
+}
+
+/* T1.2 enqueue_many: the host's gates (an empty list is refused
+ * empty_pipeline, GATE-ID on every id before any item runs), then
+ * enqueue.lua once per item in input order; the reply lists the verdicts
+ * (1, 0, or the EMQKIND error). */
+static int h_enqueue_many(sc *k)
+{
+    const emq_json *items = arg_a(k, "items");
+    uint64_t snow;
+    size_t i;
+    if (!items)
+        return -1;
+    for (i = 0; i < items->n; i++) {
+        const emq_json *e = items->items[i];
+        if (e->type != EMQ_JSON_ARRAY || e->n != 2 ||
+            e->items[0]->type != EMQ_JSON_STRING ||
+            e->items[1]->type != EMQ_JSON_STRING) {
+            bad_arg(k, "items", "a list of [id, payload]");
+            return -1;
+        }
+        if (!branded(e->items[0]->s, e->items[0]->len, &snow)) {
+            k->res->reply = refused(GATE_ID_TEXT);
+            return k->res->reply ? 0 : -1;
+        }
+    }
+    if (items->n == 0) {
+        k->res->reply = refused("empty_pipeline");
+        return k->res->reply ? 0 : -1;
+    }
+    emq_json *out = emq_json_new_array();
+    for (i = 0; out && i < items->n; i++) {
+        const emq_json *id = items->items[i]->items[0],
+                       *pl = items->items[i]->items[1];
+        av_free(&k->a);
+        push_s(&k->a, "EVALSHA");
+        push(&k->a, k->x->sha[S_ENQUEUE], 40);
+        push_s(&k->a, "2");
+        push_key(k, k->q, "job:%s", id->s);
+        push_key(k, k->q, "pending");
+        push(&k->a, id->s, id->len);
+        push(&k->a, pl->s, pl->len);
+        push_i(&k->a, k->now);
+        redisReply *r = call(k);
+        if (!r) {
+            emq_json_free(out);
+            return -1;
+        }
+        if (emq_json_push(out, to_json(r)) != 0) {
+            emq_json_free(out);
+            out = NULL;
+        }
+        freeReplyObject(r);
+    }
+    k->res->reply = out;
+    return out ? 0 : -1;
 }
 
 /* Run k->a, answer its integer (nil and absent: 0). */
@@ -2216,7 +2312,9 @@ enum {
     F_PAUSE = 1,  /* the host's read of B.meta `paused` first: [] if set */
     F_QUEUE_CQ = 2, /* the queue argument is `cq` (flow_child)          */
     F_NOQUEUE = 4,  /* no queue argument (advance, raw, backoff)        */
-    F_PUBLISH = 8   /* capture what the step publishes                  */
+    F_PUBLISH = 8,  /* capture what the step publishes                  */
+    F_RECURSE = 16  /* a dead same-queue child: RECURSE-SQ after it,
+                       unless the step is part 1 of a multi-part verb   */
 };
 
 typedef struct verb_row {
@@ -2238,13 +2336,14 @@ static const verb_row verbs[] = {
     SCR("enqueue_in", S_SCHEDULE, 0, b_enqueue_in, NULL),
     SCR("claim", S_CLAIM, F_PAUSE, b_claim, NULL),
     SCR("complete", S_COMPLETE, 0, b_complete, NULL),
-    SCR("retry", S_RETRY, 0, b_retry, NULL),
+    SCR("retry", S_RETRY, F_RECURSE, b_retry, NULL),
     SCR("promote", S_PROMOTE, 0, b_promote, NULL),
     SCR("reap", S_REAP, 0, b_reap, NULL),
     SCR("extend_lock", S_EXTEND_LOCK, 0, b_extend_lock, NULL),
     SCR("extend_locks", S_EXTEND_LOCKS, 0, b_extend_locks, NULL),
     SCR("set_paused", S_SET_PAUSED, 0, b_meta, NULL),
     SCR("clear_paused", S_CLEAR_PAUSED, 0, b_meta, NULL),
+    HST("enqueue_many", 0, h_enqueue_many),
     HST("browse", 0, h_browse),
     HST("pending_size", 0, h_pending_size),
     HST("raw", F_NOQUEUE, h_raw),
@@ -2340,6 +2439,22 @@ static const verb_row *verb_find(const char *name)
     return NULL;
 }
 
+/* raw and advance are replayer steps, not verbs (backoff, with no queue
+ * argument either, is a verb). */
+static int is_verb(const verb_row *vb)
+{
+    return !(vb->flags & F_NOQUEUE && vb->script == HOST &&
+             strcmp(vb->name, "backoff") != 0);
+}
+
+const char *emq_rx_verb_at(size_t i)
+{
+    for (size_t v = 0; v < sizeof verbs / sizeof verbs[0]; v++)
+        if (is_verb(&verbs[v]) && i-- == 0)
+            return verbs[v].name;
+    return NULL;
+}
+
 /* ============================================================ running */
 
 /* The queue-wide pause gate of the claims: 1 when B.meta has `paused`. */
@@ -2356,6 +2471,56 @@ static int paused(sc *k, int *is)
     *is = r->integer != 0;
     freeReplyObject(r);
     return 0;
+}
+
+static int h_reemit(sc *k);
+
+/*
+ * RECURSE-SQ (T4.14): after retry answered dead for a child with a
+ * same-queue link, the reference's host reads the parent's state and, when
+ * it is dead, re-emits its death: REEMIT(q, parent, error), as the reemit
+ * verb does. 0, or -1 with err filled.
+ */
+static int recurse_sq(sc *k)
+{
+    redisReply *r = cmdf(k, "HGET emq:{%s}:job:%s state", k->q, k->link_p);
+    emq_golden_result res;
+    emq_json *args;
+    size_t el;
+    const char *e = arg_s(k, "error", &el);
+    int dead, rc;
+    if (!r)
+        return -1;
+    dead = r->type == REDIS_REPLY_STRING && r->len == 4 &&
+           memcmp(r->str, "dead", 4) == 0;
+    freeReplyObject(r);
+    if (!dead)
+        return 0;
+    args = emq_json_new_object();
+    if (!args ||
+        emq_json_set(args, "id", 2, emq_json_new_str(k->link_p,
+                                                     strlen(k->link_p))) ||
+        emq_json_set(args, "error", 5, emq_json_new_str(e, el))) {
+        emq_json_free(args);
+        say(k->err, "%s", "out of memory");
+        return -1;
+    }
+    sc up;
+    memset(&up, 0, sizeof up);
+    memset(&res, 0, sizeof res);
+    up.x = k->x;
+    up.args = args;
+    up.now = k->now;
+    up.res = &res;
+    up.err = k->err;
+    up.q = k->q;
+    up.t0 = k->t0;
+    rc = h_reemit(&up);
+    av_free(&up.a);
+    av_free(&up.ttl);
+    emq_json_free(res.reply);
+    emq_json_free(args);
+    return rc;
 }
 
 static int run_script(sc *k, const verb_row *vb)
@@ -2388,11 +2553,16 @@ static int run_script(sc *k, const verb_row *vb)
         return -1;
     k->res->reply = vb->shape && r->type != REDIS_REPLY_ERROR
                         ? vb->shape(k, r) : to_json(r);
+    int died = r->type == REDIS_REPLY_STRING && r->len == 4 &&
+               memcmp(r->str, "dead", 4) == 0;
     freeReplyObject(r);
     if (!k->res->reply) {
         say(k->err, "%s", "unexpected reply type or out of memory");
         return -1;
     }
+    if ((vb->flags & F_RECURSE) && !k->part && died && k->link_p[0] &&
+        !k->link_pq[0])
+        return recurse_sq(k);
     return 0;
 }
 
@@ -2442,14 +2612,21 @@ broken:
     return -1;
 }
 
-int emq_rx_run(emq_rx *x, const char *verb, const emq_json *args,
-               int64_t now_ms, emq_golden_result *res, emq_json_buf *err)
+/*
+ * One verb, whole (part 0: a retry runs RECURSE-SQ after it, as the
+ * registry's retry does), or as part 1 of its multi-part sequence (part 1:
+ * the trace records the reemit as the next step).
+ */
+static int rx_run(emq_rx *x, const char *verb, const emq_json *args,
+                  int64_t now_ms, emq_golden_result *res, emq_json_buf *err,
+                  int part)
 {
     const verb_row *vb = verb_find(verb);
     sc k;
     int64_t t0, t1;
     int rc;
     memset(&k, 0, sizeof k);
+    k.part = part;
     k.x = x;
     k.args = args;
     k.now = now_ms;
@@ -2506,6 +2683,22 @@ done:
     return rc;
 }
 
+int emq_rx_run(emq_rx *x, const char *verb, const emq_json *args,
+               int64_t now_ms, emq_golden_result *res, emq_json_buf *err)
+{
+    return rx_run(x, verb, args, now_ms, res, err, 0);
+}
+
+/* 1 when trace step `s` is one part of a multi-part verb of its own name
+ * (a retry followed by its reemit): it runs as that part alone. */
+static int first_part(const emq_golden_step *s)
+{
+    const emq_json *sv = s->seq ? emq_json_get(s->seq, "verb") : NULL;
+    const emq_json *parts = s->seq ? emq_json_get(s->seq, "parts") : NULL;
+    return sv && sv->type == EMQ_JSON_STRING && strcmp(sv->s, s->verb) == 0 &&
+           parts && parts->type == EMQ_JSON_INT && parts->i > 1;
+}
+
 /* ============================================================ the dump */
 
 typedef struct bkey {
@@ -2519,13 +2712,6 @@ static int cmp_bkey(const void *a, const void *b)
     size_t n = x->n < y->n ? x->n : y->n;
     int c = n ? memcmp(x->p, y->p, n) : 0;
     return c ? c : (x->n > y->n) - (x->n < y->n);
-}
-
-static redisReply *cmd2(emq_rx *x, const char *verb, const char *k, size_t kn)
-{
-    const char *v[2] = {verb, k};
-    size_t n[2] = {strlen(verb), kn};
-    return redisCommandArgv(x->c, 2, v, n);
 }
 
 /* The member `name` of a flat [name, value, ...] reply, or NULL. */
@@ -2700,29 +2886,43 @@ fail:
 }
 
 /* One key's value as the trace writes it; NULL on failure. */
-static emq_json *dump_value(emq_rx *x, const char *k, size_t kn,
-                            const char *type)
+/* Queue the read of a plain key's value (GET, HGETALL, SMEMBERS, LRANGE,
+ * ZRANGE WITHSCORES); 0, or -1 for a type read otherwise (a stream). */
+static int value_send(emq_rx *x, const char *k, size_t kn, const char *type)
+{
+    const char *av[5] = {NULL, k, "0", "-1", "WITHSCORES"};
+    size_t an[5] = {0, kn, 1, 2, 10};
+    int n = 2;
+    if (strcmp(type, "string") == 0)
+        av[0] = "GET";
+    else if (strcmp(type, "hash") == 0)
+        av[0] = "HGETALL";
+    else if (strcmp(type, "set") == 0)
+        av[0] = "SMEMBERS";
+    else if (strcmp(type, "list") == 0)
+        av[0] = "LRANGE", n = 4;
+    else if (strcmp(type, "zset") == 0)
+        av[0] = "ZRANGE", n = 5;
+    else
+        return -1;
+    an[0] = strlen(av[0]);
+    return redisAppendCommandArgv(x->c, n, av, an) == REDIS_OK ? 0 : -1;
+}
+
+/* A plain key's value from the reply value_send asked for (NULL when the
+ * reply is not of its shape or out of memory). */
+static emq_json *value_of(const redisReply *r, const char *type)
 {
     emq_json *v = NULL;
-    redisReply *r = NULL;
     if (strcmp(type, "string") == 0) {
-        r = cmd2(x, "GET", k, kn);
-        if (r && r->type == REDIS_REPLY_STRING)
+        if (r->type == REDIS_REPLY_STRING)
             v = emq_json_new_str(r->str, r->len);
     } else if (strcmp(type, "hash") == 0) {
-        r = cmd2(x, "HGETALL", k, kn);
-        if (r && r->type == REDIS_REPLY_ARRAY)
+        if (r->type == REDIS_REPLY_ARRAY)
             v = pairs_obj(r, 0);
     } else if (strcmp(type, "list") == 0 || strcmp(type, "set") == 0) {
         int set = type[0] == 's';
-        if (set) {
-            r = cmd2(x, "SMEMBERS", k, kn);
-        } else {
-            const char *av[4] = {"LRANGE", k, "0", "-1"};
-            size_t an[4] = {6, kn, 1, 2};
-            r = redisCommandArgv(x->c, 4, av, an);
-        }
-        if (r && r->type == REDIS_REPLY_ARRAY) {
+        if (r->type == REDIS_REPLY_ARRAY) {
             bkey *m = calloc(r->elements ? r->elements : 1, sizeof *m);
             if (m && (v = emq_json_new_array())) {
                 for (size_t i = 0; i < r->elements; i++) {
@@ -2741,10 +2941,7 @@ static emq_json *dump_value(emq_rx *x, const char *k, size_t kn,
             free(m);
         }
     } else if (strcmp(type, "zset") == 0) {
-        const char *av[5] = {"ZRANGE", k, "0", "-1", "WITHSCORES"};
-        size_t an[5] = {6, kn, 1, 2, 10};
-        r = redisCommandArgv(x->c, 5, av, an);
-        if (r && r->type == REDIS_REPLY_ARRAY && (v = emq_json_new_array()))
+        if (r->type == REDIS_REPLY_ARRAY && (v = emq_json_new_array()))
             for (size_t i = 0; i + 1 < r->elements; i += 2) {
                 emq_json *pair = emq_json_new_array();
                 double sc = strtod(r->element[i + 1]->str, NULL);
@@ -2758,11 +2955,7 @@ static emq_json *dump_value(emq_rx *x, const char *k, size_t kn,
                     break;
                 }
             }
-    } else if (strcmp(type, "stream") == 0) {
-        v = dump_stream(x, k, kn);
     }
-    if (r)
-        freeReplyObject(r);
     return v;
 }
 
@@ -2770,6 +2963,9 @@ int emq_rx_dump(emq_rx *x, emq_json **out, emq_json_buf *err)
 {
     emq_json *ks = emq_json_new_object();
     bkey *keys = NULL;
+    redisReply **vals = NULL;
+    char (*types)[16] = NULL, *plain = NULL;
+    long long *exps = NULL;
     int rc = -1;
     redisReply *r = redisCommand(x->c, "KEYS *");
     *out = NULL;
@@ -2792,9 +2988,10 @@ int emq_rx_dump(emq_rx *x, emq_json **out, emq_json_buf *err)
         redisAppendCommandArgv(x->c, 2, v[0], n[0]);
         redisAppendCommandArgv(x->c, 2, v[1], n[1]);
     }
-    char (*types)[16] = calloc(r->elements ? r->elements : 1, sizeof *types);
-    long long *exps = calloc(r->elements ? r->elements : 1, sizeof *exps);
-    int broken = !types || !exps;
+    types = calloc(r->elements ? r->elements : 1, sizeof *types);
+    exps = calloc(r->elements ? r->elements : 1, sizeof *exps);
+    plain = calloc(r->elements ? r->elements : 1, 1);
+    int broken = !types || !exps || !plain;
     for (size_t i = 0; i < r->elements; i++) {
         void *t = NULL, *e = NULL;
         if (redisGetReply(x->c, &t) != REDIS_OK ||
@@ -2814,11 +3011,24 @@ int emq_rx_dump(emq_rx *x, emq_json **out, emq_json_buf *err)
     }
     if (broken) {
         say(err, "%s", "TYPE/PEXPIRETIME pipeline failed");
-        free(types);
-        free(exps);
         goto done;
     }
-    for (size_t i = 0; i < r->elements; i++) {
+    /* the plain values in a second pipeline (streams after it, each
+     * with its own commands) */
+    vals = calloc(r->elements ? r->elements : 1, sizeof *vals);
+    if (!vals)
+        say(err, "%s", "dump: out of memory");
+    for (size_t i = 0; vals && i < r->elements; i++)
+        plain[i] = value_send(x, keys[i].p, keys[i].n, types[i]) == 0;
+    for (size_t i = 0; vals && i < r->elements; i++) {
+        void *v = NULL;
+        if (plain[i] && redisGetReply(x->c, &v) != REDIS_OK) {
+            say(err, "%s", "value pipeline failed");
+            goto done;
+        }
+        vals[i] = v;
+    }
+    for (size_t i = 0; vals && i < r->elements; i++) {
         const char *k = keys[i].p;
         size_t kn = keys[i].n;
         int64_t exp = exps[i];
@@ -2829,26 +3039,30 @@ int emq_rx_dump(emq_rx *x, emq_json **out, emq_json_buf *err)
             if (ttl_virtual(x, k, kn, exp, exp, &v))
                 exp = v;
         }
-        emq_json *v = dump_value(x, k, kn, types[i]);
+        emq_json *v = plain[i] ? value_of(vals[i], types[i])
+                               : strcmp(types[i], "stream") == 0
+                                     ? dump_stream(x, k, kn) : NULL;
         if (!v) {
             say(err, "cannot read key %.*s of type '%s'", (int)kn, k,
                 types[i]);
-            free(types);
-            free(exps);
             goto done;
         }
-        if (emq_golden_ks_add(ks, k, kn, types[i], v, exp) != 0) {
-            free(types);
-            free(exps);
+        if (emq_golden_ks_add(ks, k, kn, types[i], v, exp) != 0)
             goto done;
-        }
     }
+    if (vals) {
+        *out = ks;
+        ks = NULL;
+        rc = 0;
+    }
+done:
+    for (size_t i = 0; vals && r && i < r->elements; i++)
+        if (vals[i])
+            freeReplyObject(vals[i]);
+    free(vals);
+    free(plain);
     free(types);
     free(exps);
-    *out = ks;
-    ks = NULL;
-    rc = 0;
-done:
     emq_json_free(ks);
     free(keys);
     if (r)
@@ -3238,7 +3452,7 @@ static void x_clock(void *ctx, int64_t now)
 static int x_step(void *ctx, const emq_golden_step *s, emq_golden_result *res,
                   emq_json_buf *err)
 {
-    return emq_rx_run(ctx, s->verb, s->args, s->now, res, err);
+    return rx_run(ctx, s->verb, s->args, s->now, res, err, first_part(s));
 }
 
 static int x_dump(void *ctx, emq_json **out, emq_json_buf *err)
@@ -3293,8 +3507,8 @@ static int isolated_main(emq_rx *x, int argc, char **argv, int quiet)
                     (k > 0 && emq_rx_load(x, c->steps[k - 1].keyspace,
                                           s->now, &msg) != 0)) {
                     bad = 1;
-                } else if (emq_rx_run(x, s->verb, s->args, s->now, &res,
-                                      &msg) != 0) {
+                } else if (rx_run(x, s->verb, s->args, s->now, &res, &msg,
+                                  first_part(s)) != 0) {
                     bad = 1;
                 } else if (emq_golden_reply_diff(s->reply, res.reply, &msg)) {
                     bad = 1;
@@ -3349,15 +3563,13 @@ int main(int argc, char **argv)
 {
     /* --list-verbs: the table as tests/lua/verbs.txt writes it. */
     if (argc == 2 && strcmp(argv[1], "--list-verbs") == 0) {
-        for (size_t v = 0; v < sizeof verbs / sizeof verbs[0]; v++) {
-            if (verbs[v].flags & F_NOQUEUE && verbs[v].script == HOST &&
-                strcmp(verbs[v].name, "backoff") != 0)
-                continue; /* raw, advance: replayer steps, not verbs */
-            if (verbs[v].script == HOST)
-                printf("%s host:%s\n", verbs[v].name, verbs[v].name);
+        const char *name;
+        for (size_t i = 0; (name = emq_rx_verb_at(i)) != NULL; i++) {
+            const verb_row *vb = verb_find(name);
+            if (vb->script == HOST)
+                printf("%s host:%s\n", name, name);
             else
-                printf("%s %s.lua\n", verbs[v].name,
-                       script_names[verbs[v].script]);
+                printf("%s %s.lua\n", name, script_names[vb->script]);
         }
         return 0;
     }
