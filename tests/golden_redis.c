@@ -1162,7 +1162,7 @@ static void b_reap_group(sc *k)
     push_key(k, k->q, "");
     keys_done(k);
     push_arg(k, "g");
-    push_i(&k->a, arg_i(k, "limit"));
+    push_i(&k->a, arg_i_or(k, "limit", 100));
 }
 
 static void b_lane_depths(sc *k)
@@ -1251,7 +1251,10 @@ static void b_flow_child(sc *k)
     push_arg(k, "child");
     push_arg(k, "payload");
     push_arg(k, "parent");
-    push_arg(k, "pq");
+    if (absent(k, "pq"))
+        push_s(&k->a, ""); /* the parent's queue */
+    else
+        push_arg(k, "pq");
 }
 
 static void b_flow_deliver(sc *k)
@@ -1320,8 +1323,8 @@ static void b_stalled_check(sc *k)
     push_key(k, k->q, "dead");
     keys_done(k);
     push_key(k, k->q, "");
-    push_i(&k->a, arg_i(k, "max_stalled"));
-    push_i(&k->a, arg_i(k, "limit"));
+    push_i(&k->a, arg_i_or(k, "max_stalled", 1));
+    push_i(&k->a, arg_i_or(k, "limit", 100));
 }
 
 /* ============================================================ host verbs */

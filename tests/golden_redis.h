@@ -15,8 +15,10 @@
  * JSON-shaped args, the virtual now) and emq_rx_dump; nothing here reads a
  * trace. Arguments the traces always give but the registry marks optional
  * (drain's include_schedule, obliterate's force and budget, add_log's keep,
- * delay's mode, get_rate_limit_ttl's max_jobs) may be absent or null: they
- * take PROTOCOL.md's defaults (false, false, 1000, 0, in, 0).
+ * delay's mode, get_rate_limit_ttl's max_jobs, reap_group's limit,
+ * stalled_check's max_stalled and limit, flow_child's pq) may be absent or
+ * null: they take PROTOCOL.md's defaults (false, false, 1000, 0, in, 0,
+ * 100, 1, 100, the parent's queue).
  */
 #ifndef EMQ_TEST_GOLDEN_REDIS_H
 #define EMQ_TEST_GOLDEN_REDIS_H
