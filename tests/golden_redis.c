@@ -1688,68 +1688,419 @@ static int h_reemit(sc *k)
 /* Depth-first in spec order: level > 8, an id seen before (GATE-ID is
  * not checked here: every trace id passes it). 1 with `text` set when the
  * tree is refused, 0 when it passes, -1 when malformed. */
-static int tree_check(const emq_json *node, int level, const emq_json **seen,
-                      size_t *nseen, size_t cap, char *text, size_t tn)
+/* The host's validation of one node and its subtree, depth-first in spec
+ * order: in a nested tree (`tree`, T4.5) level > 8 → flow_too_deep(8) and
+ * an id seen before → flow_cycle(id); then GATE-ID (T4.1, T4.4, T4.5).
+ * 0 passed, 1 refused (`text` says how), -1 not a flow node. */
+static int tree_check(const emq_json *node, int level, int tree,
+                      const emq_json **seen, size_t *nseen, size_t cap,
+                      char *text, size_t tn)
 {
     const emq_json *id = emq_json_get(node, "id");
     const emq_json *ch = emq_json_get(node, "children");
+    uint64_t snow;
     if (!id || id->type != EMQ_JSON_STRING)
         return -1;
-    if (level > 8) {
+    if (tree && level > 8) {
         snprintf(text, tn, "flow_too_deep(8)");
         return 1;
     }
-    for (size_t i = 0; i < *nseen; i++)
+    for (size_t i = 0; tree && i < *nseen; i++)
         if (seen[i]->len == id->len &&
             memcmp(seen[i]->s, id->s, id->len) == 0) {
             snprintf(text, tn, "flow_cycle(%.*s)", (int)id->len, id->s);
             return 1;
         }
+    if (!branded(id->s, id->len, &snow)) {
+        snprintf(text, tn, "%s", GATE_ID_TEXT);
+        return 1;
+    }
     if (*nseen == cap)
         return -1;
     seen[(*nseen)++] = id;
     for (size_t i = 0; ch && ch->type == EMQ_JSON_ARRAY && i < ch->n; i++) {
-        int rc = tree_check(ch->items[i], level + 1, seen, nseen, cap, text,
-                            tn);
+        int rc = tree_check(ch->items[i], level + 1, tree, seen, nseen, cap,
+                            text, tn);
         if (rc != 0)
             return rc;
     }
     return 0;
 }
 
-/* flow_add as a single step: the tree's host refusal. A flow that passes
- * is recorded part by part (enqueue_flow, hold_parent, flow_child,
- * set_policy, set_link), never as one step. */
+/* 1 when a flow's children array `ch` holds a child with children (the
+ * flow is a nested tree, T4.5). */
+static int nested_flow(const emq_json *ch)
+{
+    for (size_t i = 0; ch && ch->type == EMQ_JSON_ARRAY && i < ch->n; i++) {
+        const emq_json *cc = emq_json_get(ch->items[i], "children");
+        if (cc && cc->type == EMQ_JSON_ARRAY && cc->n > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The host's validation of a whole flow {"parent", "children"}: as
+ * tree_check, the parent at level 1. */
+static int flow_check(const emq_json *flow, char *text, size_t tn)
+{
+    const emq_json *seen[512];
+    const emq_json *parent = emq_json_get(flow, "parent");
+    const emq_json *ch = emq_json_get(flow, "children");
+    int tree = nested_flow(ch);
+    size_t nseen = 0;
+    if (!parent || (ch && ch->type != EMQ_JSON_ARRAY))
+        return -1;
+    int rc = tree_check(parent, 1, tree, seen, &nseen, 512, text, tn);
+    for (size_t i = 0; rc == 0 && ch && i < ch->n; i++)
+        rc = tree_check(ch->items[i], 2, tree, seen, &nseen, 512, text, tn);
+    return rc;
+}
+
+/* Start an EVALSHA of script `sid`: KEYS and ARGV follow (keys_done
+ * between them); flow_eval adds the clock override and runs it. */
+static void flow_script(sc *k, int sid)
+{
+    av_free(&k->a);
+    push_s(&k->a, "EVALSHA");
+    push(&k->a, k->x->sha[sid], 40);
+    push_s(&k->a, "0");
+}
+
+/* Run the command flow_script began: its reply (caller frees) or NULL. */
+static redisReply *flow_eval(sc *k)
+{
+    char nk[24];
+    push_i(&k->a, k->now);
+    snprintf(nk, sizeof nk, "%zu", k->nkeys);
+    if (!k->a.oom) {
+        k->a.v[2] = nk;
+        k->a.n[2] = strlen(nk);
+    }
+    return call(k);
+}
+
+/* The string member `name` of node `n` ("" when absent). */
+static const emq_json *node_str(const emq_json *n, const char *name)
+{
+    static emq_json empty;
+    const emq_json *v = emq_json_get(n, name);
+    empty.type = EMQ_JSON_STRING;
+    empty.s = (char *)"";
+    return v && v->type == EMQ_JSON_STRING ? v : &empty;
+}
+
+/* A child's queue: its own, else its parent's (`pq`). */
+static const char *node_queue(const emq_json *n, const char *pq)
+{
+    const emq_json *v = emq_json_get(n, "queue");
+    return v && v->type == EMQ_JSON_STRING ? v->s : pq;
+}
+
+/* A child's policy: id when it asks to ignore its failure, else fp. */
+static const char *node_policy(const emq_json *n)
+{
+    const emq_json *v = emq_json_get(n, "ignore_dependency_on_failure");
+    return v && v->type == EMQ_JSON_TRUE ? "id" : "fp";
+}
+
+/* The reply of a landing command: 0 when it succeeded, 1 with *fail set
+ * to its error reply (the flow's result), -1 on a broken connection. */
+static int landed(redisReply *r, emq_json **fail)
+{
+    if (!r)
+        return -1;
+    if (r->type == REDIS_REPLY_ERROR) {
+        *fail = to_json(r);
+        freeReplyObject(r);
+        return *fail ? 1 : -1;
+    }
+    freeReplyObject(r);
+    return 0;
+}
+
+/* T4.2 hold_parent on queue `q`: node `id` awaiting n children. */
+static int flow_hold(sc *k, const char *q, const emq_json *id,
+                     const emq_json *payload, size_t n, emq_json **fail)
+{
+    flow_script(k, S_HOLD_PARENT);
+    push_key(k, q, "job:%s", id->s);
+    push_key(k, q, "job:%s:dependencies", id->s);
+    keys_done(k);
+    push(&k->a, id->s, id->len);
+    push(&k->a, payload->s, payload->len);
+    push_i(&k->a, (int64_t)n);
+    return landed(flow_eval(k), fail);
+}
+
+/* T4.3 flow_child of node `c` on queue `cq` (`pq` "" for the parent's
+ * queue), then the child's parent_policy. */
+static int flow_leaf(sc *k, const char *cq, const emq_json *c,
+                     const char *parent, const char *pq, const char *policy,
+                     emq_json **fail)
+{
+    const emq_json *id = node_str(c, "id"), *pl = node_str(c, "payload");
+    flow_script(k, S_FLOW_CHILD);
+    push_key(k, cq, "job:%s", id->s);
+    push_key(k, cq, "pending");
+    keys_done(k);
+    push(&k->a, id->s, id->len);
+    push(&k->a, pl->s, pl->len);
+    push_s(&k->a, parent);
+    push_s(&k->a, pq);
+    int rc = landed(flow_eval(k), fail);
+    if (rc != 0)
+        return rc;
+    cmd(k, "HSET");
+    push_key(k, cq, "job:%s", id->s);
+    push_s(&k->a, "parent_policy");
+    push_s(&k->a, policy);
+    return landed(call(k), fail);
+}
+
+/* The result [id, list] (list's ownership passes); NULL when out of
+ * memory. */
+static emq_json *flow_pair(const emq_json *id, emq_json *list)
+{
+    emq_json *o = emq_json_new_array();
+    if (!o) {
+        emq_json_free(list);
+        return NULL;
+    }
+    if (emq_json_push(o, emq_json_new_str(id->s, id->len)) != 0) {
+        emq_json_free(list);
+        emq_json_free(o);
+        return NULL;
+    }
+    if (emq_json_push(o, list) != 0) {
+        emq_json_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* T4.5: land node `node` (its children `ch`) on queue `nq` below `parent`
+ * in queue `pq` (parent NULL for the root), parent first, depth first; its
+ * result [id, [children's results]] into *out, or the first refusal into
+ * *fail. 0, 1 refused, -1 failed. */
+static int flow_node(sc *k, const emq_json *node, const emq_json *ch,
+                     const char *nq, const char *parent, const char *pq,
+                     const char *policy, emq_json **out, emq_json **fail)
+{
+    const emq_json *id = node_str(node, "id");
+    const emq_json *pl = node_str(node, "payload");
+    size_t n = ch && ch->type == EMQ_JSON_ARRAY ? ch->n : 0;
+    emq_json *list = emq_json_new_array();
+    int rc;
+    *out = NULL;
+    if (!list)
+        return -1;
+    if (n == 0 && parent) {
+        rc = flow_leaf(k, nq, node, parent, strcmp(nq, pq) ? pq : "",
+                       policy, fail);
+    } else {
+        rc = flow_hold(k, nq, id, pl, n, fail);
+        if (rc == 0 && parent) {
+            cmd(k, "HSET");
+            push_key(k, nq, "job:%s", id->s);
+            push_s(&k->a, "parent");
+            push_s(&k->a, parent);
+            if (strcmp(nq, pq) != 0) {
+                push_s(&k->a, "parent_queue");
+                push_s(&k->a, pq);
+            }
+            push_s(&k->a, "parent_policy");
+            push_s(&k->a, policy);
+            rc = landed(call(k), fail);
+        }
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            const emq_json *c = ch->items[i];
+            emq_json *r = NULL;
+            rc = flow_node(k, c, emq_json_get(c, "children"),
+                           node_queue(c, nq), id->s, nq, node_policy(c), &r,
+                           fail);
+            if (rc == 0 && emq_json_push(list, r) != 0)
+                rc = -1;
+        }
+    }
+    if (rc != 0) {
+        emq_json_free(list);
+        return rc;
+    }
+    *out = flow_pair(id, list);
+    return *out ? 0 : -1;
+}
+
+/* T4.1: the flat same-queue flow, one enqueue_flow, then each child's
+ * parent_policy; the result [parent, [children]] into *out. */
+static int flow_flat(sc *k, const emq_json *pid, const emq_json *ppl,
+                     const emq_json *ch, emq_json *list, emq_json **fail)
+{
+    size_t n = ch ? ch->n : 0, i;
+    int rc;
+    flow_script(k, S_ENQUEUE_FLOW);
+    push_key(k, k->q, "job:%s", pid->s);
+    push_key(k, k->q, "job:%s:dependencies", pid->s);
+    push_key(k, k->q, "pending");
+    for (i = 0; i < n; i++)
+        push_key(k, k->q, "job:%s", node_str(ch->items[i], "id")->s);
+    keys_done(k);
+    push(&k->a, pid->s, pid->len);
+    push(&k->a, ppl->s, ppl->len);
+    push_i(&k->a, (int64_t)n);
+    for (i = 0; i < n; i++) {
+        const emq_json *id = node_str(ch->items[i], "id");
+        const emq_json *pl = node_str(ch->items[i], "payload");
+        push(&k->a, id->s, id->len);
+        push(&k->a, pl->s, pl->len);
+    }
+    rc = landed(flow_eval(k), fail);
+    for (i = 0; rc == 0 && i < n; i++) {
+        const emq_json *id = node_str(ch->items[i], "id");
+        cmd(k, "HSET");
+        push_key(k, k->q, "job:%s", id->s);
+        push_s(&k->a, "parent_policy");
+        push_s(&k->a, node_policy(ch->items[i]));
+        rc = landed(call(k), fail);
+        if (rc == 0 && emq_json_push(list, emq_json_new_str(id->s, id->len)))
+            rc = -1;
+    }
+    return rc;
+}
+
+/* T4.4: the flat flow with a child elsewhere: hold_parent, then each
+ * child's flow_child and parent_policy, the first refusal stopping it. */
+static int flow_cross(sc *k, const emq_json *pid, const emq_json *ppl,
+                      const emq_json *ch, emq_json *list, emq_json **fail)
+{
+    size_t n = ch ? ch->n : 0, i;
+    int rc = flow_hold(k, k->q, pid, ppl, n, fail);
+    for (i = 0; rc == 0 && i < n; i++) {
+        const emq_json *c = ch->items[i];
+        const char *cq = node_queue(c, k->q);
+        const emq_json *id = node_str(c, "id");
+        rc = flow_leaf(k, cq, c, pid->s, strcmp(cq, k->q) ? k->q : "",
+                       node_policy(c), fail);
+        if (rc == 0 && emq_json_push(list, emq_json_new_str(id->s, id->len)))
+            rc = -1;
+    }
+    return rc;
+}
+
+/*
+ * Land one validated flow as the reference's host does (PROTOCOL.md T4.1,
+ * T4.4, T4.5): every child in q and none nested, flow_flat; a direct child
+ * elsewhere and none nested, flow_cross; any child with children, the
+ * tree node by node. Its result (the flat [parent, [children]], the
+ * nested [id, [results]]) or the first refusal's error into *out. 0, or
+ * -1 (err says why).
+ */
+static int flow_land(sc *k, const emq_json *flow, emq_json **out)
+{
+    const emq_json *parent = emq_json_get(flow, "parent");
+    const emq_json *ch = emq_json_get(flow, "children");
+    const emq_json *pid = node_str(parent, "id");
+    const emq_json *ppl = node_str(parent, "payload");
+    size_t n = ch ? ch->n : 0, i;
+    int nested = nested_flow(ch), cross = 0, rc;
+    emq_json *fail = NULL, *list = NULL;
+    *out = NULL;
+    for (i = 0; i < n; i++)
+        cross |= strcmp(node_queue(ch->items[i], k->q), k->q) != 0;
+    if (nested) {
+        rc = flow_node(k, parent, ch, k->q, NULL, k->q, "fp", out, &fail);
+    } else if (!(list = emq_json_new_array())) {
+        rc = -1;
+    } else {
+        rc = cross ? flow_cross(k, pid, ppl, ch, list, &fail)
+                   : flow_flat(k, pid, ppl, ch, list, &fail);
+        if (rc == 0)
+            rc = (*out = flow_pair(pid, list)) ? 0 : -1;
+        else
+            emq_json_free(list);
+    }
+    if (rc > 0) {
+        *out = fail;
+        return 0;
+    }
+    if (rc < 0) {
+        emq_json_free(fail);
+        if (!k->err->len)
+            say(k->err, "%s", "flow: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* flow_add (T4.1 / T4.4 / T4.5, with the host's validation): the host's
+ * refusal, the first script's refusal, or the flow's result. A trace
+ * records a flow that passes its validation part by part (and is replayed
+ * so); a differential runs it whole. */
 static int h_flow_add(sc *k)
 {
     const emq_json *flow = arg_t(k, "flow", EMQ_JSON_OBJECT, "an object");
-    const emq_json *seen[512];
-    size_t nseen = 0;
     char text[300];
+    int rc;
     if (!flow)
         return -1;
-    const emq_json *parent = emq_json_get(flow, "parent");
-    const emq_json *pid = parent ? emq_json_get(parent, "id") : NULL;
-    const emq_json *ch = emq_json_get(flow, "children");
-    if (!pid || pid->type != EMQ_JSON_STRING) {
-        bad_arg(k, "flow", "a flow with a parent id");
-        return -1;
-    }
-    seen[nseen++] = pid;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && ch && ch->type == EMQ_JSON_ARRAY && i < ch->n;
-         i++)
-        rc = tree_check(ch->items[i], 2, seen, &nseen, 512, text, sizeof text);
-    if (rc < 0) {
+    if ((rc = flow_check(flow, text, sizeof text)) < 0) {
         bad_arg(k, "flow", "a well-formed flow");
         return -1;
     }
-    if (rc == 0) {
-        say(k->err, "%s", "flow_add passes its host gate: replay its parts");
+    if (rc > 0) {
+        k->res->reply = refused(text);
+        return k->res->reply ? 0 : -1;
+    }
+    return flow_land(k, flow, &k->res->reply);
+}
+
+/* add_bulk (T4.6): GATE-ID on every id of every flow before any write
+ * (one invalid id refuses the bulk), then each flow as flow_add lands it,
+ * in input order; the reply lists the results of the flows that landed (a
+ * flow refused, or stopped by a refusal, is left out). `flows` is a list
+ * of flows, or one flow. */
+static int h_add_bulk(sc *k)
+{
+    const emq_json *fl = emq_json_get(k->args, "flows");
+    size_t n, i;
+    char text[300];
+    if (!fl || (fl->type != EMQ_JSON_ARRAY && fl->type != EMQ_JSON_OBJECT)) {
+        bad_arg(k, "flows", "a flow or a list of flows");
         return -1;
     }
-    k->res->reply = refused(text);
-    return k->res->reply ? 0 : -1;
+    n = fl->type == EMQ_JSON_ARRAY ? fl->n : 1;
+    for (i = 0; i < n; i++) {
+        const emq_json *f = fl->type == EMQ_JSON_ARRAY ? fl->items[i] : fl;
+        int rc = flow_check(f, text, sizeof text);
+        if (rc < 0) {
+            bad_arg(k, "flows", "a list of well-formed flows");
+            return -1;
+        }
+        if (rc > 0 && strcmp(text, GATE_ID_TEXT) == 0) {
+            k->res->reply = refused(text);
+            return k->res->reply ? 0 : -1;
+        }
+    }
+    emq_json *out = emq_json_new_array();
+    for (i = 0; out && i < n; i++) {
+        const emq_json *f = fl->type == EMQ_JSON_ARRAY ? fl->items[i] : fl;
+        emq_json *r = NULL;
+        if (flow_check(f, text, sizeof text) != 0)
+            continue;
+        if (flow_land(k, f, &r) != 0) {
+            emq_json_free(out);
+            return -1;
+        }
+        if (r->type != EMQ_JSON_ARRAY) {
+            emq_json_free(r); /* stopped by a refusal: left out */
+            continue;
+        }
+        if (emq_json_push(out, r) != 0) {
+            emq_json_free(out);
+            out = NULL;
+        }
+    }
+    k->res->reply = out;
+    return out ? 0 : -1;
 }
 
 /* ---------------------------------------------------------- Tier 5 */
@@ -2402,6 +2753,7 @@ static const verb_row verbs[] = {
     HST("reemit", 0, h_reemit),
     HST("outbox_trim", 0, h_outbox_trim),
     HST("flow_add", 0, h_flow_add),
+    HST("add_bulk", 0, h_add_bulk),
     /* Tier 5 */
     SCR("repeat_register", S_REPEAT_REGISTER, 0, b_repeat_register, NULL),
     SCR("repeat_cancel", S_REPEAT_CANCEL, 0, b_repeat_cancel, NULL),

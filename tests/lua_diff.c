@@ -71,10 +71,6 @@
 static const struct {
     const char *verb, *why;
 } excluded[] = {
-    {"flow_add", "the bundle's executor runs only its host refusal "
-     "(flow_too_deep, flow_cycle): a flow that passes is a sequence of "
-     "parts, each of them a verb here (enqueue_flow, hold_parent, "
-     "flow_child, set_policy, set_link)"},
     {"backoff", "host arithmetic without store access (the executor "
      "computes it in C, not on the server); its policy tail has no "
      "byte-string trace shape"},
@@ -91,7 +87,8 @@ static const struct {
 
 /* One step in five or so admits work, so the other verbs have some: these
  * wire names, those that are registered and covered. */
-static const char *const admissions[] = {"enqueue", "lane_enqueue", NULL};
+static const char *const admissions[] = {"enqueue", "lane_enqueue",
+                                         "flow_add", NULL};
 
 /* Trace arguments whose bytes the protocol reads as words: vgen draws
  * BYTES from its payload pool, which almost never holds one; 7 calls in 8

@@ -136,6 +136,8 @@ static void put_word(vgen_call *c, const char *words, unsigned n)
 typedef struct genstate {
     const char *q, *id;        /* the last queue and id drawn            */
     int hostile_done;
+    int64_t level;             /* the last flow node's level, or 0       */
+    const char *q0;            /* the call's first queue                 */
 } genstate;
 
 static int ends_with(const char *s, const char *t)
@@ -160,9 +162,19 @@ static void one_arg(const vgen *g, const emq_arg_info *a, vgen_src *s,
         put_str(c, bad, strlen(bad));
         return;
     }
+    /* a flow's root (level 1) mostly in the call's queue, policy fp */
+    if (st->level == 1 && st->q0 && (a->flags & EMQ_ARGF_REST) && aux % 8 &&
+        (ends_with(a->name, ".queue") || ends_with(a->name, ".policy"))) {
+        if (a->kind == EMQ_ARG_QUEUE)
+            put_str(c, st->q0, strlen(st->q0));
+        else
+            put_word(c, a->words, 0);
+        return;
+    }
     switch (a->kind) {
     case EMQ_ARG_QUEUE:
         st->q = QUEUES[ch % 2];
+        if (!st->q0) st->q0 = st->q;
         put_str(c, st->q, strlen(st->q));
         break;
     case EMQ_ARG_ID:
@@ -202,6 +214,14 @@ static void one_arg(const vgen *g, const emq_arg_info *a, vgen_src *s,
         break;
     }
     case EMQ_ARG_POS:
+        if ((a->flags & EMQ_ARGF_REST) && ends_with(a->name, ".level")) {
+            /* flow nodes in pre-order: one root, then each node a child
+             * of the node before it or of one of that node's ancestors */
+            st->level = st->level ? 2 + (int64_t)(ch % (unsigned)st->level)
+                                  : 1;
+            put_int(c, st->level);
+            break;
+        }
         put_int(c, aux & 1 ? POSV[ch % 8] : 1 + (int64_t)(ch % 100));
         break;
     case EMQ_ARG_NNEG:
@@ -228,7 +248,7 @@ static void one_arg(const vgen *g, const emq_arg_info *a, vgen_src *s,
 void vgen_args(const vgen *g, const emq_verb_info *v, vgen_src *s,
                vgen_call *c)
 {
-    genstate st = {NULL, NULL, 0};
+    genstate st = {NULL, NULL, 0, 0, NULL};
     size_t fix = 0, grp, k, i, groups;
     unsigned b;
     memset(c, 0, sizeof *c);

@@ -75,6 +75,9 @@ typedef struct vgen_call {
  * Fill `c` with a call of verb `v`, its arguments drawn from `s`: every
  * fixed argument (an optional one absent now and then), then 0-3 groups of
  * a repeated tail (at least 1 for a tail that must not be empty, mostly).
+ * A tail's `x.level` (a flow's nodes) counts one flow in pre-order: 1, then
+ * 2 .. the level before + 1; the root's x.queue is mostly the call's queue
+ * and its x.policy mostly the first word (fp).
  */
 void vgen_args(const vgen *g, const emq_verb_info *v, vgen_src *s,
                vgen_call *c);
