@@ -1683,6 +1683,87 @@ static int h_reemit(sc *k)
     return call_reply(k);
 }
 
+/* 1 when J(id) of queue q is in state dead, 0 when not, -1 (err). */
+static int state_dead(sc *k, const char *q, const char *id)
+{
+    redisReply *r = cmdf(k, "HGET emq:{%s}:job:%s state", q, id);
+    int dead;
+    if (!r)
+        return -1;
+    dead = r->type == REDIS_REPLY_STRING && r->len == 4 &&
+           memcmp(r->str, "dead", 4) == 0;
+    freeReplyObject(r);
+    return dead;
+}
+
+/* REEMIT(q, node, error) (T4.14) as the reemit verb runs it, its reply
+ * dropped. 0, or -1 with err filled. */
+static int reemit_node(sc *k, const char *q, const char *node, const char *e,
+                       size_t el)
+{
+    emq_golden_result res;
+    emq_json *args = emq_json_new_object();
+    sc up;
+    int rc;
+    if (!args ||
+        emq_json_set(args, "id", 2, emq_json_new_str(node, strlen(node))) ||
+        emq_json_set(args, "error", 5, emq_json_new_str(e, el))) {
+        emq_json_free(args);
+        say(k->err, "%s", "out of memory");
+        return -1;
+    }
+    memset(&up, 0, sizeof up);
+    memset(&res, 0, sizeof res);
+    up.x = k->x;
+    up.args = args;
+    up.now = k->now;
+    up.res = &res;
+    up.err = k->err;
+    up.q = q;
+    up.t0 = k->t0;
+    rc = h_reemit(&up);
+    av_free(&up.a);
+    av_free(&up.ttl);
+    emq_json_free(res.reply);
+    emq_json_free(args);
+    return rc;
+}
+
+/* GATE-Q (PROTOCOL.md §2.2): ^[A-Za-z0-9._-]{1,128}$ and not "emq". */
+static int queue_ok(const char *q, size_t n)
+{
+    if (n < 1 || n > 128 || (n == 3 && memcmp(q, "emq", 3) == 0))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((q[i] >= 'A' && q[i] <= 'Z') || (q[i] >= 'a' && q[i] <= 'z') ||
+              (q[i] >= '0' && q[i] <= '9') || q[i] == '.' || q[i] == '_' ||
+              q[i] == '-'))
+            return 0;
+    return 1;
+}
+
+/* Cut `nf` NUL-terminated fields off p[0..n) into f/fl (each copied into
+ * buf, 256 bytes a field) and point *rest at what is left. 0, or -1 when
+ * there are fewer separators (malformed) or a field is too long. */
+static int cut_fields(const char *p, size_t n, int nf, char buf[][256],
+                      size_t *fl, const char **rest, size_t *rn)
+{
+    for (int i = 0; i < nf; i++) {
+        const char *z = memchr(p, 0, n);
+        if (!z || (size_t)(z - p) >= 256)
+            return -1;
+        fl[i] = (size_t)(z - p);
+        memcpy(buf[i], p, fl[i]);
+        buf[i][fl[i]] = 0;
+        n -= fl[i] + 1;
+        p = z + 1;
+    }
+    *rest = p;
+    *rn = n;
+    return 0;
+}
+
+
 /* ------------------------------------------------------ T4.5's host gate */
 
 /* Depth-first in spec order: level > 8, an id seen before (GATE-ID is
@@ -2101,6 +2182,93 @@ static int h_add_bulk(sc *k)
     }
     k->res->reply = out;
     return out ? 0 : -1;
+}
+
+/*
+ * deliver_flow_completions (T4.10), the host's sweep pass over q's outbox:
+ * the first `batch` entries in order, each parsed (T4.9) and gated
+ * (GATE-ID of the parent and, emqlite's chosen reading D-2, GATE-Q of its
+ * queue), then delivered on the parent's queue — COMPLETE by
+ * flow_deliver.lua, FAIL by flow_fail_deliver.lua and, when that moved the
+ * parent to dead, REEMIT of the parent (D-5); the first entry that does
+ * not deliver stops the pass. The delivered entries are trimmed off; the
+ * reply counts them.
+ */
+static int h_deliver_flow_completions(sc *k)
+{
+    int64_t batch = arg_i(k, "batch"), d = 0;
+    redisReply *r;
+    uint64_t snow;
+    if (k->bad)
+        return -1;
+    r = cmdf(k, "LRANGE emq:{%s}:flow:outbox 0 %lld", k->q,
+             (long long)batch - 1);
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        if (r) {
+            k->res->reply = to_json(r);
+            freeReplyObject(r);
+        }
+        return k->res->reply ? 0 : -1;
+    }
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        char f[5][256];
+        size_t fl[5], rn;
+        const char *rest;
+        int fail = e->len > 0 && e->str[0] == 0;
+        if (e->type != REDIS_REPLY_STRING ||
+            (fail ? cut_fields(e->str + 1, e->len - 1, 5, f, fl, &rest, &rn)
+                  : cut_fields(e->str, e->len, 3, f, fl, &rest, &rn)) != 0 ||
+            (fail && strcmp(f[0], "fail") != 0))
+            break; /* malformed */
+        const char *pq = f[fail], *pid = f[fail + 1], *cid = f[fail + 2];
+        if (!branded(pid, fl[fail + 1], &snow) || !queue_ok(pq, fl[fail]))
+            break;
+        int was_dead = fail ? state_dead(k, pq, pid) : 0, rc;
+        if (was_dead < 0)
+            break;
+        flow_script(k, fail ? S_FLOW_FAIL_DELIVER : S_FLOW_DELIVER);
+        push_key(k, pq, "job:%s:dependencies", pid);
+        push_key(k, pq, "job:%s:%s", pid, fail ? "failed" : "processed");
+        if (fail)
+            push_key(k, pq, "job:%s:unsuccessful", pid);
+        push_key(k, pq, "job:%s", pid);
+        keys_done(k);
+        push(&k->a, cid, fl[fail + 2]); /* as b_flow_deliver and */
+        push(&k->a, rest, rn);          /* b_flow_fail_deliver   */
+        if (fail)
+            push(&k->a, f[4], fl[4]);
+        else
+            push_s(&k->a, pid);
+        push_key(k, pq, "");
+        if (fail)
+            push_s(&k->a, pid);
+        redisReply *dr = flow_eval(k);
+        emq_json *err = NULL;
+        if ((rc = landed(dr, &err)) != 0) {
+            freeReplyObject(r);
+            if (rc > 0) {
+                k->res->reply = err;
+                return 0;
+            }
+            return -1;
+        }
+        if (fail && !was_dead && state_dead(k, pq, pid) > 0 &&
+            reemit_node(k, pq, pid, rest, rn) != 0) {
+            freeReplyObject(r);
+            return -1;
+        }
+        d++;
+    }
+    freeReplyObject(r);
+    if (d > 0) {
+        r = cmdf(k, "LTRIM emq:{%s}:flow:outbox %lld -1", k->q, (long long)d);
+        if (!r)
+            return -1;
+        freeReplyObject(r);
+    }
+    k->res->reply = emq_json_new_int(d);
+    return k->res->reply ? 0 : -1;
 }
 
 /* ---------------------------------------------------------- Tier 5 */
@@ -2754,6 +2922,7 @@ static const verb_row verbs[] = {
     HST("outbox_trim", 0, h_outbox_trim),
     HST("flow_add", 0, h_flow_add),
     HST("add_bulk", 0, h_add_bulk),
+    HST("deliver_flow_completions", 0, h_deliver_flow_completions),
     /* Tier 5 */
     SCR("repeat_register", S_REPEAT_REGISTER, 0, b_repeat_register, NULL),
     SCR("repeat_cancel", S_REPEAT_CANCEL, 0, b_repeat_cancel, NULL),
@@ -2828,54 +2997,19 @@ static int paused(sc *k, int *is)
     return 0;
 }
 
-static int h_reemit(sc *k);
-
 /*
  * RECURSE-SQ (T4.14): after retry answered dead for a child with a
  * same-queue link, the reference's host reads the parent's state and, when
- * it is dead, re-emits its death: REEMIT(q, parent, error), as the reemit
- * verb does. 0, or -1 with err filled.
+ * it is dead, re-emits its death: REEMIT(q, parent, error). 0, or -1.
  */
 static int recurse_sq(sc *k)
 {
-    redisReply *r = cmdf(k, "HGET emq:{%s}:job:%s state", k->q, k->link_p);
-    emq_golden_result res;
-    emq_json *args;
     size_t el;
     const char *e = arg_s(k, "error", &el);
-    int dead, rc;
-    if (!r)
-        return -1;
-    dead = r->type == REDIS_REPLY_STRING && r->len == 4 &&
-           memcmp(r->str, "dead", 4) == 0;
-    freeReplyObject(r);
-    if (!dead)
-        return 0;
-    args = emq_json_new_object();
-    if (!args ||
-        emq_json_set(args, "id", 2, emq_json_new_str(k->link_p,
-                                                     strlen(k->link_p))) ||
-        emq_json_set(args, "error", 5, emq_json_new_str(e, el))) {
-        emq_json_free(args);
-        say(k->err, "%s", "out of memory");
-        return -1;
-    }
-    sc up;
-    memset(&up, 0, sizeof up);
-    memset(&res, 0, sizeof res);
-    up.x = k->x;
-    up.args = args;
-    up.now = k->now;
-    up.res = &res;
-    up.err = k->err;
-    up.q = k->q;
-    up.t0 = k->t0;
-    rc = h_reemit(&up);
-    av_free(&up.a);
-    av_free(&up.ttl);
-    emq_json_free(res.reply);
-    emq_json_free(args);
-    return rc;
+    int dead = state_dead(k, k->q, k->link_p);
+    if (dead <= 0)
+        return dead;
+    return reemit_node(k, k->q, k->link_p, e, el);
 }
 
 static int run_script(sc *k, const verb_row *vb)
