@@ -9,7 +9,7 @@
  *
  * The port defaults to $EMQ_REDIS_PORT, the bundle to $EMQ_LUA_DIR (else
  * tests/lua); seeds, steps and the keyspace interval to $EMQ_DIFF_SEEDS,
- * $EMQ_DIFF_STEPS and $EMQ_DIFF_EVERY (8, 1000, 1), and $EMQ_DIFF_LONG=1
+ * $EMQ_DIFF_STEPS and $EMQ_DIFF_EVERY (8, 2000, 1), and $EMQ_DIFF_LONG=1
  * makes the long run (64 seeds of 2000 steps). Every sequence starts from
  * an empty keyspace on both sides: a fresh ":memory:" handle on a virtual
  * clock (tests/golden_emq.c) and a FLUSHALLed server (tests/golden_redis.c,
@@ -925,7 +925,7 @@ int main(int argc, char **argv)
     const char *lua = getenv("EMQ_LUA_DIR");
     int longrun = env_long("EMQ_DIFF_LONG", 0) != 0;
     long seeds = env_long("EMQ_DIFF_SEEDS", longrun ? 64 : 8);
-    long steps = env_long("EMQ_DIFF_STEPS", longrun ? 2000 : 1000);
+    long steps = env_long("EMQ_DIFF_STEPS", 2000);
     long every = env_long("EMQ_DIFF_EVERY", 1), first = 1, fails = 0;
     int minimize = env_long("EMQ_DIFF_SHRINK", 1) != 0, errors = 0, i;
     const char *replay_path = NULL;
