@@ -5,8 +5,9 @@
 # on emqlite and through the bundle, every reply and every keyspace
 # identical. The seeds, steps and keyspace interval come from
 # EMQ_DIFF_SEEDS, EMQ_DIFF_STEPS and EMQ_DIFF_EVERY; EMQ_DIFF_LONG=1 is the
-# long run (64 seeds of 2000 steps). With EMQ_VALGRIND set the program runs
-# under memcheck (on 2 seeds of 100 steps unless the seeds are given).
+# long run (64 seeds of 2000 steps). With EMQ_TEST_QUICK set a sequence is
+# 500 steps; with EMQ_VALGRIND set the program runs under memcheck (on 2
+# seeds of 100 steps unless they are given).
 # SKIP (77) without hiredis or without a server.
 srcdir=${srcdir:-.}
 if [ ! -x tests/lua_diff ]; then
@@ -17,6 +18,11 @@ if [ -z "${EMQ_REDIS_PORT:-}" ]; then
     exec "$srcdir/tests/redis_harness.sh" run "$0" "$@"
 fi
 vg=
+# the CI's quick runs (sanitizers, valgrind): shorter sequences
+if [ -n "${EMQ_TEST_QUICK:-}" ] && [ -z "${EMQ_DIFF_STEPS:-}" ]; then
+    EMQ_DIFF_STEPS=500
+    export EMQ_DIFF_STEPS
+fi
 if [ -n "${EMQ_VALGRIND:-}" ]; then
     vg="valgrind -q --error-exitcode=99 --leak-check=full \
         --show-leak-kinds=definite,indirect,possible \
