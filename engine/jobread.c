@@ -63,7 +63,9 @@ static int count_index(const emq_varg *a)
  * (EMQ_EREFUSED), before any store access.
  * Keys: B(q), B.<set> for each set name; B.metrics:<name> for each metric.
  * Reply: a map name → card(B.<name>) / integer of B.metrics:<name> count
- * (0 when absent), in list order (c->out, when given: an int64 per name).
+ * (0 when absent), in list order, a repeated name once (a map's keys are
+ * unique, as the reference host's map is); c->out, when given, gets an
+ * int64 per name of the list, repeats included.
  * Clock: none.
  */
 int emq_v_counts(emq_vctx *c)
@@ -75,6 +77,7 @@ int emq_v_counts(emq_vctx *c)
     int64_t *out = c->out;
     size_t i;
     int rc;
+    unsigned seen = 0;
     for (i = 1; i < c->argc; i++)
         if (count_index(&c->a[i]) < 0) {
             char m[320];
@@ -96,6 +99,8 @@ int emq_v_counts(emq_vctx *c)
         }
         if (rc < 0) return rc;
         if (out) out[i - 1] = v;
+        if (seen & 1u << x) continue;
+        seen |= 1u << x;
         if ((rc = emq_reply_push_bulk(c->r, c->a[i].s, c->a[i].n)) < 0 ||
             (rc = emq_reply_push_int(c->r, v)) < 0)
             return rc;

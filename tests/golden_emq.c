@@ -637,6 +637,11 @@ int emq_golden_emq_load(emq_golden_exec *ex, const emq_json *ks,
 
 /* ============================================================== public */
 
+emq_db *emq_golden_emq_db(const emq_golden_exec *ex)
+{
+    return ex && ex->ctx ? ((const emqx *)ex->ctx)->db : NULL;
+}
+
 int emq_golden_emq_exec(emq_golden_exec *ex)
 {
     emqx *x = calloc(1, sizeof *x);

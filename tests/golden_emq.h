@@ -7,6 +7,7 @@
 #ifndef EMQ_TEST_GOLDEN_EMQ_H
 #define EMQ_TEST_GOLDEN_EMQ_H
 
+#include "emqlite.h"
 #include "golden.h"
 
 /** Fill `ex` with the emqlite executor. Returns 0, or -1 (out of memory).
@@ -23,5 +24,10 @@ void emq_golden_emq_exec_free(emq_golden_exec *ex);
  */
 int emq_golden_emq_load(emq_golden_exec *ex, const emq_json *ks,
                         emq_json_buf *err);
+
+/** The current case's handle (from case_begin to case_end; NULL outside a
+ *  case), for a harness that acts on it beside the steps (the Lua
+ *  differential's raw writes and token reads). The executor keeps it. */
+emq_db *emq_golden_emq_db(const emq_golden_exec *ex);
 
 #endif /* EMQ_TEST_GOLDEN_EMQ_H */

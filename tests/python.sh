@@ -5,7 +5,7 @@
 # without a Python that has cffi and pytest (Debian: python3-cffi,
 # python3-pytest, python3-dev).
 srcdir=${srcdir:-.}
-pkg=$srcdir/bindings/python
+pkg=$(cd "$srcdir" && pwd)/bindings/python
 py=
 for p in ${PYTHON:-} python3 /usr/bin/python3; do
     if "$p" -c 'import cffi, pytest' >/dev/null 2>&1; then

@@ -73,8 +73,6 @@ static const reason lua_reasons[] = {
      "outbox_trim), each a part the bundle runs"},
     {"retry_tx", "the retry part of a retry seq, which the bundle runs as "
      "retry.lua (RECURSE-SQ is its separate reemit part)"},
-    {"enqueue_many", "T1.2 is a host loop over enqueue.lua, one item a "
-     "call; no trace step runs it, so the bundle has no entry of its own"},
     {NULL, NULL},
 };
 

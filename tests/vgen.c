@@ -136,6 +136,8 @@ static void put_word(vgen_call *c, const char *words, unsigned n)
 typedef struct genstate {
     const char *q, *id;        /* the last queue and id drawn            */
     int hostile_done;
+    int64_t level;             /* the last flow node's level, or 0       */
+    const char *q0;            /* the call's first queue                 */
 } genstate;
 
 static int ends_with(const char *s, const char *t)
@@ -160,9 +162,19 @@ static void one_arg(const vgen *g, const emq_arg_info *a, vgen_src *s,
         put_str(c, bad, strlen(bad));
         return;
     }
+    /* a flow's root (level 1) mostly in the call's queue, policy fp */
+    if (st->level == 1 && st->q0 && (a->flags & EMQ_ARGF_REST) && aux % 8 &&
+        (ends_with(a->name, ".queue") || ends_with(a->name, ".policy"))) {
+        if (a->kind == EMQ_ARG_QUEUE)
+            put_str(c, st->q0, strlen(st->q0));
+        else
+            put_word(c, a->words, 0);
+        return;
+    }
     switch (a->kind) {
     case EMQ_ARG_QUEUE:
         st->q = QUEUES[ch % 2];
+        if (!st->q0) st->q0 = st->q;
         put_str(c, st->q, strlen(st->q));
         break;
     case EMQ_ARG_ID:
@@ -202,6 +214,14 @@ static void one_arg(const vgen *g, const emq_arg_info *a, vgen_src *s,
         break;
     }
     case EMQ_ARG_POS:
+        if ((a->flags & EMQ_ARGF_REST) && ends_with(a->name, ".level")) {
+            /* flow nodes in pre-order: one root, then each node a child
+             * of the node before it or of one of that node's ancestors */
+            st->level = st->level ? 2 + (int64_t)(ch % (unsigned)st->level)
+                                  : 1;
+            put_int(c, st->level);
+            break;
+        }
         put_int(c, aux & 1 ? POSV[ch % 8] : 1 + (int64_t)(ch % 100));
         break;
     case EMQ_ARG_NNEG:
@@ -228,7 +248,7 @@ static void one_arg(const vgen *g, const emq_arg_info *a, vgen_src *s,
 void vgen_args(const vgen *g, const emq_verb_info *v, vgen_src *s,
                vgen_call *c)
 {
-    genstate st = {NULL, NULL, 0};
+    genstate st = {NULL, NULL, 0, 0, NULL};
     size_t fix = 0, grp, k, i, groups;
     unsigned b;
     memset(c, 0, sizeof *c);
@@ -274,27 +294,82 @@ void vgen_describe(const vgen_call *c, char *out, size_t cap)
 
 /* ----------------------------------------------------------- raw writes */
 
-static void raw_cmd(vgen_raw *r, const char *w0, const char *w1,
-                    const char *w2, const char *w3)
+static void raw_cmd5(vgen_raw *r, const char *w0, const char *w1,
+                     const char *w2, const char *w3, const char *w4)
 {
-    const char *w[4] = {w0, w1, w2, w3};
+    const char *w[5] = {w0, w1, w2, w3, w4};
     size_t k = r->ncmd++, i;
     r->argc[k] = 0;
-    for (i = 0; i < 4 && w[i]; i++) {
+    for (i = 0; i < 5 && w[i]; i++) {
         snprintf(r->buf[k][i], sizeof r->buf[k][i], "%s", w[i]);
         r->argv[k][i] = r->buf[k][i];
         r->argc[k]++;
     }
 }
 
+static void raw_cmd(vgen_raw *r, const char *w0, const char *w1,
+                    const char *w2, const char *w3)
+{
+    raw_cmd5(r, w0, w1, w2, w3, NULL);
+}
+
+/* The kinds a kind byte of 240..255 picks (added after the first ten,
+ * so that the other bytes keep their kind): a producer's parked dedup key,
+ * the queue's concurrency ceiling and rate limit, a spent limiter with a
+ * TTL, a lock key and a lock field, and metric counters and data points. */
+static void raw_more(vgen_raw *r, unsigned kind, unsigned x, const char *q,
+                     const char *id, const char *k)
+{
+    char key[112], v[8];
+    snprintf(v, sizeof v, "%u", 1 + x % 3);
+    switch (kind) {
+    case 0:
+        snprintf(key, sizeof key, "emq:{%s}:de:%s", q, DIDS[x % 2]);
+        raw_cmd(r, "SET", key, id, NULL);
+        break;
+    case 1:
+    case 2:
+        snprintf(key, sizeof key, "emq:{%s}:meta", q);
+        raw_cmd(r, "HSET", key, kind == 1 ? "concurrency" : "max", v);
+        break;
+    case 3: /* a TTL no sequence's clock reaches: a server's expiry runs
+             * on its own clock, which a virtual one cannot move */
+        snprintf(key, sizeof key, "emq:{%s}:limiter", q);
+        raw_cmd5(r, "SET", key, v, "PX", "900000000000");
+        break;
+    case 4:
+        snprintf(key, sizeof key, "%s:lock", k);
+        raw_cmd(r, "SET", key, v, NULL);
+        if (x & 8) {
+            raw_cmd(r, "HSET", k, "lock", v);
+            snprintf(r->rowbuf, sizeof r->rowbuf, "%s", k);
+            r->row = r->rowbuf;
+        }
+        break;
+    default:
+        snprintf(key, sizeof key, "emq:{%s}:metrics:%s%s", q,
+                 x & 1 ? "completed" : "failed", x & 2 ? ":data" : "");
+        if (x & 2)
+            raw_cmd(r, "RPUSH", key, "1,2", NULL);
+        else
+            raw_cmd(r, "HSET", key, "count", v);
+        break;
+    }
+}
+
 void vgen_raw_pick(vgen_src *s, vgen_raw *r)
 {
-    unsigned kind = vgen_byte(s) % 10, x = vgen_byte(s), y = vgen_byte(s);
+    unsigned kb = vgen_byte(s), kind = kb % 10, x = vgen_byte(s),
+             y = vgen_byte(s);
     const char *q = QUEUES[vgen_byte(s) % 2], *id = IDS[vgen_byte(s) % 11];
     const char *g = GROUPS[vgen_byte(s) % 3];
     char k[96], pk[96], v[8];
     memset(r, 0, sizeof *r);
     snprintf(k, sizeof k, "emq:{%s}:job:%s", q, id);
+    if (kb >= 240) {
+        raw_more(r, kb % 6, x, q, id, k);
+        return;
+    }
     switch (kind) {
     case 0: /* a row in a lane's group */
         raw_cmd(r, "HSET", k, "group", g);
@@ -344,7 +419,8 @@ void vgen_raw_pick(vgen_src *s, vgen_raw *r)
     }
 }
 
-static int raw_engine(emq_store *st, size_t argc, const char *const *w)
+static int raw_engine(emq_store *st, int64_t now, size_t argc,
+                      const char *const *w)
 {
     int x;
     int64_t n;
@@ -365,6 +441,11 @@ static int raw_engine(emq_store *st, size_t argc, const char *const *w)
         return emq_sset_rem(st, K, w[2], strlen(w[2]), &x);
     if (argc == 3 && strcmp(w[0], "SET") == 0)
         return emq_str_set(st, K, w[2], strlen(w[2]), -1, 0, NULL);
+    if (argc == 5 && strcmp(w[0], "SET") == 0 && strcmp(w[3], "PX") == 0)
+        return emq_str_set(st, K, w[2], strlen(w[2]),
+                           now + strtoll(w[4], NULL, 10), 0, NULL);
+    if (argc == 3 && strcmp(w[0], "RPUSH") == 0)
+        return emq_list_push(st, K, 1, w[2], strlen(w[2]), &n);
     if (argc == 2 && strcmp(w[0], "DEL") == 0)
         return emq_key_del(st, K, NULL);
 #undef K
@@ -384,7 +465,7 @@ int vgen_raw_apply(emq_db *db, emq_model *m, int64_t now, const vgen_raw *r,
     }
     for (k = 0; k < r->ncmd; k++) {
         emq_reply mr;
-        if ((rc = raw_engine(st, r->argc[k], r->argv[k])) < 0) {
+        if ((rc = raw_engine(st, now, r->argc[k], r->argv[k])) < 0) {
             emq_store_rollback(st);
             snprintf(err, errlen, "raw %s %s: %s", r->argv[k][0],
                      r->argv[k][1], emq_strerror(rc));
@@ -403,6 +484,37 @@ int vgen_raw_apply(emq_db *db, emq_model *m, int64_t now, const vgen_raw *r,
         return -1;
     }
     return 0;
+}
+
+int vgen_raw_apply_engine(emq_db *db, int64_t now, const vgen_raw *r,
+                          int *applied, char *err, size_t errlen)
+{
+    emq_store *st = emq_db_store(db);
+    size_t k = 0;
+    int rc, type = EMQ_T_NONE;
+    *applied = 0;
+    if ((rc = emq_store_begin(st, 1, now)) != EMQ_OK) {
+        snprintf(err, errlen, "raw: begin: %s", emq_strerror(rc));
+        return -1;
+    }
+    if (r->row && (rc = emq_key_type(st, r->row, strlen(r->row), &type)) < 0)
+        goto fail;
+    if (r->row && type == EMQ_T_NONE) {
+        emq_store_rollback(st);
+        return 0;
+    }
+    for (k = 0; k < r->ncmd; k++)
+        if ((rc = raw_engine(st, now, r->argc[k], r->argv[k])) < 0)
+            goto fail;
+    if ((rc = emq_store_commit(st)) != EMQ_OK) goto fail;
+    *applied = 1;
+    return 0;
+fail:
+    emq_store_rollback(st);
+    k = k < r->ncmd ? k : 0;
+    snprintf(err, errlen, "raw %s %s: %s", r->argv[k][0], r->argv[k][1],
+             emq_strerror(rc));
+    return -1;
 }
 
 /* --------------------------------------------------------- differential */

@@ -75,6 +75,9 @@ typedef struct vgen_call {
  * Fill `c` with a call of verb `v`, its arguments drawn from `s`: every
  * fixed argument (an optional one absent now and then), then 0-3 groups of
  * a repeated tail (at least 1 for a tail that must not be empty, mostly).
+ * A tail's `x.level` (a flow's nodes) counts one flow in pre-order: 1, then
+ * 2 .. the level before + 1; the root's x.queue is mostly the call's queue
+ * and its x.policy mostly the first word (fp).
  */
 void vgen_args(const vgen *g, const emq_verb_info *v, vgen_src *s,
                vgen_call *c);
@@ -86,7 +89,10 @@ void vgen_describe(const vgen_call *c, char *out, size_t cap);
 
 /** A raw store write of a state no verb builds (group fields, in-flight
  *  counters, ceilings, lane pauses, flow links and counters, deleted rows,
- *  meta.paused = "0", a deleted ring): up to 3 commands of up to 5 words.
+ *  meta.paused = "0", a deleted ring; and, for a kind byte of 240..255, a
+ *  parked dedup key, meta.concurrency and meta.max, a spent limiter with a
+ *  TTL no sequence reaches, a lock key and lock field, metric counters and
+ *  data points): up to 3 commands of up to 5 words.
  *  A field written into a job row is written only when the row exists (a
  *  row without a state field is outside every rule the checker knows). */
 typedef struct vgen_raw {
@@ -103,6 +109,12 @@ void vgen_raw_pick(vgen_src *s, vgen_raw *out);
  *  the model. Returns 0, or -1 with `err` filled. */
 int vgen_raw_apply(emq_db *db, emq_model *m, int64_t now, const vgen_raw *r,
                    char *err, size_t errlen);
+/** As vgen_raw_apply on emqlite alone (for a differential whose other
+ *  side is not the model): every command of `r` in one transaction, none
+ *  when `r->row` is not a live key of the store (*applied = 0, else 1).
+ *  Returns 0, or -1 with `err` filled. */
+int vgen_raw_apply_engine(emq_db *db, int64_t now, const vgen_raw *r,
+                          int *applied, char *err, size_t errlen);
 
 /* ------------------------------------------------------ differential */
 

@@ -310,3 +310,259 @@ emq_json *emq_vjson_reply(const emq_reply *r, int rc, const char *msg)
     return tagged("emqlite_error", tmp, n < 0 ? 0
                   : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
+
+/* ====================================================== argv to JSON */
+
+/* The JSON value of one argument of kind `kind`: a decimal int64 (exactly
+ * as %PRId64 writes it) as an integer for the integer kinds, 1/0/true/false
+ * as a boolean for BOOL, anything else as its bytes; NULL argv as null. */
+static emq_json *arg_json(int kind, const char *p, size_t n)
+{
+    char tmp[32], back[32];
+    if (p == NULL) return emq_json_new_null();
+    if ((kind == EMQ_ARG_INT || kind == EMQ_ARG_POS ||
+         kind == EMQ_ARG_NNEG) && n > 0 && n < sizeof tmp) {
+        char *end;
+        long long x;
+        memcpy(tmp, p, n);
+        tmp[n] = 0;
+        x = strtoll(tmp, &end, 10);
+        snprintf(back, sizeof back, "%lld", x);
+        if (*end == 0 && strcmp(back, tmp) == 0)
+            return emq_json_new_int((int64_t)x);
+    }
+    if (kind == EMQ_ARG_BOOL) {
+        if ((n == 1 && p[0] == '1') || (n == 4 && memcmp(p, "true", 4) == 0))
+            return emq_json_new_bool(1);
+        if ((n == 1 && p[0] == '0') || (n == 5 && memcmp(p, "false", 5) == 0))
+            return emq_json_new_bool(0);
+    }
+    return emq_json_new_str(p, n);
+}
+
+/* The member of `o` named by `name` up to `n` bytes, created as an empty
+ * array when absent. NULL when out of memory. */
+static emq_json *array_member(emq_json *o, const char *name, size_t n)
+{
+    size_t i;
+    emq_json *a;
+    for (i = 0; i < o->n; i++)
+        if (o->members[i].klen == n && memcmp(o->members[i].key, name, n) == 0)
+            return o->members[i].val;
+    if (!(a = emq_json_new_array()) || emq_json_set(o, name, n, a) != 0)
+        return NULL;
+    return a;
+}
+
+/* The spec of the tail group whose name ends in ".<f>", or -1. */
+static long group_spec(const emq_verb_info *v, size_t nfixed, const char *f)
+{
+    size_t k;
+    for (k = nfixed; k < v->nargs; k++) {
+        const char *d = strchr(v->args[k].name, '.');
+        if (d && strcmp(d + 1, f) == 0) return (long)(k - nfixed);
+    }
+    return -1;
+}
+
+static int set_str(emq_json *o, const char *key, const char *p, size_t n)
+{
+    return emq_json_set(o, key, strlen(key), emq_json_new_str(p, n));
+}
+
+#define FLOW_DEPTH 32
+
+/*
+ * The inverse of the flow rule: the groups of a tail naming x.level,
+ * x.id, x.payload, x.queue and x.policy are flow nodes in pre-order. Each
+ * level-1 node opens a tree {"parent": {"id", "payload"}} (its queue must
+ * be the trace's `q`, its policy fp); a node of level L is a child
+ * {"id", "payload"[, "queue"][, "ignore_dependency_on_failure": true]} of
+ * the last node of level L-1 (its queue written when it differs from its
+ * parent's, the flag for policy id). One tree is the value, several (or
+ * none) an array. Returns it, or NULL with `err` filled when a trace
+ * cannot write the nodes (a level out of order, a root elsewhere than q or
+ * not fp, no node in a tail that must not be empty: a flow has its root).
+ */
+static emq_json *flows_of(const emq_verb_info *v, size_t nfixed, size_t argc,
+                          const char *const *argv, const size_t *len,
+                          const emq_json *q, char *err, size_t errlen)
+{
+    size_t group = v->nargs - nfixed, i;
+    long lv = group_spec(v, nfixed, "level"), id = group_spec(v, nfixed, "id");
+    long pl = group_spec(v, nfixed, "payload");
+    long qu = group_spec(v, nfixed, "queue");
+    long po = group_spec(v, nfixed, "policy");
+    emq_json *roots = emq_json_new_array(), *open[FLOW_DEPTH + 1], *out;
+    const char *oq[FLOW_DEPTH + 1];
+    size_t oql[FLOW_DEPTH + 1];
+    long depth = 0;
+#define ARG(f) argv[i + (size_t)(f)]
+#define ALEN(f) (len ? len[i + (size_t)(f)] : strlen(ARG(f)))
+    if (!roots) goto oom;
+    if (id < 0 || pl < 0 || qu < 0 || po < 0 || !q ||
+        q->type != EMQ_JSON_STRING) {
+        snprintf(err, errlen, "%s: flow nodes need id, payload, queue, "
+                 "policy and the trace's q", v->name);
+        goto fail;
+    }
+    for (i = nfixed; i + group <= argc; i += group) {
+        char num[24], *end;
+        long level;
+        emq_json *node = emq_json_new_object(), *kids;
+        int policy_id;
+        if (!node) goto oom;
+        if (!ARG(lv) || !ARG(id) || !ARG(pl) || !ARG(qu) || !ARG(po) ||
+            ALEN(lv) == 0 || ALEN(lv) >= sizeof num) {
+            emq_json_free(node);
+            snprintf(err, errlen, "%s: an absent flow node field", v->name);
+            goto fail;
+        }
+        memcpy(num, ARG(lv), ALEN(lv));
+        num[ALEN(lv)] = 0;
+        level = strtol(num, &end, 10);
+        policy_id = ALEN(po) == 2 && memcmp(ARG(po), "id", 2) == 0;
+        if (*end || level < 1 || level > depth + 1 || level > FLOW_DEPTH ||
+            (!policy_id && !(ALEN(po) == 2 && memcmp(ARG(po), "fp", 2) == 0))
+            || (level == 1 && (policy_id || ALEN(qu) != q->len ||
+                               memcmp(ARG(qu), q->s, q->len) != 0))) {
+            emq_json_free(node);
+            snprintf(err, errlen, "%s: flow node %zu is not a pre-order "
+                     "node a trace writes", v->name, (i - nfixed) / group);
+            goto fail;
+        }
+        if (set_str(node, "id", ARG(id), ALEN(id)) != 0 ||
+            set_str(node, "payload", ARG(pl), ALEN(pl)) != 0) {
+            emq_json_free(node);
+            goto oom;
+        }
+        if (level == 1) {
+            emq_json *tree = emq_json_new_object();
+            if (!tree) {
+                emq_json_free(node);
+                goto oom;
+            }
+            if (emq_json_set(tree, "parent", 6, node) != 0) {
+                emq_json_free(tree);
+                goto oom;
+            }
+            if (emq_json_push(roots, tree) != 0) goto oom;
+            node = tree;
+        } else {
+            const emq_json *pk = emq_json_get(open[level - 1], "children");
+            if ((ALEN(qu) != oql[level - 1] ||
+                 memcmp(ARG(qu), oq[level - 1], ALEN(qu)) != 0) &&
+                set_str(node, "queue", ARG(qu), ALEN(qu)) != 0) {
+                emq_json_free(node);
+                goto oom;
+            }
+            if (policy_id &&
+                emq_json_set(node, "ignore_dependency_on_failure", 28,
+                             emq_json_new_bool(1)) != 0) {
+                emq_json_free(node);
+                goto oom;
+            }
+            kids = (emq_json *)pk;
+            if (!kids && (!(kids = emq_json_new_array()) ||
+                          emq_json_set(open[level - 1], "children", 8,
+                                       kids) != 0)) {
+                emq_json_free(node);
+                goto oom;
+            }
+            if (emq_json_push(kids, node) != 0) goto oom;
+        }
+        open[level] = node;
+        oq[level] = ARG(qu);
+        oql[level] = ALEN(qu);
+        depth = level;
+    }
+#undef ARG
+#undef ALEN
+    if (roots->n == 0 && (v->args[nfixed].flags & EMQ_ARGF_MIN1)) {
+        snprintf(err, errlen, "%s: a flow without its root", v->name);
+        goto fail;
+    }
+    if (roots->n == 1) {
+        out = roots->items[0];
+        roots->n = 0;
+        emq_json_free(roots);
+        return out;
+    }
+    return roots;
+oom:
+    snprintf(err, errlen, "out of memory");
+fail:
+    emq_json_free(roots);
+    return NULL;
+}
+
+emq_json *emq_vjson_from_argv(const emq_verb_info *v, size_t argc,
+                              const char *const *argv, const size_t *len,
+                              char *err, size_t errlen)
+{
+    emq_json *o = emq_json_new_object(), *tail = NULL;
+    size_t nfixed = 0, i, k, group;
+    const char *name, *dot;
+#define LEN(j) (argv[j] == NULL ? 0 : len ? len[j] : strlen(argv[j]))
+    if (!o) goto oom;
+    while (nfixed < v->nargs && !(v->args[nfixed].flags & EMQ_ARGF_REST))
+        nfixed++;
+    if (argc > nfixed && nfixed == v->nargs) {
+        snprintf(err, errlen, "%s takes at most %zu arguments, not %zu",
+                 v->name, nfixed, argc);
+        goto fail;
+    }
+    for (i = 0; i < nfixed; i++) {
+        emq_json *val = arg_json(v->args[i].kind, i < argc ? argv[i] : NULL,
+                                 i < argc ? LEN(i) : 0), *a;
+        name = v->args[i].name;
+        dot = strchr(name, '.');
+        if (!val) goto oom;
+        if (dot == NULL) {
+            if (emq_json_set(o, name, strlen(name), val) != 0) goto oom;
+            continue;
+        }
+        /* element k of the array `x`, k its position among the specs
+         * named `x.` (they are contiguous, as emq_vjson_args reads them) */
+        if (!(a = array_member(o, name, (size_t)(dot - name))) ||
+            emq_json_push(a, val) != 0)
+            goto oom;
+    }
+    if (nfixed == v->nargs) return o;
+    group = v->nargs - nfixed;
+    if ((argc > nfixed ? argc - nfixed : 0) % group != 0) {
+        snprintf(err, errlen, "%s: the repeated tail of %zu arguments is not "
+                 "whole groups of %zu", v->name, argc - nfixed, group);
+        goto fail;
+    }
+    name = v->args[nfixed].name;
+    dot = strchr(name, '.');
+    if (dot && group_spec(v, nfixed, "level") >= 0) {
+        emq_json *f = flows_of(v, nfixed, argc, argv, len,
+                               emq_json_get(o, "q"), err, errlen);
+        if (!f) goto fail;
+        if (emq_json_set(o, name, (size_t)(dot - name), f) != 0) goto oom;
+        return o;
+    }
+    if (!(tail = array_member(o, name, dot ? (size_t)(dot - name)
+                                           : strlen(name))))
+        goto oom;
+    for (i = nfixed; i < argc; i += group) {
+        emq_json *g = dot ? emq_json_new_array() : tail;
+        if (!g) goto oom;
+        for (k = 0; k < group; k++)
+            if (emq_json_push(g, arg_json(v->args[nfixed + k].kind,
+                                          argv[i + k], LEN(i + k))) != 0) {
+                if (g != tail) emq_json_free(g);
+                goto oom;
+            }
+        if (g != tail && emq_json_push(tail, g) != 0) goto oom;
+    }
+    return o;
+#undef LEN
+oom:
+    snprintf(err, errlen, "out of memory");
+fail:
+    emq_json_free(o);
+    return NULL;
+}
