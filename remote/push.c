@@ -431,6 +431,7 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     if (nl.nv && (rc = delete_keys(db, to, nl.v, nl.nv)) != EMQ_OK)
         goto done;
     rep->replaced = nl.nv;
+    rm_names_free(&nl); /* the figures read names again: hold one list */
     /* Claim the fence (PROTOCOL.md §5) on the node owning its slot. */
     if (!present && (rc = rm_version_claim(db, to)) != EMQ_OK)
         goto done;

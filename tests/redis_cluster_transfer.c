@@ -49,26 +49,20 @@
 
 static int failures;
 
-static void bad(const char *fmt, ...)
+/* "ok: …" or "FAIL: …" (counted), one line. */
+static void say(int ok, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("FAIL: ", stdout);
+    fputs(ok ? "ok: " : "FAIL: ", stdout);
     vprintf(fmt, ap);
     putchar('\n');
     va_end(ap);
-    failures++;
+    failures += !ok;
 }
 
-static void good(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("ok: ", stdout);
-    vprintf(fmt, ap);
-    putchar('\n');
-    va_end(ap);
-}
+#define bad(...) say(0, __VA_ARGS__)
+#define good(...) say(1, __VA_ARGS__)
 
 static int64_t wall_ms(void)
 {

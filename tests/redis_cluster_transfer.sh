@@ -28,14 +28,8 @@ LC_ALL=C
 export LC_ALL
 unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_PROGRESS
 
-vg=
-if [ -n "${EMQ_VALGRIND:-}" ]; then
-    vg="valgrind -q --error-exitcode=99 --leak-check=full \
-        --show-leak-kinds=definite,indirect,possible \
-        --errors-for-leak-kinds=definite,indirect,possible"
-fi
-E="$vg ./emqlite"
-T="$vg tests/redis_cluster_transfer"
+E=./emqlite
+T=tests/redis_cluster_transfer
 lua=$srcdir/tests/lua
 w=$EMQ_CLUSTER_DIR/work
 mkdir -p "$w"

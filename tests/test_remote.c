@@ -513,6 +513,27 @@ static void assert_pulls_back_identical(emq_db *db, emq_remote *r)
     emq_close(back);
 }
 
+static void cluster_done(emq_db *db, emq_remote *r, fake_cluster *fc)
+{
+    emq_remote_close(r);
+    fake_cluster_free(fc);
+    emq_close(db);
+}
+
+/* Push with `o`; then every queue's figures match, every key sits on its
+ * slot's owner and verify finds the keyspaces equal. */
+static void push_checked(emq_db *db, emq_remote *r, fake_cluster *fc,
+                         const emq_push_options *o, emq_push_report *pr)
+{
+    emq_verify_report vr;
+    int rc = emq_push(db, r, o, pr);
+    ck_assert_msg(rc == EMQ_OK, "push %d: %s", rc, emq_errmsg(db));
+    ck_assert(pr->match);
+    assert_keys_where_they_belong(fc);
+    ck_assert(verify_equal(db, r, &vr));
+    emq_verify_report_free(&vr);
+}
+
 START_TEST(cluster_push_sends_each_queue_to_its_slot_s_primary)
 {
     emq_db *db = cluster_fixture();
@@ -553,15 +574,9 @@ START_TEST(cluster_push_sends_each_queue_to_its_slot_s_primary)
     emq_push_options_init(&o);
     o.replace = 1;
     o.by_slot = 1;
-    ck_assert_int_eq(emq_push(db, r, &o, &pr), EMQ_OK);
-    ck_assert(pr.match);
-    assert_keys_where_they_belong(&fc);
-    ck_assert(verify_equal(db, r, &vr));
-    emq_verify_report_free(&vr);
+    push_checked(db, r, &fc, &o, &pr);
     emq_push_report_free(&pr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
@@ -570,21 +585,14 @@ START_TEST(the_map_comes_from_cluster_slots_where_shards_is_unknown)
     emq_db *db = cluster_fixture();
     fake_cluster fc;
     emq_push_report pr;
-    emq_verify_report vr;
     fake_cluster_init(&fc, 3, T0);
     fc.no_shards = 1;
     fc.blank_host = 1; /* "" hosts: the seed's host is taken */
     emq_remote *r = cluster_of(&fc);
     ck_assert_uint_eq(emq_remote_nodes(r), 3);
-    push_ok(db, r, 0, &pr);
-    ck_assert(pr.match);
-    assert_keys_where_they_belong(&fc);
-    ck_assert(verify_equal(db, r, &vr));
-    emq_verify_report_free(&vr);
+    push_checked(db, r, &fc, NULL, &pr);
     emq_push_report_free(&pr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
@@ -620,9 +628,7 @@ START_TEST(a_server_without_cluster_support_stays_one_server)
     ck_assert_int_eq(emq_push(db, r, NULL, &pr), EMQ_EREMOTE);
     ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "is a cluster node"));
     emq_push_report_free(&pr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
@@ -657,9 +663,7 @@ START_TEST(the_fence_is_read_and_claimed_on_its_slot_s_node)
     ck_assert_int_eq(fake_node_keys(&fc.node[1], 0, NULL), 1);
     ck_assert_int_eq(fake_node_keys(&fc.node[2], 0, NULL), 0);
     emq_push_report_free(&pr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
@@ -703,7 +707,6 @@ START_TEST(push_follows_ask_then_moved_while_a_slot_moves)
     emq_db *db = cluster_fixture();
     fake_cluster fc;
     emq_push_report pr;
-    emq_verify_report vr;
     mover m = {0, 0, 0};
     long in;
     emq_push_options o;
@@ -713,25 +716,18 @@ START_TEST(push_follows_ask_then_moved_while_a_slot_moves)
     fc.hook_ctx = &m;
     emq_push_options_init(&o);
     o.checkpoint_every = 7;
-    int rc = emq_push(db, r, &o, &pr);
-    ck_assert_msg(rc == EMQ_OK, "push %d: %s", rc, emq_errmsg(db));
+    push_checked(db, r, &fc, &o, &pr); /* nothing lost, nothing twice */
     fc.hook = NULL;
     ck_assert_int_eq(m.state, 2);
-    ck_assert(pr.match);
     ck_assert_uint_gt(pr.asked, 0);
     ck_assert_uint_gt(pr.moved, 0);
     ck_assert_uint_eq(pr.nodes[0].asked, pr.asked); /* node 0 sent them */
     ck_assert_uint_eq(pr.nodes[0].moved, pr.moved);
     fake_node_keys(&fc.node[0], SLOT_MAIL, &in);
     ck_assert_int_eq(in, 0);
-    assert_keys_where_they_belong(&fc);
-    ck_assert(verify_equal(db, r, &vr)); /* nothing lost, nothing twice */
-    emq_verify_report_free(&vr);
     assert_pulls_back_identical(db, r);
     emq_push_report_free(&pr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
@@ -763,7 +759,6 @@ START_TEST(a_block_follows_ask_waits_out_tryagain_and_follows_moved)
     fake_cluster fc;
     emq_push_report pr;
     emq_push_options o;
-    emq_verify_report vr;
     mover m = {0, 0, 0};
     fake_cluster_init(&fc, 3, T0);
     emq_remote *r = cluster_of(&fc);
@@ -773,22 +768,15 @@ START_TEST(a_block_follows_ask_waits_out_tryagain_and_follows_moved)
     o.by_slot = 1;
     o.wait = end_move_on_wait;
     o.wait_ctx = &fc;
-    int rc = emq_push(db, r, &o, &pr);
-    ck_assert_msg(rc == EMQ_OK, "push %d: %s", rc, emq_errmsg(db));
+    push_checked(db, r, &fc, &o, &pr);
     fc.hook = NULL;
-    ck_assert(pr.match);
     ck_assert_uint_gt(pr.asked, 0);
     ck_assert_uint_eq(pr.tryagain, 2);
     ck_assert_uint_gt(pr.moved, 0);
     ck_assert_int_eq(fc.owner[SLOT_MAIL], 1);
-    assert_keys_where_they_belong(&fc);
-    ck_assert(verify_equal(db, r, &vr));
-    emq_verify_report_free(&vr);
     assert_pulls_back_identical(db, r);
     emq_push_report_free(&pr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
@@ -820,12 +808,9 @@ START_TEST(a_move_that_never_ends_fails_the_push_after_its_waits)
     fake_slot_end_move(&fc, SLOT_MAIL);
     emq_push_options_init(&o);
     o.replace = 1;
-    ck_assert_int_eq(emq_push(db, r, &o, &pr), EMQ_OK);
-    ck_assert(pr.match);
+    push_checked(db, r, &fc, &o, &pr);
     emq_push_report_free(&pr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
@@ -852,9 +837,7 @@ START_TEST(verify_and_pull_follow_ask_and_moved_for_moved_keys)
     ck_assert(verify_equal(db, r, &vr)); /* the map was read again */
     ck_assert_uint_eq(vr.nodes[0].moved, 0);
     emq_verify_report_free(&vr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
@@ -877,9 +860,7 @@ START_TEST(a_slot_no_node_serves_or_a_lost_node_fails_the_push)
     ck_assert_int_eq(emq_push(db, r, NULL, &pr), EMQ_EIO);
     ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "fake:7002: "));
     emq_push_report_free(&pr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
@@ -907,9 +888,7 @@ START_TEST(checkpoints_come_every_n_commands_with_nothing_in_flight)
     ck_assert_int_eq(emq_push(db, r, &o, &pr), EMQ_OK);
     ck_assert_uint_eq(seen[1], pr.commands / 10);
     emq_push_report_free(&pr);
-    emq_remote_close(r);
-    fake_cluster_free(&fc);
-    emq_close(db);
+    cluster_done(db, r, &fc);
 }
 END_TEST
 
