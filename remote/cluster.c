@@ -383,7 +383,9 @@ static int apply_map(emq_remote *r, const spans *m, char *msg, size_t cap)
     return EMQ_OK;
 }
 
-static void cluster_free(emq_remote *r)
+/* Close every node but the seed and forget the cluster (emq_remote_close
+ * calls this for a cluster's seed). */
+void rm_cluster_close(emq_remote *r)
 {
     rm_cluster *cl = r->cl;
     if (!cl)
@@ -395,12 +397,6 @@ static void cluster_free(emq_remote *r)
     emq_mem_free(cl->prim);
     emq_mem_free(cl);
     r->cl = NULL;
-}
-
-/* Closing: emq_remote_close calls this for a cluster's seed. */
-void rm_cluster_close(emq_remote *r)
-{
-    cluster_free(r);
 }
 
 /* Re-read the map from the first quiet primary that answers (the seed
@@ -696,7 +692,7 @@ int emq_remote_cluster(emq_remote *r, int mode, emq_dial_fn dial, void *ctx,
             int has[4] = { r->pexpiretime, r->hpexpiretime, r->hpexpireat,
                            r->unlink_ok };
             if ((rc = apply_map(r, &m, msg, sizeof msg)) != EMQ_OK) {
-                cluster_free(r);
+                rm_cluster_close(r);
                 r->addr[0] = '\0';
                 r->pexpiretime = has[0];
                 r->hpexpiretime = has[1];
