@@ -15,6 +15,7 @@
 #include "emqlite_remote.h"
 #include "db.h"
 #include "fakeserver.h"
+#include "resp.h"
 #include "suites.h"
 #include "tengine.h"
 
@@ -780,6 +781,66 @@ START_TEST(a_block_follows_ask_waits_out_tryagain_and_follows_moved)
 }
 END_TEST
 
+/* The number of commands of a by-slot export up to the EXEC of the block
+ * of `slot` (counted as a push counts them). */
+static uint64_t exec_of(emq_db *db, unsigned slot)
+{
+    emq_export_options eo;
+    emq_transfer_summary sum;
+    emq_buf b = {0};
+    emq_resp_cmd c;
+    uint64_t n = 0, at_exec = 0;
+    size_t at = 0;
+    int in = 0;
+    memset(&c, 0, sizeof c);
+    emq_export_options_init(&eo);
+    eo.by_slot = 1;
+    ck_assert_int_eq(emq_export(db, &eo, to_buf, &b, &sum), EMQ_OK);
+    while (!at_exec && at < b.len &&
+           emq_resp_parse(b.p + at, b.len - at, at, &c, NULL) == EMQ_OK) {
+        n++;
+        at += c.size;
+        if (c.argc > 1 && emq_slot(c.argv[1], c.lens[1]) == slot)
+            in = 1;
+        else if (c.argc == 1 && c.lens[0] == 4 && in)
+            at_exec = n;
+    }
+    emq_resp_cmd_free(&c);
+    emq_buf_free(&b);
+    return at_exec;
+}
+
+/* The same move, but mail's block comes back (ASK) while the next block,
+ * queue c's, is open on node 1: it waits for c's EXEC, then goes there
+ * after ASKING. The first checkpoint falls inside c's block. */
+START_TEST(a_block_redirected_to_a_node_with_an_open_block_waits_for_it)
+{
+    emq_db *db = cluster_fixture();
+    fake_cluster fc;
+    emq_push_report pr;
+    emq_push_options o;
+    mover m = {0, 0, 0};
+    fake_cluster_init(&fc, 3, T0);
+    emq_remote *r = cluster_of(&fc);
+    fc.hook = move_in_block;
+    fc.hook_ctx = &m;
+    emq_push_options_init(&o);
+    o.by_slot = 1;
+    o.checkpoint_every = exec_of(db, SLOT_MAIL) + 2;
+    o.wait = end_move_on_wait;
+    o.wait_ctx = &fc;
+    ck_assert_uint_gt(o.checkpoint_every, 2);
+    ck_assert_int_eq(fake_cluster_node_of(&fc, "emq:{c}:pending"), 1);
+    push_checked(db, r, &fc, &o, &pr);
+    fc.hook = NULL;
+    ck_assert_uint_gt(pr.asked, 0);
+    ck_assert_uint_gt(pr.moved, 0);
+    assert_pulls_back_identical(db, r);
+    emq_push_report_free(&pr);
+    cluster_done(db, r, &fc);
+}
+END_TEST
+
 static void never_ends(void *ctx, unsigned ms)
 {
     (*(int *)ctx)++;
@@ -912,6 +973,7 @@ Suite *suite_remote(void)
     tcase_add_test(cl, the_fence_is_read_and_claimed_on_its_slot_s_node);
     tcase_add_test(cl, push_follows_ask_then_moved_while_a_slot_moves);
     tcase_add_test(cl, a_block_follows_ask_waits_out_tryagain_and_follows_moved);
+    tcase_add_test(cl, a_block_redirected_to_a_node_with_an_open_block_waits_for_it);
     tcase_add_test(cl, a_move_that_never_ends_fails_the_push_after_its_waits);
     tcase_add_test(cl, verify_and_pull_follow_ask_and_moved_for_moved_keys);
     tcase_add_test(cl, a_slot_no_node_serves_or_a_lost_node_fails_the_push);
