@@ -121,26 +121,33 @@ const emq_cli_command emq_cli_core_commands[] = {
       "names the byte offset; nothing is applied), 7 the stream's\n"
       "{emq}:version is not echomq:4.0.0." },
     { "push", emq_cli_push,
-      "--to HOST:PORT [--replace] [--by-slot] [--queue Q]...",
+      "--to HOST:PORT [--cluster] [--replace] [--by-slot] [--queue Q]...",
       "Stream the export into a live Valkey/Redis server (pipelined), after\n"
       "checking its {emq}:version (claimed when absent), then compare each\n"
-      "queue's four set sizes and job-row count with the file.\n"
+      "queue's four set sizes and job-row count with the file. A cluster\n"
+      "node is detected: every key goes to its slot's primary (MOVED and\n"
+      "ASK followed) and each node's figures are printed.\n"
+      "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
       "  --replace   delete the target's keys of the exported queues first\n"
       "  --by-slot   wrap each queue's keys in MULTI/EXEC (atomic per queue)\n"
       "  --queue Q   only queue Q (repeatable)\n"
       "Exit: 0 pushed and matching, 3 the target holds keys of an exported\n"
       "queue (nothing written), 7 the target speaks another wire, 9 server\n"
       "or I/O error, 10 built without hiredis, 11 the counts disagree." },
-    { "pull", emq_cli_pull, "--from HOST:PORT [--queue Q]...",
+    { "pull", emq_cli_pull, "--from HOST:PORT [--cluster] [--queue Q]...",
       "Read the EchoMQ keys of a live server (SCAN, by TYPE) and import them\n"
       "into the file in one transaction; the file must not hold the pulled\n"
-      "queues yet.\n"
+      "queues yet. From a cluster, every primary is read.\n"
+      "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
       "Exit: 0 pulled, 3 the file already holds a pulled queue, 7 the server\n"
       "speaks another wire, 9 server or I/O error, 10 built without hiredis,\n"
       "11 the file's digest disagrees with the server's after the import." },
-    { "verify", emq_cli_verify, "--against HOST:PORT [--queue Q]...",
-      "Compute the logical digest of the file and of a live server and say\n"
-      "'equal', or name the first differing key.\n"
+    { "verify", emq_cli_verify,
+      "--against HOST:PORT [--cluster] [--queue Q]...",
+      "Compute the logical digest of the file and of a live server (every\n"
+      "primary of a cluster) and say 'equal', or name the first differing\n"
+      "key.\n"
+      "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
       "Exit: 0 equal, 11 different, 9 server or I/O error, 10 built without\n"
       "hiredis." },
     { "check", emq_cli_check, "",

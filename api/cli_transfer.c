@@ -549,17 +549,22 @@ static int not_built(emq_cli *c)
     return emq_cli_fail(c, EMQ_ENOTSUP, msg);
 }
 
-/* Connect to the server of option `opt` (AUTH with $REDISCLI_AUTH). */
+/* Connect to the server of option `opt` (AUTH with $REDISCLI_AUTH): a
+ * cluster when it is one, or must be one (`cluster`). */
 static int connect_to(emq_cli *c, const char *opt, const char *spec,
-                      emq_remote **r)
+                      int cluster, emq_remote **r)
 {
     emq_remote_options o;
     char err[700] = "";
     emq_remote_options_init(&o);
     o.password = getenv("REDISCLI_AUTH");
+    o.cluster = cluster ? EMQ_CLUSTER_ON : EMQ_CLUSTER_AUTO;
     int rc = emq_remote_connect(spec, &o, r, err, sizeof err);
     if (rc == EMQ_OK)
         return 0;
+    if (rc == EMQ_EINVAL && cluster && strstr(err, "not a cluster node"))
+        return xfail(c, EMQ_EXIT_USAGE, "not_a_cluster", "%s (--cluster "
+                     "was given)", err);
     if (rc == EMQ_EINVAL)
         return emq_cli_usage(c, "%s must be HOST:PORT, not '%s'", opt, spec);
     if (rc == EMQ_EREMOTE)
@@ -569,13 +574,14 @@ static int connect_to(emq_cli *c, const char *opt, const char *spec,
 
 /*
  * The start every live transfer shares: its options (`need` names the
- * server option, whose value ends up in *spec), the build's transport, the
- * file (`create`: pull may create it; push and verify need it), then the
- * server. Returns -1 to proceed or an exit status.
+ * server option, whose value ends up in *spec; `--cluster`, which every
+ * live transfer takes, in *cluster), the build's transport, the file
+ * (`create`: pull may create it; push and verify need it), then the server.
+ * Returns -1 to proceed or an exit status.
  */
 static int begin(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
                  qsel *qs, const char *need, const char *const *spec,
-                 int create, emq_remote **r)
+                 const char *const *cluster, int create, emq_remote **r)
 {
     int ex;
     if ((ex = parse_sel(c, argc, argv, opts, qs, need)) >= 0)
@@ -583,9 +589,51 @@ static int begin(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
     if (!emq_remote_available())
         return not_built(c);
     if ((ex = create ? emq_cli_open(c) : open_existing(c)) ||
-        (ex = connect_to(c, need, *spec, r)))
+        (ex = connect_to(c, need, *spec, *cluster != NULL, r)))
         return ex;
     return -1;
+}
+
+/* What each node of a cluster did: one line each, or the "cluster" member
+ * of a JSON document (after a comma). One server prints nothing. */
+static void put_nodes(emq_cli *c, int cluster, const emq_node_report *n,
+                      size_t k)
+{
+    if (!cluster)
+        return;
+    if (c->json) {
+        fputs(",\"cluster\":{\"nodes\":[", stdout);
+        for (size_t i = 0; i < k; i++) {
+            fputs(i ? ",{\"node\":" : "{\"node\":", stdout);
+            emq_cli_json_str(stdout, n[i].node);
+            printf(",\"keys\":%llu,\"commands\":%llu,\"bytes_out\":%llu,"
+                   "\"bytes_in\":%llu,\"seconds\":%.3f,\"moved\":%llu,"
+                   "\"ask\":%llu,\"tryagain\":%llu}",
+                   (unsigned long long)n[i].keys,
+                   (unsigned long long)n[i].commands,
+                   (unsigned long long)n[i].bytes_out,
+                   (unsigned long long)n[i].bytes_in, n[i].seconds,
+                   (unsigned long long)n[i].moved,
+                   (unsigned long long)n[i].asked,
+                   (unsigned long long)n[i].tryagain);
+        }
+        fputs("]}", stdout);
+        return;
+    }
+    for (size_t i = 0; i < k; i++) {
+        printf("node %s: %llu keys, %llu commands, %llu bytes sent, %llu "
+               "bytes read, %.2f s", n[i].node,
+               (unsigned long long)n[i].keys,
+               (unsigned long long)n[i].commands,
+               (unsigned long long)n[i].bytes_out,
+               (unsigned long long)n[i].bytes_in, n[i].seconds);
+        if (n[i].moved || n[i].asked || n[i].tryagain)
+            printf("; answered MOVED %llu, ASK %llu, TRYAGAIN %llu",
+                   (unsigned long long)n[i].moved,
+                   (unsigned long long)n[i].asked,
+                   (unsigned long long)n[i].tryagain);
+        putchar('\n');
+    }
 }
 
 /* The progress line of a transfer: the library says what and how far. */
@@ -605,8 +653,9 @@ static void on_progress(void *ctx, const char *what, uint64_t done,
 
 int emq_cli_verify(emq_cli *c, int argc, char **argv)
 {
-    const char *to = NULL;
-    emq_cli_opt opts[] = { { "--against", 1, &to }, { NULL, 0, NULL } };
+    const char *to = NULL, *cluster = NULL;
+    emq_cli_opt opts[] = { { "--against", 1, &to },
+                           { "--cluster", 0, &cluster }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
     int ex, rc;
     emq_remote *r = NULL;
@@ -615,7 +664,7 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
     progress pg;
 
     memset(&rep, 0, sizeof rep);
-    if ((ex = begin(c, argc, argv, opts, &qs, "--against", &to, 0,
+    if ((ex = begin(c, argc, argv, opts, &qs, "--against", &to, &cluster, 0,
                     &r)) >= 0)
         goto done;
     emq_verify_options_init(&o);
@@ -649,11 +698,13 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
             emq_cli_json_str(stdout, rep.reason);
             putchar('}');
         }
+        put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
         puts("}");
     } else if (!differ) {
         printf("equal: %llu keys, digest %016llx\n",
                (unsigned long long)rep.file_keys,
                (unsigned long long)rep.file_digest);
+        put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
     } else {
         printf("differ: first differing key ");
         show_bytes(stdout, rep.first ? rep.first : "", rep.first_len);
@@ -663,6 +714,7 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
                (unsigned long long)rep.file_digest,
                (unsigned long long)rep.server_keys,
                (unsigned long long)rep.server_digest);
+        put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
     }
     if (differ) {
         fprintf(stderr, "emqlite: differ: the file and %s hold different "
@@ -682,8 +734,9 @@ done:
 
 int emq_cli_pull(emq_cli *c, int argc, char **argv)
 {
-    const char *from = NULL;
-    emq_cli_opt opts[] = { { "--from", 1, &from }, { NULL, 0, NULL } };
+    const char *from = NULL, *cluster = NULL;
+    emq_cli_opt opts[] = { { "--from", 1, &from },
+                           { "--cluster", 0, &cluster }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
     int ex, rc;
     emq_remote *r = NULL;
@@ -692,7 +745,7 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
     progress pg;
 
     memset(&rep, 0, sizeof rep);
-    if ((ex = begin(c, argc, argv, opts, &qs, "--from", &from, 1,
+    if ((ex = begin(c, argc, argv, opts, &qs, "--from", &from, &cluster, 1,
                     &r)) >= 0)
         goto done;
     emq_pull_options_init(&o);
@@ -741,7 +794,9 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
         printf("],\"file\":{\"keys\":%llu,\"digest\":",
                (unsigned long long)rep.file.keys);
         put_digest(stdout, rep.file.digest);
-        puts("}}");
+        putchar('}');
+        put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
+        puts("}");
     } else {
         printf("pulled %llu keys of %zu queue%s (%llu commands, %llu bytes) "
                "from %s, digest %016llx\nthe file holds %llu keys, digest "
@@ -751,6 +806,7 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
                (unsigned long long)rep.digest,
                (unsigned long long)rep.file.keys,
                (unsigned long long)rep.file.digest);
+        put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
     }
     ex = EMQ_EXIT_OK;
 done:
@@ -771,9 +827,10 @@ static void figures(const char *lead, const emq_queue_figures *f)
 
 int emq_cli_push(emq_cli *c, int argc, char **argv)
 {
-    const char *to = NULL, *replace = NULL, *byslot = NULL;
+    const char *to = NULL, *replace = NULL, *byslot = NULL, *cluster = NULL;
     emq_cli_opt opts[] = { { "--to", 1, &to }, { "--replace", 0, &replace },
-                           { "--by-slot", 0, &byslot }, { NULL, 0, NULL } };
+                           { "--by-slot", 0, &byslot },
+                           { "--cluster", 0, &cluster }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
     int ex, rc;
     emq_remote *r = NULL;
@@ -782,7 +839,7 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
     progress pg;
 
     memset(&rep, 0, sizeof rep);
-    if ((ex = begin(c, argc, argv, opts, &qs, "--to", &to, 0,
+    if ((ex = begin(c, argc, argv, opts, &qs, "--to", &to, &cluster, 0,
                     &r)) >= 0)
         goto done;
     emq_push_options_init(&o);
@@ -833,7 +890,9 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
                    memcmp(&q->sent, &q->found, sizeof q->sent) ? "false"
                                                                : "true");
         }
-        puts("]}");
+        putchar(']');
+        put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
+        puts("}");
     } else {
         printf("pushed %llu keys (%llu commands, %llu bytes) to %s in %.2f s,"
                " digest %016llx\n", (unsigned long long)rep.keys,
@@ -854,6 +913,7 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
                 putchar('\n');
             }
         }
+        put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
     }
     if (rep.dropped)
         fprintf(stderr, "emqlite: warning: %s has no HPEXPIREAT (Valkey >= "

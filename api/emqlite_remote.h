@@ -12,6 +12,15 @@
  * transport — a test double, a TLS client, an in-process server — is
  * wrapped with emq_remote_open().
  *
+ * A Valkey or Redis Cluster is reached through any of its nodes (the seed):
+ * emq_remote_connect detects one (or is told to expect one), reads the slot
+ * map and opens one connection per primary; emq_remote_cluster does the same
+ * for a remote opened on another transport, with a dial function for the
+ * other nodes. Every command is then sent to the node that owns its key's
+ * slot (PROTOCOL.md §2.3: each queue on one slot, {emq}:version on slot
+ * 9051), MOVED and ASK are followed, and the reports say what each node
+ * did. doc/EXPORT.md §6 is the cluster recipe.
+ *
  *     emq_remote *r;
  *     char err[256];
  *     if (emq_remote_connect("127.0.0.1:6379", NULL, &r, err, sizeof err))
@@ -73,7 +82,10 @@ typedef struct emq_rreply {
  * first): 0 and *reply set, or -1 when the connection failed. Each reply is
  * handed back with `release`; several may be held at once. `error` describes
  * the last failure ("Connection refused"). `close` ends the connection
- * (emq_remote_close calls it).
+ * (emq_remote_close calls it). `flush`, which may be NULL, writes what is
+ * queued without waiting for a reply (0, or -1 when the connection failed):
+ * before reading from one node of a cluster the others are flushed, so that
+ * every node works on its commands at once.
  */
 typedef struct emq_transport {
     int (*send)(void *ctx, size_t argc, const char *const *argv,
@@ -82,6 +94,7 @@ typedef struct emq_transport {
     void (*release)(void *ctx, const emq_rreply *reply);
     const char *(*error)(void *ctx);
     void (*close)(void *ctx);
+    int (*flush)(void *ctx);
 } emq_transport;
 
 typedef struct emq_remote emq_remote;
@@ -97,11 +110,24 @@ typedef struct emq_remote emq_remote;
 int emq_remote_open(const emq_transport *t, void *ctx, const char *name,
                     emq_remote **out, char *err, size_t errlen);
 
+/** How a remote treats a cluster (emq_remote_options.cluster and
+ *  emq_remote_cluster's `mode`). */
+enum emq_cluster_mode {
+    EMQ_CLUSTER_AUTO = 0, /**< a cluster when the server says it is one
+                               (CLUSTER SHARDS answers), else one server */
+    EMQ_CLUSTER_ON,       /**< the server must be a cluster node         */
+    EMQ_CLUSTER_OFF       /**< this one server only, never asked (a
+                               cluster node then answers MOVED for the
+                               slots of other nodes: EMQ_EREMOTE)       */
+};
+
 /** Options of emq_remote_connect; initialise with emq_remote_options_init. */
 typedef struct emq_remote_options {
-    const char *password;   /**< AUTH with it when not NULL or ""        */
+    const char *password;   /**< AUTH with it when not NULL or "" (on
+                                 every node of a cluster)                */
     int connect_timeout_ms; /**< default 10000                           */
     int io_timeout_ms;      /**< default 600000 (a large read or write)  */
+    int cluster;            /**< enum emq_cluster_mode, default AUTO     */
 } emq_remote_options;
 
 void emq_remote_options_init(emq_remote_options *o);
@@ -111,17 +137,72 @@ int emq_remote_available(void);
 
 /**
  * Connect to `spec` — "HOST:PORT", "[V6ADDR]:PORT", "HOST" (port 6379) or
- * a unix socket path starting with '/' — through hiredis. EMQ_EINVAL for a
- * spec of another form, EMQ_EIO when the connection failed, EMQ_EREMOTE
- * when AUTH or the probe was refused, EMQ_ENOTSUP without hiredis.
+ * a unix socket path starting with '/' — through hiredis; then, unless
+ * o->cluster is EMQ_CLUSTER_OFF, ask whether it is a cluster node and if so
+ * connect to every primary (emq_remote_cluster, the other nodes dialled
+ * with the same options). EMQ_EINVAL for a spec of another form or, with
+ * EMQ_CLUSTER_ON, a server that is no cluster node; EMQ_EIO when a
+ * connection failed, EMQ_EREMOTE when AUTH, the probe or the slot map was
+ * refused, EMQ_ENOTSUP without hiredis.
  */
 int emq_remote_connect(const char *spec, const emq_remote_options *o,
                        emq_remote **out, char *err, size_t errlen);
 
-/** Close the connection and free the remote (NULL is ignored). */
+/** Close the connection (every node's, for a cluster) and free the remote
+ *  (NULL is ignored). */
 void emq_remote_close(emq_remote *r);
-/** The name given at open (the spec for emq_remote_connect). */
+/** The name given at open (the spec for emq_remote_connect; the seed's for
+ *  a cluster). */
 const char *emq_remote_name(const emq_remote *r);
+
+/* ------------------------------------------------------------ clusters */
+
+/**
+ * Open a remote on another node of a cluster: `addr` is "HOST:PORT" as the
+ * cluster names the node. Returns EMQ_OK with *out set, or a code with
+ * `err` (errlen bytes) filled, as emq_remote_open does.
+ */
+typedef int (*emq_dial_fn)(void *ctx, const char *addr, emq_remote **out,
+                           char *err, size_t errlen);
+
+/**
+ * Make `r` the entry of a cluster. The slot map is read from r's server
+ * (CLUSTER SHARDS; CLUSTER SLOTS where SHARDS is unknown), a remote is
+ * opened on each primary through `dial` (r itself serves the node it is
+ * connected to), and from then on push, pull and verify send each command
+ * to the primary owning its key's slot, pipelined per node; a MOVED reply
+ * re-reads the map and sends the command again to the new owner, an ASK
+ * sends it again to the node named after ASKING (a MULTI/EXEC block is
+ * sent again whole), TRYAGAIN waits and sends it again; nodes first met in
+ * a redirection are dialled then. `dial` and `ctx` are kept as long as r.
+ *
+ * `mode` EMQ_CLUSTER_AUTO: a server with cluster support disabled leaves r
+ * as one server (EMQ_OK; emq_remote_nodes answers 0). EMQ_CLUSTER_ON: such
+ * a server is EMQ_EINVAL. EMQ_CLUSTER_OFF: nothing is done. Other results:
+ * EMQ_EREMOTE (the map was refused or has no primary), EMQ_EIO (a node
+ * could not be reached), EMQ_ENOMEM, or dial's code; `r` is then unchanged
+ * and still usable as one server.
+ */
+int emq_remote_cluster(emq_remote *r, int mode, emq_dial_fn dial, void *ctx,
+                       char *err, size_t errlen);
+
+/** The primaries r routes to (as of the last map read), 0 for one server. */
+size_t emq_remote_nodes(const emq_remote *r);
+
+/**
+ * What one node did in a transfer (push, pull, verify): `node` is its
+ * HOST:PORT; `keys` the keys it stored (push: whose first command it
+ * applied) or served (pull, verify: whose TYPE it answered); `commands`
+ * sent to it and RESP `bytes_out` / `bytes_in` sent and read (repeats after
+ * a redirection and ASKING included); the redirections it answered; and
+ * `seconds` from the first command sent to it to the last reply read.
+ */
+typedef struct emq_node_report {
+    char *node;
+    uint64_t keys, commands, bytes_out, bytes_in;
+    uint64_t moved, asked, tryagain;
+    double seconds;
+} emq_node_report;
 
 /** Progress of a long transfer: `done` of `total` (0: unknown) `unit`s
  *  ("commands", "keys") in phase `what` ("push", "pull", ...). */
@@ -139,6 +220,20 @@ typedef struct emq_push_options {
     int by_slot;               /**< each queue in MULTI/EXEC (atomic)   */
     emq_progress_fn progress;  /**< may be NULL                         */
     void *progress_ctx;
+    /** When > 0: each time `checkpoint_every` more commands of the stream
+     *  were sent, wait until every one is answered (redirections settled),
+     *  then call `checkpoint` (when not NULL) with the number sent so far.
+     *  A quiet point for throttling or a smaller window, or for a test to
+     *  reshard a cluster mid-push. An open MULTI block stays open across
+     *  it. */
+    uint64_t checkpoint_every;
+    void (*checkpoint)(void *ctx, uint64_t commands);
+    void *checkpoint_ctx;
+    /** How the push waits `ms` before sending again what a cluster node
+     *  answered TRYAGAIN (a MULTI block of several new keys into a slot
+     *  being migrated); NULL: it sleeps. */
+    void (*wait)(void *ctx, unsigned ms);
+    void *wait_ctx;
 } emq_push_options;
 
 void emq_push_options_init(emq_push_options *o);
@@ -168,6 +263,11 @@ typedef struct emq_push_report {
     char *first_existing;      /**< ... the first of them (NUL-terminated,
                                     may hold any byte before the NUL)    */
     size_t first_len;
+    int cluster;               /**< the target is a cluster               */
+    emq_node_report *nodes;    /**< per node, during the stream (one for
+                                    one server), in the map's order       */
+    size_t n_nodes;
+    uint64_t moved, asked, tryagain; /**< redirections followed           */
 } emq_push_report;
 
 /**
@@ -175,9 +275,15 @@ typedef struct emq_push_report {
  * be absent (it is then claimed with SET NX) or this wire (else EMQ_EWIRE,
  * nothing written); a target holding keys of a pushed queue is refused
  * with EMQ_EEXIST (nothing written) unless `replace`; the export (one read
- * transaction) is streamed with at most two batches of 1000 commands
- * unanswered; the first error reply stops it with EMQ_EREMOTE (the target
- * then holds a partial copy). Then each queue's figures are read back.
+ * transaction) is streamed with at most two batches of 1000 commands per
+ * node unanswered; the first error reply stops it with EMQ_EREMOTE (the
+ * target then holds a partial copy). Then each queue's figures are read
+ * back. On a cluster, the fence is read and claimed on the node owning
+ * {emq}:version's slot, every other command goes to its key's slot's
+ * primary, and redirections are followed (emq_remote_cluster); a command
+ * redirected more than 16 times in a row, or answered TRYAGAIN for about a
+ * minute, is EMQ_EREMOTE. With `by_slot` each queue's MULTI/EXEC block is
+ * kept by the push until its EXEC is answered, to send it again whole.
  * `rep` is always filled (free it with emq_push_report_free).
  */
 int emq_push(emq_db *db, emq_remote *to, const emq_push_options *o,
@@ -208,6 +314,9 @@ typedef struct emq_pull_report {
     uint64_t file_digest;      /**< the file's digest of the pulled queues */
     int match;                 /**< file_digest == digest                 */
     char *conflict;            /**< EMQ_EEXIST: a queue the file holds    */
+    int cluster;               /**< the source is a cluster               */
+    emq_node_report *nodes;    /**< per node (one for one server)         */
+    size_t n_nodes;
 } emq_pull_report;
 
 /**
@@ -216,7 +325,8 @@ typedef struct emq_pull_report {
  * (one write transaction, checked unless `unchecked`). The server's
  * {emq}:version must be absent or this wire (EMQ_EWIRE); the file must hold
  * no key of a pulled queue (EMQ_EEXIST, rep->conflict); a stream or other
- * key type is EMQ_ENOTSUP. `rep` is always filled.
+ * key type is EMQ_ENOTSUP. On a cluster every primary is scanned and each
+ * key read from its slot's node. `rep` is always filled.
  */
 int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *o,
              emq_pull_report *rep);
@@ -242,12 +352,16 @@ typedef struct emq_verify_report {
     size_t first_len;
     char reason[200];          /**< "only in the file", "the contents
                                     differ", ...                         */
+    int cluster;               /**< the server is a cluster               */
+    emq_node_report *nodes;    /**< per node (one for one server)         */
+    size_t n_nodes;
 } emq_verify_report;
 
 /**
  * Compare the file's keyspace (one read transaction) with the server's, key
- * by key in name order, by their digest records (doc/EXPORT.md §3). EMQ_OK
- * whether or not they are equal (see rep->equal); `rep` is always filled.
+ * by key in name order, by their digest records (doc/EXPORT.md §3); on a
+ * cluster, with the keys of every primary. EMQ_OK whether or not they are
+ * equal (see rep->equal); `rep` is always filled.
  */
 int emq_verify(emq_db *db, emq_remote *against, const emq_verify_options *o,
                emq_verify_report *rep);

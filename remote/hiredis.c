@@ -1,8 +1,10 @@
 /*
  * hiredis.c — the network transport (emq_remote_connect): a hiredis
- * connection to HOST:PORT, [V6]:PORT, HOST or a unix socket, AUTH, and
- * hiredis replies handed out as emq_rreply trees. Built only when configure
- * found hiredis; otherwise emq_remote_connect answers EMQ_ENOTSUP.
+ * connection to HOST:PORT, [V6]:PORT, HOST or a unix socket, AUTH,
+ * hiredis replies handed out as emq_rreply trees, and, for a cluster, the
+ * dial function that connects to its other nodes with the same options.
+ * Built only when configure found hiredis; otherwise emq_remote_connect
+ * answers EMQ_ENOTSUP.
  *
  * Rules: a reply's tree is one allocation (emq_mem) that points into the
  * hiredis reply it came from; both go at release.
@@ -143,9 +145,59 @@ static void h_close(void *ctx)
     emq_mem_free(h);
 }
 
+/* Write the output buffer whole (hiredis writes it only when a reply is
+ * awaited otherwise), so that every node of a cluster starts at once. */
+static int h_flush(void *ctx)
+{
+    hconn *h = ctx;
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(h->c, &done) != REDIS_OK)
+            return -1;
+    return 0;
+}
+
 static const emq_transport hiredis_transport = {
-    h_send, h_recv, h_release, h_error, h_close
+    h_send, h_recv, h_release, h_error, h_close, h_flush
 };
+
+/* The other nodes of a cluster: the seed's options (and a copy of its
+ * password), cluster mode off. */
+typedef struct hdial {
+    emq_remote_options o;
+    char password[];
+} hdial;
+
+static int h_dial(void *ctx, const char *addr, emq_remote **out, char *err,
+                  size_t errlen)
+{
+    hdial *d = ctx;
+    return emq_remote_connect(addr, &d->o, out, err, errlen);
+}
+
+/* Make the new remote r the entry of a cluster when it is one (o->cluster
+ * says whether to ask and what is required). */
+static int h_cluster(emq_remote *r, const emq_remote_options *o, char *err,
+                     size_t errlen)
+{
+    size_t pl = o->password ? strlen(o->password) : 0;
+    hdial *d = emq_mem_malloc(sizeof *d + pl + 1);
+    int rc;
+    if (!d) {
+        put_err(err, errlen, "out of memory");
+        return EMQ_ENOMEM;
+    }
+    d->o = *o;
+    d->o.cluster = EMQ_CLUSTER_OFF;
+    memcpy(d->password, pl ? o->password : "", pl + 1);
+    d->o.password = d->password;
+    rc = emq_remote_cluster(r, o->cluster, h_dial, d, err, errlen);
+    if (rc == EMQ_OK && emq_remote_nodes(r))
+        r->dial_own = d;
+    else
+        emq_mem_free(d);
+    return rc;
+}
 
 int emq_remote_available(void)
 {
@@ -238,7 +290,14 @@ int emq_remote_connect(const char *spec, const emq_remote_options *opt,
             return rc;
         }
     }
-    return emq_remote_open(&hiredis_transport, h, spec, out, err, errlen);
+    int rc = emq_remote_open(&hiredis_transport, h, spec, out, err, errlen);
+    if (rc != EMQ_OK || o.cluster == EMQ_CLUSTER_OFF)
+        return rc;
+    if ((rc = h_cluster(*out, &o, err, errlen)) != EMQ_OK) {
+        emq_remote_close(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 #endif /* HAVE_HIREDIS */

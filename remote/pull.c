@@ -6,7 +6,9 @@
  * file), the stream in export form built from the server's replies key by
  * key (storage/transfer.h: the same commands an export writes) and fed to a
  * streaming import as it is built, the digest of what was read, and the
- * comparison with the file's digest after the import.
+ * comparison with the file's digest after the import. On a cluster the
+ * names come from every primary and each key is read at its slot's node
+ * (remote.c); the report says what each node served.
  *
  * Rules: the import is one write transaction, held from the first key read
  * to the last; nothing is applied unless every key was read and the import
@@ -95,6 +97,7 @@ void emq_pull_report_free(emq_pull_report *rep)
         emq_mem_free(rep->queues[i]);
     emq_mem_free(rep->queues);
     emq_mem_free(rep->conflict);
+    rm_node_reports_free(rep->nodes, rep->n_nodes);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -124,7 +127,9 @@ int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *opt,
         emq_pull_options_init(&o);
     p.db = db;
     p.rep = rep;
+    rep->cluster = from->cl != NULL;
     emq_dg_init(&p.dg);
+    rm_tally_reset(from);
     if ((rc = rm_version(db, from, &rep->version_present)) != EMQ_OK ||
         (rc = rm_selection(db, from, o.queues, o.n_queues, &nl)) != EMQ_OK ||
         (rc = pulled_queues(db, &nl, rep)) != EMQ_OK ||
@@ -169,8 +174,12 @@ int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *opt,
     if ((rc = emq_import_feed(p.im, p.out.p, p.out.len)) != EMQ_OK)
         goto done;
     p.out.len = 0;
-    if ((rc = rm_read(db, from, nl.v, nl.nv, visit, &p, o.progress,
-                      o.progress_ctx, "pull")) != EMQ_OK)
+    rc = rm_read(db, from, nl.v, nl.nv, visit, &p, o.progress,
+                 o.progress_ctx, "pull");
+    if (rc == EMQ_OK &&
+        rm_tally_report(from, &rep->nodes, &rep->n_nodes) != EMQ_OK)
+        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
+    if (rc != EMQ_OK)
         goto done;
     p.ko.out = NULL;
     p.ko.dg = &p.dg;

@@ -4,9 +4,10 @@
  *
  * Owns: the target checks (the fence, keys of the pushed queues, replace),
  * the claim of an absent fence, the stream — every command of one
- * emq_export, cut by the library's RESP reader, routed by its key's slot,
- * with at most two batches of INFLIGHT commands unanswered — and the
- * figures read back per queue.
+ * emq_export, cut by the library's RESP reader, handed to the window
+ * (window.c) with its key's slot, at most two batches of INFLIGHT commands
+ * per node unanswered, and the checkpoints — and the figures read back per
+ * queue and per node.
  *
  * Rules: what is sent is one export, so one consistent cut of the file.
  * MULTI waits for the first command of its block to know its slot, so a
@@ -15,13 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "remote.h"
 #include "keys.h"
 #include "resp.h"
 #include "rules.h"
 
-#define INFLIGHT 1000   /* commands a batch; at most two unanswered */
+#define INFLIGHT 1000   /* commands a batch per node; two unanswered */
 
 static const char *const set_suffix[4] = { "pending", "active", "schedule",
                                            "dead" };
@@ -32,21 +32,15 @@ typedef struct pusher {
     const emq_push_options *o;
     emq_push_report *rep;
     emq_resp_reader rd;
+    rm_window *w;
     emq_buf lastrow;       /* the row counted last (its HSETs follow)     */
-    const char **argv;     /* the frame being sent                        */
-    size_t *lens, capv;
+    emq_buf lastkey;       /* the key of the last command sent            */
     int multi;             /* a MULTI waits for its block's first key     */
-    long inflight;
+    uint64_t window;       /* commands a batch: INFLIGHT per node         */
+    uint64_t next_cp;      /* the next checkpoint (commands)              */
     int rc;                /* the first failure                           */
     char msg[EMQ_ERRMSG_MAX]; /* its message (the export then sets its own) */
 } pusher;
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Index of queue q (qlen bytes) in the report, or -1. */
 static long find_queue(const emq_push_report *rep, const char *q, size_t qlen)
@@ -96,91 +90,81 @@ static void count(pusher *p, const emq_resp_cmd *c)
     }
 }
 
-/* Read replies until at most `keep` commands are unanswered. The first
- * read sends what is queued, so the server works on the newer batch while
- * the replies of the older one are read. */
-static int drain(pusher *p, long keep)
+static int failed(pusher *p, int rc)
 {
-    while (p->inflight > keep) {
-        const emq_rreply *r;
-        if (rm_recv(p->r, &r) != 0)
-            return p->rc = rm_io(p->db, p->r, "writing the stream");
-        p->inflight--;
-        const emq_rreply *e = rm_error_in(r);
-        if (e && p->rc == EMQ_OK) {
-            char msg[EMQ_ERRMSG_MAX];
-            snprintf(msg, sizeof msg, "%s refused a command of the stream: "
-                     "%.*s; the target now holds a partial copy", p->r->name,
-                     (int)(e->len > 300 ? 300 : e->len), e->str);
-            p->rc = emq_db_wire(p->db, EMQ_EREMOTE, msg);
-        }
-        rm_release(p->r, r);
-    }
-    return p->rc;
+    return p->rc = rc;
 }
 
-/* Send one command to the connection owning `slot`. */
-static int send_cmd(pusher *p, unsigned slot, size_t argc,
-                    const char *const *argv, const size_t *lens)
+/* After a command: keep at most two batches unanswered, and stop at the
+ * checkpoints. */
+static int pace(pusher *p)
 {
-    emq_remote *to = rm_route(p->r, slot);
-    if (rm_send(to, argc, argv, lens) != 0)
-        return p->rc = rm_io(p->db, to, "writing the stream");
-    p->inflight++;
-    p->rep->commands++;
+    int rc;
+    if (rm_win_inflight(p->w) >= 2 * p->window) {
+        if ((rc = rm_win_drain(p->w, p->window)) != EMQ_OK)
+            return failed(p, rc);
+        if (p->o->progress)
+            p->o->progress(p->o->progress_ctx, "push", p->rep->commands, 0,
+                           "commands");
+    }
+    if (p->o->checkpoint_every && p->rep->commands >= p->next_cp) {
+        if ((rc = rm_win_drain(p->w, 0)) != EMQ_OK)
+            return failed(p, rc);
+        if (p->o->checkpoint)
+            p->o->checkpoint(p->o->checkpoint_ctx, p->rep->commands);
+        p->next_cp += p->o->checkpoint_every;
+    }
     return EMQ_OK;
 }
 
 static int frame(pusher *p, const emq_resp_cmd *c)
 {
-    if (c->argc > p->capv) {
-        const char **a = emq_mem_realloc(p->argv, c->argc * sizeof *a);
-        size_t *l = a ? emq_mem_realloc(p->lens, c->argc * sizeof *l) : NULL;
-        if (a)
-            p->argv = a;
-        if (!l)
-            return p->rc = emq_db_fail(p->db, EMQ_ENOMEM, NULL);
-        p->lens = l;
-        p->capv = c->argc;
-    }
-    for (size_t i = 0; i < c->argc; i++) {
-        p->argv[i] = (const char *)c->argv[i];
-        p->lens[i] = c->lens[i];
-    }
+    const char *const *argv = (const char *const *)c->argv;
+    const char *key;
+    size_t klen = 0;
+    int rc;
     if (c->argc == 1 && c->lens[0] == 5 && memcmp(c->argv[0], "MULTI", 5) == 0) {
         p->multi = 1; /* sent with the block's first command */
         return EMQ_OK;
     }
-    if (c->argc == 1) { /* EXEC: to the block's connection (one server) */
+    if (c->argc == 1 && c->lens[0] == 4 && memcmp(c->argv[0], "EXEC", 4) == 0) {
+        if (p->multi) { /* an empty block: nothing to send */
+            p->multi = 0;
+            return EMQ_OK;
+        }
         p->rep->bytes += c->size;
-        return send_cmd(p, 0, c->argc, p->argv, p->lens);
+        p->rep->commands++;
+        if ((rc = rm_win_exec(p->w)) != EMQ_OK)
+            return failed(p, rc);
+        return pace(p);
     }
     if (c->lens[0] == 10 && memcmp(c->argv[0], "HPEXPIREAT", 10) == 0 &&
         !p->r->hpexpireat) {
         p->rep->dropped++; /* PROTOCOL.md §8.3.6: the engine floor */
         return EMQ_OK;
     }
-    unsigned slot = emq_slot(c->argv[1], c->lens[1]);
+    if (!(key = rm_cmd_key(c->argc, argv, c->lens, &klen)))
+        return failed(p, emq_db_fail(p->db, EMQ_EINTERNAL, "push: a command "
+                                     "of the stream names no key"));
+    unsigned slot = emq_slot(key, klen);
+    int newkey = p->lastkey.len != klen ||
+                 (klen && memcmp(p->lastkey.p, key, klen) != 0);
+    if (newkey && emq_buf_set(&p->lastkey, key, klen) != EMQ_OK)
+        return failed(p, emq_db_fail(p->db, EMQ_ENOMEM, NULL));
     count(p, c);
     if (p->multi) {
-        const char *m[1] = { "MULTI" };
-        size_t ml[1] = { 5 };
         p->multi = 0;
-        if (send_cmd(p, slot, 1, m, ml) != EMQ_OK)
-            return p->rc;
         p->rep->bytes += 15; /* "*1\r\n$5\r\nMULTI\r\n" */
+        p->rep->commands++;
+        if ((rc = rm_win_multi(p->w, slot)) != EMQ_OK)
+            return failed(p, rc);
     }
-    if (send_cmd(p, slot, c->argc, p->argv, p->lens) != EMQ_OK)
-        return p->rc;
     p->rep->bytes += c->size;
-    if (p->inflight >= 2 * INFLIGHT) {
-        if (drain(p, INFLIGHT) != EMQ_OK)
-            return p->rc;
-        if (p->o->progress)
-            p->o->progress(p->o->progress_ctx, "push", p->rep->commands, 0,
-                           "commands");
-    }
-    return EMQ_OK;
+    p->rep->commands++;
+    if ((rc = rm_win_cmd(p->w, slot, c->argc, argv, c->lens, newkey)) !=
+        EMQ_OK)
+        return failed(p, rc);
+    return pace(p);
 }
 
 static int stop(pusher *p)
@@ -212,83 +196,118 @@ static int sink(void *ctx, const void *b, size_t n)
     return 0;
 }
 
-/* Delete keys in pipelined batches (UNLINK where the server has it). */
+/* Delete keys in pipelined batches, each at its slot's node (UNLINK where
+ * the server has it). */
 static int delete_keys(emq_db *db, emq_remote *r, const emq_bytes *k,
                        size_t n)
 {
     const char *cmd = r->unlink_ok ? "UNLINK" : "DEL";
-    for (size_t b = 0; b < n; b += RM_KEYBATCH) {
-        size_t m = n - b < RM_KEYBATCH ? n - b : RM_KEYBATCH;
+    rm_batch b;
+    int rc = EMQ_OK;
+    rm_batch_init(&b, r);
+    for (size_t at = 0; at < n && rc == EMQ_OK; at += RM_KEYBATCH) {
+        size_t m = n - at < RM_KEYBATCH ? n - at : RM_KEYBATCH;
         for (size_t i = 0; i < m; i++) {
-            const char *av[2] = { cmd, k[b + i].p };
-            size_t al[2] = { strlen(cmd), k[b + i].n };
-            if (rm_send(r, 2, av, al) != 0)
-                return rm_io(db, r, cmd);
+            const char *av[2] = { cmd, k[at + i].p };
+            size_t al[2] = { strlen(cmd), k[at + i].n };
+            rm_batch_add(&b, emq_slot(k[at + i].p, k[at + i].n), NULL, 2, av,
+                         al);
         }
-        for (size_t i = 0; i < m; i++) {
-            const emq_rreply *rep;
-            int rc = EMQ_OK;
-            if (rm_recv(r, &rep) != 0)
-                return rm_io(db, r, cmd);
-            if (rep->type == EMQ_RREPLY_ERROR)
-                rc = rm_refused(db, r, rep->str, rep->len, k[b + i].p,
-                                k[b + i].n);
-            rm_release(r, rep);
-            if (rc != EMQ_OK)
-                return rc;
+        rc = rm_batch_run(db, &b, cmd);
+        for (size_t i = 0; i < m && rc == EMQ_OK; i++) {
+            const emq_rreply *x = rm_batch_reply(&b, i);
+            if (x->type == EMQ_RREPLY_ERROR)
+                rc = rm_refused(db, rm_batch_node(&b, i), x->str, x->len,
+                                k[at + i].p, k[at + i].n);
         }
+        rm_batch_clear(&b);
     }
+    rm_batch_free(&b);
+    return rc;
+}
+
+/* The names, on every primary, of the pushed queues' keys whose part
+ * after "emq:{q}:" matches `tail` ("*", "job:*"), sorted: one SCAN per
+ * queue for a few queues, else one pass for all and a filter. */
+static int queue_keys(emq_db *db, emq_remote *r, const emq_push_report *rep,
+                      const char *tail, rm_names *out)
+{
+    char m[300];
+    int rc = EMQ_OK;
+    if (rep->n_queues <= 8) {
+        for (size_t i = 0; i < rep->n_queues && rc == EMQ_OK; i++) {
+            snprintf(m, sizeof m, "emq:{%s}:%s", rep->queues[i].queue, tail);
+            rc = rm_scan_all(db, r, m, out);
+        }
+    } else {
+        snprintf(m, sizeof m, "emq:{*}:%s", tail);
+        rc = rm_scan_all(db, r, m, out);
+    }
+    if (rc == EMQ_OK && rm_names_sort(out) != EMQ_OK)
+        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
+    if (rc != EMQ_OK || rep->n_queues <= 8)
+        return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < out->nv; i++) {
+        const char *q;
+        size_t qlen;
+        if (rm_key_queue(out->v[i].p, out->v[i].n, &q, &qlen) &&
+            find_queue(rep, q, qlen) >= 0)
+            out->v[k++] = out->v[i];
+    }
+    out->nv = k;
     return EMQ_OK;
 }
 
-/* The server's figures for each queue: ZCARD of the four sets and the
- * number of job rows (emq:{q}:job:<id>, exactly). */
+/* The server's figures for each queue: ZCARD of the four sets (each at
+ * its queue's node) and the number of job rows (emq:{q}:job:<id>, exactly)
+ * on every primary. */
 static int figures(emq_db *db, emq_remote *r, emq_push_report *rep)
 {
-    for (size_t i = 0; i < rep->n_queues; i++) {
+    rm_batch b;
+    rm_names nl;
+    int rc = EMQ_OK;
+    rm_batch_init(&b, r);
+    for (size_t i = 0; i < rep->n_queues && rc == EMQ_OK; i++) {
         const char *q = rep->queues[i].queue;
         emq_queue_figures *f = &rep->queues[i].found;
         int64_t *sets[4] = { &f->pending, &f->active, &f->scheduled,
                              &f->dead };
-        char key[4][300], m[300];
-        int rc = EMQ_OK;
+        char key[4][300];
         for (int k = 0; k < 4; k++) {
             snprintf(key[k], sizeof key[k], "emq:{%s}:%s", q, set_suffix[k]);
             const char *av[2] = { "ZCARD", key[k] };
-            if (rm_sendz(r, 2, av) != 0)
-                return rm_io(db, r, "ZCARD");
+            rm_batch_addz(&b, 2, av);
         }
-        for (int k = 0; k < 4; k++) {
-            const emq_rreply *x;
-            if (rm_recv(r, &x) != 0)
-                return rm_io(db, r, "ZCARD");
+        rc = rm_batch_run(db, &b, "ZCARD");
+        for (int k = 0; k < 4 && rc == EMQ_OK; k++) {
+            const emq_rreply *x = rm_batch_reply(&b, (size_t)k);
             if (x->type == EMQ_RREPLY_INTEGER)
                 *sets[k] = x->integer;
-            else if (rc == EMQ_OK)
+            else
                 rc = x->type == EMQ_RREPLY_ERROR
-                         ? rm_refused(db, r, x->str, x->len, key[k],
-                                      strlen(key[k]))
-                         : rm_refused(db, r, "ZCARD answered an unexpected "
-                                      "reply", 34, key[k], strlen(key[k]));
-            rm_release(r, x);
+                         ? rm_refused(db, rm_batch_node(&b, (size_t)k), x->str,
+                                      x->len, key[k], strlen(key[k]))
+                         : rm_refused(db, rm_batch_node(&b, (size_t)k),
+                                      "ZCARD answered an unexpected reply",
+                                      34, key[k], strlen(key[k]));
         }
-        if (rc != EMQ_OK)
-            return rc;
-        rm_names nl;
-        memset(&nl, 0, sizeof nl);
-        snprintf(m, sizeof m, "emq:{%s}:job:*", q);
-        if ((rc = rm_scan(db, r, m, &nl)) == EMQ_OK &&
-            rm_names_sort(&nl) != EMQ_OK)
-            rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
-        size_t plen = strlen(m) - 1;
-        f->rows = 0;
-        for (size_t j = 0; rc == EMQ_OK && j < nl.nv; j++)
-            f->rows += nl.v[j].n == plen + EMQ_ID_LEN;
-        rm_names_free(&nl);
-        if (rc != EMQ_OK)
-            return rc;
+        rm_batch_clear(&b);
     }
-    return EMQ_OK;
+    rm_batch_free(&b);
+    if (rc != EMQ_OK)
+        return rc;
+    memset(&nl, 0, sizeof nl);
+    if ((rc = queue_keys(db, r, rep, "job:*", &nl)) == EMQ_OK)
+        for (size_t j = 0; j < nl.nv; j++) {
+            emq_keyinfo ki;
+            long i;
+            if (emq_key_parse(nl.v[j].p, nl.v[j].n, &ki) && ki.is_job_row &&
+                (i = find_queue(rep, ki.q, ki.qlen)) >= 0)
+                rep->queues[i].found.rows++;
+        }
+    rm_names_free(&nl);
+    return rc;
 }
 
 static int cmp_cstr(const void *a, const void *b)
@@ -351,6 +370,7 @@ void emq_push_report_free(emq_push_report *rep)
         emq_mem_free(rep->queues[i].queue);
     emq_mem_free(rep->queues);
     emq_mem_free(rep->first_existing);
+    rm_node_reports_free(rep->nodes, rep->n_nodes);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -378,6 +398,7 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
         o = *opt;
     else
         emq_push_options_init(&o);
+    rep->cluster = to->cl != NULL;
     emq_resp_reader_init(&p.rd);
     if ((rc = queues_of(db, &o, rep)) != EMQ_OK ||
         (rc = rm_version(db, to, &present)) != EMQ_OK)
@@ -390,14 +411,7 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     }
     for (size_t i = 0; i < rep->n_queues; i++)
         qn[i] = rep->queues[i].queue;
-    for (size_t i = 0; i < rep->n_queues && rc == EMQ_OK; i++) {
-        char m[300];
-        snprintf(m, sizeof m, "emq:{%s}:*", qn[i]);
-        rc = rm_scan(db, to, m, &nl);
-    }
-    if (rc == EMQ_OK && rm_names_sort(&nl) != EMQ_OK)
-        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
-    if (rc != EMQ_OK)
+    if ((rc = queue_keys(db, to, rep, "*", &nl)) != EMQ_OK)
         goto done;
     if (nl.nv && !o.replace) {
         char msg[EMQ_ERRMSG_MAX + 512], shown[200];
@@ -417,33 +431,41 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     if (nl.nv && (rc = delete_keys(db, to, nl.v, nl.nv)) != EMQ_OK)
         goto done;
     rep->replaced = nl.nv;
-    if (!present) {
-        /* Claim the fence (PROTOCOL.md §5): SET NX, then read it back. */
-        const char *av[4] = { "SET", RM_VKEY, EMQ_WIRE, "NX" };
-        const emq_rreply *x;
-        if (rm_sendz(to, 4, av) != 0 || rm_recv(to, &x) != 0) {
-            rc = rm_io(db, to, "SET " RM_VKEY " NX");
-            goto done;
-        }
-        rm_release(to, x);
-        if ((rc = rm_version(db, to, &present)) != EMQ_OK)
-            goto done;
-    }
-    /* Stream the export, INFLIGHT commands at a time. */
+    rm_names_free(&nl); /* the figures read names again: hold one list */
+    /* Claim the fence (PROTOCOL.md §5) on the node owning its slot. */
+    if (!present && (rc = rm_version_claim(db, to)) != EMQ_OK)
+        goto done;
+    /* Stream the export, INFLIGHT commands per node at a time. */
     p.db = db;
     p.r = to;
     p.o = &o;
     p.rep = rep;
+    p.window = (uint64_t)INFLIGHT * rm_nodes_n(to);
+    p.next_cp = o.checkpoint_every;
+    if ((rc = rm_win_open(db, to, o.wait, o.wait_ctx, &p.w)) != EMQ_OK)
+        goto done;
     emq_export_options_init(&eo);
     eo.queues = o.queues && o.n_queues ? qn : NULL;
     eo.n_queues = o.queues && o.n_queues ? rep->n_queues : 0;
     eo.by_slot = o.by_slot;
-    double t0 = mono();
+    rm_tally_reset(to);
+    double t0 = rm_mono();
     rc = emq_export(db, &eo, sink, &p, &sum);
     if (p.rc == EMQ_OK && rc == EMQ_OK) {
-        drain(&p, 0);
-        if (o.progress && p.rc == EMQ_OK)
+        p.rc = rm_win_drain(p.w, 0);
+        if (p.rc != EMQ_OK)
+            snprintf(p.msg, sizeof p.msg, "%s", emq_errmsg(db));
+        else if (o.progress)
             o.progress(o.progress_ctx, "push", rep->commands, 0, "commands");
+    }
+    rep->seconds = rm_mono() - t0;
+    if (rm_tally_report(to, &rep->nodes, &rep->n_nodes) != EMQ_OK &&
+        p.rc == EMQ_OK && rc == EMQ_OK)
+        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
+    for (size_t i = 0; i < rep->n_nodes; i++) {
+        rep->moved += rep->nodes[i].moved;
+        rep->asked += rep->nodes[i].asked;
+        rep->tryagain += rep->nodes[i].tryagain;
     }
     if (p.rc != EMQ_OK) {
         rc = p.msg[0] ? emq_db_wire(db, p.rc, p.msg) : p.rc;
@@ -451,7 +473,6 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     }
     if (rc != EMQ_OK)
         goto done;
-    rep->seconds = mono() - t0;
     rep->keys = sum.keys;
     rep->digest = sum.digest;
     if ((rc = figures(db, to, rep)) != EMQ_OK)
@@ -461,10 +482,10 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
         rep->match &= memcmp(&rep->queues[i].sent, &rep->queues[i].found,
                              sizeof rep->queues[i].sent) == 0;
 done:
+    rm_win_close(p.w);
     emq_mem_free(qn);
-    emq_mem_free(p.argv);
-    emq_mem_free(p.lens);
     emq_buf_free(&p.lastrow);
+    emq_buf_free(&p.lastkey);
     emq_resp_reader_free(&p.rd);
     rm_names_free(&nl);
     return rc;

@@ -1,16 +1,19 @@
 /*
  * remote.c — the remote (emqlite_remote.h) and the reads every transfer
- * shares (remote.h): the capability probe, failures, the version fence,
- * SCAN, and the pipelined reading of keys into elements.
+ * shares (remote.h): the capability probe, failures, sending and reading
+ * with each connection's tally, the version fence, SCAN on every primary,
+ * and the pipelined reading of keys into elements.
  *
  * Rules: a value is read with its row's `read` command and cut into
  * elements by the row's shape (storage/types.h): `arity` replies an
  * element, the score second for scored rows. Nothing here knows a type by
- * name.
+ * name. Keyed reads go through batches (batch.c), so that on a cluster each
+ * reaches its slot's node and redirections are followed.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include "remote.h"
 #include "keys.h"
@@ -54,16 +57,53 @@ const emq_rreply *rm_error_in(const emq_rreply *r)
 
 /* ============================================================ commands */
 
-emq_remote *rm_route(emq_remote *r, unsigned slot)
+static size_t digits(unsigned long long v)
 {
-    (void)slot; /* one server holds every slot */
-    return r;
+    size_t n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+/* The bytes of a reply in RESP2. */
+static uint64_t reply_size(const emq_rreply *x)
+{
+    switch (x->type) {
+    case EMQ_RREPLY_STRING:
+        return 1 + digits(x->len) + 2 + x->len + 2;
+    case EMQ_RREPLY_INTEGER:
+        return 1 + (x->integer < 0) +
+               digits(x->integer < 0 ? 0ULL - (unsigned long long)x->integer
+                                     : (unsigned long long)x->integer) + 2;
+    case EMQ_RREPLY_ARRAY: {
+        uint64_t n = 1 + digits(x->elements) + 2;
+        for (size_t i = 0; i < x->elements; i++)
+            n += reply_size(&x->element[i]);
+        return n;
+    }
+    case EMQ_RREPLY_NIL:
+        return 5;
+    default:
+        return 1 + x->len + 2;
+    }
 }
 
 int rm_send(emq_remote *r, size_t argc, const char *const *argv,
             const size_t *lens)
 {
-    return r->t.send(r->ctx, argc, argv, lens);
+    uint64_t n = 1 + digits(argc) + 2;
+    for (size_t i = 0; i < argc; i++)
+        n += 1 + digits(lens[i]) + 2 + lens[i] + 2;
+    if (r->tally.first == 0)
+        r->tally.first = rm_mono();
+    r->tally.commands++;
+    r->tally.bytes_out += n;
+    if (r->t.send(r->ctx, argc, argv, lens) != 0)
+        return -1;
+    r->pending++;
+    return 0;
 }
 
 int rm_sendz(emq_remote *r, size_t argc, const char *const *argv)
@@ -77,7 +117,13 @@ int rm_sendz(emq_remote *r, size_t argc, const char *const *argv)
 int rm_recv(emq_remote *r, const emq_rreply **out)
 {
     *out = NULL;
-    return r->t.recv(r->ctx, out) == 0 && *out ? 0 : -1;
+    if (r->t.recv(r->ctx, out) != 0 || !*out)
+        return -1;
+    if (r->pending)
+        r->pending--;
+    r->tally.bytes_in += reply_size(*out);
+    r->tally.last = rm_mono();
+    return 0;
 }
 
 void rm_release(emq_remote *r, const emq_rreply *rep)
@@ -86,7 +132,41 @@ void rm_release(emq_remote *r, const emq_rreply *rep)
         r->t.release(r->ctx, rep);
 }
 
-/* One command, one reply: 0, or the failure (reported). */
+emq_remote *rm_flush(emq_remote *r)
+{
+    for (size_t i = 0; i < rm_nodes_n(r); i++) {
+        emq_remote *n = rm_node_at(r, i);
+        if (n->pending && n->t.flush && n->t.flush(n->ctx) != 0)
+            return n;
+    }
+    return NULL;
+}
+
+/* Where the key is in a command: argv[1], except for the commands below.
+ * A stream's import commands (XADD, XSETID, XCLAIM: argv[1]; XGROUP
+ * CREATE/CREATECONSUMER key: argv[2]) route like any other. */
+const char *rm_cmd_key(size_t argc, const char *const *argv,
+                       const size_t *lens, size_t *klen)
+{
+    static const struct {
+        const char *cmd;
+        size_t at;
+    } at[] = { { "XGROUP", 2 }, { "MULTI", 0 }, { "EXEC", 0 },
+               { "ASKING", 0 }, { "SCAN", 0 }, { "COMMAND", 0 },
+               { "CLUSTER", 0 } };
+    size_t k = 1;
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+        if (argc && lens[0] == strlen(at[i].cmd) &&
+            strncasecmp(argv[0], at[i].cmd, lens[0]) == 0)
+            k = at[i].at;
+    if (k == 0 || k >= argc)
+        return NULL;
+    *klen = lens[k];
+    return argv[k];
+}
+
+/* One command on the one connection r, one reply: 0, or the failure
+ * (reported). For commands that name no key (SCAN). */
 static int round_trip(emq_db *db, emq_remote *r, size_t argc,
                       const char *const *argv, const char *what,
                       const emq_rreply **out)
@@ -100,10 +180,16 @@ int rm_version(emq_db *db, emq_remote *r, int *present)
 {
     const char *av[2] = { "GET", RM_VKEY };
     const emq_rreply *rep;
+    emq_remote *at;
+    rm_batch b;
     int rc;
     *present = 0;
-    if ((rc = round_trip(db, r, 2, av, "GET " RM_VKEY, &rep)) != EMQ_OK)
-        return rc;
+    rm_batch_init(&b, r);
+    rm_batch_addz(&b, 2, av);
+    if ((rc = rm_batch_run(db, &b, "GET " RM_VKEY)) != EMQ_OK)
+        goto done;
+    rep = rm_batch_reply(&b, 0);
+    at = rm_batch_node(&b, 0);
     if (rep->type == EMQ_RREPLY_STRING) {
         *present = 1;
         if (rep->len != sizeof EMQ_WIRE - 1 ||
@@ -112,16 +198,43 @@ int rm_version(emq_db *db, emq_remote *r, int *present)
             emq_show_bytes(found, sizeof found, rep->str, rep->len);
             snprintf(msg, sizeof msg, "%s holds " RM_VKEY " '%s'; this "
                      "emqlite speaks " EMQ_WIRE ": nothing was transferred",
-                     r->name, found);
+                     at->name, found);
             rc = emq_db_wire(db, EMQ_EWIRE, msg);
         }
     } else if (rep->type != EMQ_RREPLY_NIL) {
         rc = rep->type == EMQ_RREPLY_ERROR
-                 ? rm_refused(db, r, rep->str, rep->len, RM_VKEY, RM_VKEY_LEN)
-                 : rm_refused(db, r, RM_VKEY " is not a string", 22,
-                              RM_VKEY, RM_VKEY_LEN);
+                 ? rm_refused(db, at, rep->str, rep->len, RM_VKEY, RM_VKEY_LEN)
+                 : rm_refused(db, at, RM_VKEY " is not a string",
+                              sizeof RM_VKEY " is not a string" - 1, RM_VKEY,
+                              RM_VKEY_LEN);
     }
-    rm_release(r, rep);
+done:
+    rm_batch_free(&b);
+    return rc;
+}
+
+int rm_version_claim(emq_db *db, emq_remote *r)
+{
+    const char *av[4] = { "SET", RM_VKEY, EMQ_WIRE, "NX" };
+    rm_batch b;
+    int rc, present;
+    rm_batch_init(&b, r);
+    rm_batch_addz(&b, 4, av);
+    rc = rm_batch_run(db, &b, "SET " RM_VKEY " NX");
+    if (rc == EMQ_OK && rm_batch_reply(&b, 0)->type == EMQ_RREPLY_ERROR) {
+        const emq_rreply *x = rm_batch_reply(&b, 0);
+        rc = rm_refused(db, rm_batch_node(&b, 0), x->str, x->len, RM_VKEY,
+                        RM_VKEY_LEN);
+    }
+    rm_batch_free(&b);
+    if (rc != EMQ_OK)
+        return rc;
+    /* Read back: another writer may have set another wire meanwhile. */
+    rc = rm_version(db, r, &present);
+    if (rc == EMQ_OK && !present)
+        rc = rm_refused(db, r, RM_VKEY " could not be set",
+                        sizeof RM_VKEY " could not be set" - 1, RM_VKEY,
+                        RM_VKEY_LEN);
     return rc;
 }
 
@@ -213,13 +326,21 @@ int rm_scan(emq_db *db, emq_remote *r, const char *match, rm_names *out)
     return EMQ_OK;
 }
 
+int rm_scan_all(emq_db *db, emq_remote *r, const char *match, rm_names *out)
+{
+    int rc = EMQ_OK;
+    for (size_t i = 0; i < rm_nodes_n(r) && rc == EMQ_OK; i++)
+        rc = rm_scan(db, rm_node_at(r, i), match, out);
+    return rc;
+}
+
 int rm_selection(emq_db *db, emq_remote *r, const char *const *q, size_t nq,
                  rm_names *out)
 {
     int rc = EMQ_OK;
     if (!nq) {
-        if ((rc = rm_scan(db, r, "emq:*", out)) == EMQ_OK)
-            rc = rm_scan(db, r, "{emq}:*", out);
+        if ((rc = rm_scan_all(db, r, "emq:*", out)) == EMQ_OK)
+            rc = rm_scan_all(db, r, "{emq}:*", out);
     } else {
         for (size_t i = 0; i < nq && rc == EMQ_OK; i++) {
             char m[300];
@@ -227,10 +348,10 @@ int rm_selection(emq_db *db, emq_remote *r, const char *const *q, size_t nq,
                 return emq_db_fail(db, EMQ_EINVAL, "invalid queue name in "
                                                    "the selection");
             snprintf(m, sizeof m, "emq:{%s}:*", q[i]);
-            rc = rm_scan(db, r, m, out);
+            rc = rm_scan_all(db, r, m, out);
         }
         if (rc == EMQ_OK)
-            rc = rm_scan(db, r, RM_VKEY, out);
+            rc = rm_scan_all(db, r, RM_VKEY, out);
     }
     if (rc == EMQ_OK && rm_names_sort(out) != EMQ_OK)
         rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
@@ -335,25 +456,17 @@ static int unsupported(emq_db *db, emq_remote *r, const emq_bytes *k,
     return emq_db_wire(db, EMQ_ENOTSUP, msg);
 }
 
-typedef struct batch {
-    const emq_rreply *ty[RM_KEYBATCH], *ex[RM_KEYBATCH], *v[RM_KEYBATCH],
-        *fx[RM_KEYBATCH];
+/* The three rounds of one group of keys: TYPE and PEXPIRETIME (2 per
+ * key), the values, the field expiries; `vi`/`fi` map a key to its
+ * command in the value and field-expiry rounds (-1: none). */
+typedef struct rounds {
+    rm_batch ty, val, fx;
     const emq_typedef *t[RM_KEYBATCH];
-    int gone[RM_KEYBATCH];
-} batch;
+    long vi[RM_KEYBATCH], fi[RM_KEYBATCH];
+} rounds;
 
-static void batch_release(emq_remote *r, batch *b, size_t k)
-{
-    for (size_t i = 0; i < k; i++) {
-        rm_release(r, b->ty[i]);
-        rm_release(r, b->ex[i]);
-        rm_release(r, b->v[i]);
-        rm_release(r, b->fx[i]);
-    }
-}
-
-/* Send one command of a key: argv[0], the key, then rest (NULL-ended). */
-static int send_keyed(emq_remote *r, const char *cmd, const emq_bytes *k,
+/* Add one command of a key: argv[0], the key, then rest (NULL-ended). */
+static void add_keyed(rm_batch *b, const char *cmd, const emq_bytes *k,
                       const char *const *rest)
 {
     const char *av[8];
@@ -366,17 +479,16 @@ static int send_keyed(emq_remote *r, const char *cmd, const emq_bytes *k,
         av[n] = *rest;
         al[n] = strlen(*rest);
     }
-    return rm_send(r, n, av, al);
+    rm_batch_add(b, emq_slot(k->p, k->n), NULL, n, av, al);
 }
 
-/* Round 3: HPEXPIRETIME key FIELDS n f1 … fn for each held hash. */
-static int send_fexp(emq_remote *r, const emq_bytes *k, const emq_rreply *v)
+/* Round 3: HPEXPIRETIME key FIELDS n f1 … fn for a held hash. */
+static void add_fexp(rm_batch *b, const emq_bytes *k, const emq_rreply *v)
 {
     size_t nf = v->elements / 2, ac = 4 + nf;
     const char **av = emq_mem_malloc(ac * sizeof *av);
     size_t *al = emq_mem_malloc(ac * sizeof *al);
     char num[24];
-    int rc = -1;
     if (av && al) {
         snprintf(num, sizeof num, "%zu", nf);
         av[0] = "HPEXPIRETIME";
@@ -391,82 +503,106 @@ static int send_fexp(emq_remote *r, const emq_bytes *k, const emq_rreply *v)
             av[4 + j] = v->element[2 * j].str;
             al[4 + j] = v->element[2 * j].len;
         }
-        rc = rm_send(r, ac, av, al);
+        rm_batch_add(b, emq_slot(k->p, k->n), NULL, ac, av, al);
+    } else if (!b->fail) {
+        b->fail = EMQ_ENOMEM;
     }
     emq_mem_free(av);
     emq_mem_free(al);
-    return rc;
 }
 
-static int read_batch(emq_db *db, emq_remote *r, const emq_bytes *names,
-                      size_t k, batch *b, rm_visit_fn fn, void *ctx,
+#define NOTNUM "a score that is not a number in a sorted set"
+
+static int read_group(emq_db *db, emq_remote *r, const emq_bytes *names,
+                      size_t k, rounds *b, rm_visit_fn fn, void *ctx,
                       emq_elem **e, size_t *cap)
 {
     const char *const none[] = { NULL };
     int64_t now = wall_ms();
     size_t i;
-    for (i = 0; i < k; i++)
-        if (send_keyed(r, "TYPE", &names[i], none) != 0 ||
-            send_keyed(r, r->pexpiretime ? "PEXPIRETIME" : "PTTL", &names[i],
-                       none) != 0)
-            return rm_io(db, r, "reading the keys");
-    for (i = 0; i < k; i++)
-        if (rm_recv(r, &b->ty[i]) != 0 || rm_recv(r, &b->ex[i]) != 0)
-            return rm_io(db, r, "reading the keys");
+    int rc;
+    long nv = 0, nf = 0;
     for (i = 0; i < k; i++) {
-        const emq_rreply *ty = b->ty[i], *ex = b->ex[i];
+        add_keyed(&b->ty, "TYPE", &names[i], none);
+        add_keyed(&b->ty, r->pexpiretime ? "PEXPIRETIME" : "PTTL", &names[i],
+                  none);
+    }
+    if ((rc = rm_batch_run(db, &b->ty, "reading the keys")) != EMQ_OK)
+        return rc;
+    for (i = 0; i < k; i++) {
+        const emq_rreply *ty = rm_batch_reply(&b->ty, 2 * i);
+        const emq_rreply *ex = rm_batch_reply(&b->ty, 2 * i + 1);
+        emq_remote *at = rm_batch_node(&b->ty, 2 * i);
+        b->t[i] = NULL;
+        b->vi[i] = b->fi[i] = -1;
         if (ty->type == EMQ_RREPLY_ERROR)
-            return rm_refused(db, r, ty->str, ty->len, names[i].p,
+            return rm_refused(db, at, ty->str, ty->len, names[i].p,
                               names[i].n);
         if (ex->type == EMQ_RREPLY_ERROR)
-            return rm_refused(db, r, ex->str, ex->len, names[i].p,
-                              names[i].n);
+            return rm_refused(db, rm_batch_node(&b->ty, 2 * i + 1), ex->str,
+                              ex->len, names[i].p, names[i].n);
         if (ty->type != EMQ_RREPLY_STATUS || ex->type != EMQ_RREPLY_INTEGER)
-            return rm_refused(db, r, "TYPE answered an unexpected reply", 33,
+            return rm_refused(db, at, "TYPE answered an unexpected reply", 33,
                               names[i].p, names[i].n);
-        b->gone[i] = ty->len == 4 && memcmp(ty->str, "none", 4) == 0;
-        if (!b->gone[i] && !(b->t[i] = emq_typedef_named(ty->str, ty->len)))
-            return unsupported(db, r, &names[i], ty);
-    }
-    for (i = 0; i < k; i++)
-        if (!b->gone[i] &&
-            send_keyed(r, b->t[i]->read[0], &names[i], b->t[i]->read + 1) != 0)
-            return rm_io(db, r, "reading the keys");
-    for (i = 0; i < k; i++)
-        if (!b->gone[i] && rm_recv(r, &b->v[i]) != 0)
-            return rm_io(db, r, "reading the keys");
-    if (r->hpexpiretime) {
-        for (i = 0; i < k; i++)
-            if (!b->gone[i] && b->t[i]->fexpire &&
-                b->v[i]->type == EMQ_RREPLY_ARRAY && b->v[i]->elements >= 2 &&
-                send_fexp(r, &names[i], b->v[i]) != 0)
-                return rm_io(db, r, "reading field expiries");
-        for (i = 0; i < k; i++)
-            if (!b->gone[i] && b->t[i]->fexpire &&
-                b->v[i]->type == EMQ_RREPLY_ARRAY && b->v[i]->elements >= 2 &&
-                rm_recv(r, &b->fx[i]) != 0)
-                return rm_io(db, r, "reading field expiries");
+        if (ty->len == 4 && memcmp(ty->str, "none", 4) == 0)
+            continue; /* gone since SCAN */
+        /* A type without a row (a stream until its row is added,
+         * doc/EXPORT.md §8) is refused here, before any value is asked
+         * for; a row's `read` is one command whose reply `elements` cuts
+         * by the row's shape. */
+        if (!(b->t[i] = emq_typedef_named(ty->str, ty->len)))
+            return unsupported(db, at, &names[i], ty);
     }
     for (i = 0; i < k; i++) {
-        int64_t exp = b->ex[i]->integer;
+        if (!b->t[i])
+            continue;
+        rm_batch_node(&b->ty, 2 * i)->tally.keys++;
+        add_keyed(&b->val, b->t[i]->read[0], &names[i], b->t[i]->read + 1);
+        b->vi[i] = nv++;
+    }
+    if ((rc = rm_batch_run(db, &b->val, "reading the keys")) != EMQ_OK)
+        return rc;
+    if (r->hpexpiretime) {
+        for (i = 0; i < k; i++) {
+            const emq_rreply *v = b->vi[i] >= 0
+                                      ? rm_batch_reply(&b->val, (size_t)b->vi[i])
+                                      : NULL;
+            if (v && b->t[i]->fexpire && v->type == EMQ_RREPLY_ARRAY &&
+                v->elements >= 2) {
+                add_fexp(&b->fx, &names[i], v);
+                b->fi[i] = nf++;
+            }
+        }
+        if ((rc = rm_batch_run(db, &b->fx, "reading field expiries")) !=
+            EMQ_OK)
+            return rc;
+    }
+    for (i = 0; i < k; i++) {
         size_t n = 0;
-        int rc;
-        if (b->gone[i] || exp == -2)
-            continue; /* gone since SCAN or TYPE */
+        if (b->vi[i] < 0)
+            continue;
+        int64_t exp = rm_batch_reply(&b->ty, 2 * i + 1)->integer;
+        const emq_rreply *v = rm_batch_reply(&b->val, (size_t)b->vi[i]);
+        const emq_rreply *fx = b->fi[i] >= 0
+                                   ? rm_batch_reply(&b->fx, (size_t)b->fi[i])
+                                   : NULL;
+        if (exp == -2)
+            continue; /* gone since TYPE */
         if (exp >= 0 && !r->pexpiretime)
             exp += now;
         if (exp < 0)
             exp = -1;
-        const emq_rreply *err = rm_error_in(b->v[i]);
+        const emq_rreply *err = rm_error_in(v);
         if (err)
-            return rm_refused(db, r, err->str, err->len, names[i].p,
-                              names[i].n);
-        rc = elements(b->t[i], b->v[i], b->fx[i], e, cap, &n);
+            return rm_refused(db, rm_batch_node(&b->val, (size_t)b->vi[i]),
+                              err->str, err->len, names[i].p, names[i].n);
+        rc = elements(b->t[i], v, fx, e, cap, &n);
         if (rc == -1)
             continue; /* emptied or replaced since TYPE */
         if (rc == -2)
-            return rm_refused(db, r, "a score that is not a number in a "
-                              "sorted set", 41, names[i].p, names[i].n);
+            return rm_refused(db, rm_batch_node(&b->val, (size_t)b->vi[i]),
+                              NOTNUM, sizeof NOTNUM - 1, names[i].p,
+                              names[i].n);
         if (rc == -3)
             return emq_db_fail(db, EMQ_ENOMEM, NULL);
         if ((rc = fn(ctx, &names[i], b->t[i], exp, *e, n)) != EMQ_OK)
@@ -479,20 +615,27 @@ int rm_read(emq_db *db, emq_remote *r, const emq_bytes *names, size_t n,
             rm_visit_fn fn, void *ctx, emq_progress_fn pg, void *pgctx,
             const char *what)
 {
-    batch *b = emq_mem_malloc(sizeof *b);
+    rounds *b = emq_mem_malloc(sizeof *b);
     emq_elem *e = NULL;
     size_t cap = 0;
     int rc = EMQ_OK;
     if (!b)
         return emq_db_fail(db, EMQ_ENOMEM, NULL);
+    rm_batch_init(&b->ty, r);
+    rm_batch_init(&b->val, r);
+    rm_batch_init(&b->fx, r);
     for (size_t at = 0; at < n && rc == EMQ_OK; at += RM_KEYBATCH) {
         size_t k = n - at < RM_KEYBATCH ? n - at : RM_KEYBATCH;
-        memset(b, 0, sizeof *b);
-        rc = read_batch(db, r, names + at, k, b, fn, ctx, &e, &cap);
-        batch_release(r, b, k);
+        rc = read_group(db, r, names + at, k, b, fn, ctx, &e, &cap);
+        rm_batch_clear(&b->ty);
+        rm_batch_clear(&b->val);
+        rm_batch_clear(&b->fx);
         if (pg)
             pg(pgctx, what, at + k, n, "keys");
     }
+    rm_batch_free(&b->ty);
+    rm_batch_free(&b->val);
+    rm_batch_free(&b->fx);
     emq_mem_free(e);
     emq_mem_free(b);
     return rc;
@@ -579,8 +722,10 @@ void emq_remote_close(emq_remote *r)
 {
     if (!r)
         return;
+    rm_cluster_close(r);
     if (r->t.close)
         r->t.close(r->ctx);
+    emq_mem_free(r->dial_own);
     emq_mem_free(r);
 }
 

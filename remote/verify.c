@@ -5,7 +5,9 @@
  * Owns: the file side (one digest walk, engine/export.h, keeping each key's
  * record), the server side (the pull's reads, each key's record built with
  * storage/transfer.h as the file's is, and compared with the file's as it
- * arrives, in name order), and the first difference with its reason.
+ * arrives, in name order), and the first difference with its reason. On
+ * a cluster the server side is every primary's keys, read at their slots'
+ * nodes.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,6 +150,7 @@ void emq_verify_options_init(emq_verify_options *o)
 void emq_verify_report_free(emq_verify_report *rep)
 {
     emq_mem_free(rep->first);
+    rm_node_reports_free(rep->nodes, rep->n_nodes);
     memset(rep, 0, sizeof *rep);
 }
 
@@ -190,11 +193,17 @@ int emq_verify(emq_db *db, emq_remote *against, const emq_verify_options *opt,
     emq_dg_init(&v.dg);
     v.ko.dg = &v.dg;
     v.ko.one = 1;
+    rep->cluster = against->cl != NULL;
+    rm_tally_reset(against);
     if ((rc = rm_selection(db, against, o.queues, eo.n_queues, &nl)) !=
             EMQ_OK ||
         (rc = rm_read(db, against, nl.v, nl.nv, visit, &v, o.progress,
                       o.progress_ctx, "reading the server")) != EMQ_OK)
         goto done;
+    if (rm_tally_report(against, &rep->nodes, &rep->n_nodes) != EMQ_OK) {
+        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
+        goto done;
+    }
     if (v.at < v.nk)
         differ(&v, v.names.p + v.k[v.at].off, v.k[v.at].len,
                "only in the file");
