@@ -43,6 +43,25 @@
  * thread. Any number of handles, in one process or in many, may open the same
  * file; they serialise on SQLite's write lock (waiting up to the busy timeout,
  * then returning EMQ_EBUSY) and never mint the same id (see emq_open).
+ *
+ * Structs and the ABI (the rule every struct in the public headers keeps):
+ *  - A struct the caller allocates and the library reads (every
+ *    emq_*_options) begins with `size_t size`, which its init writes: each
+ *    emq_X_options_init(o) is a macro over emq_X_options_init_size(o,
+ *    sizeof *o), so the size is the one the caller was compiled with. A
+ *    later release only appends fields; it reads the first `size` bytes and
+ *    gives every field beyond them its default, so a binary built against
+ *    an older header keeps working. A binary built against a newer header
+ *    and run on an older library works while it leaves the newer fields at
+ *    their zero default, and is refused with EMQ_EINVAL (naming the init)
+ *    once it sets one. A struct not passed through its init (`size` 0) is
+ *    refused the same way. Bindings call the _init_size function with the
+ *    struct's size.
+ *  - A struct the library fills (emq_job, emq_stats, emq_job_info, reports
+ *    and summaries) and an element of an array the caller passes (emq_item,
+ *    emq_field, ...) is frozen: within a major version its size and layout
+ *    never change; new facts come through new calls.
+ *  - Handles (emq_db, emq_sub, emq_importer, ...) are opaque.
  */
 #ifndef EMQLITE_H
 #define EMQLITE_H
@@ -210,6 +229,7 @@ typedef int64_t (*emq_clock_fn)(void *ctx);
 
 /** Open options; initialise with emq_options_init() and change fields. */
 typedef struct emq_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
     int synchronous;      /**< EMQ_SYNC_NORMAL (default) or EMQ_SYNC_FULL   */
     int busy_timeout_ms;  /**< wait this long for the write lock (5000)      */
     int node_id;          /**< 0..1023, or -1 (default) to lease one from the
@@ -234,7 +254,9 @@ typedef struct emq_options {
 } emq_options;
 
 /** Fill `o` with the defaults documented on each field. */
-void emq_options_init(emq_options *o);
+void emq_options_init_size(emq_options *o, size_t size);
+#define emq_options_init(o) \
+    emq_options_init_size((o), sizeof *(o))
 
 /**
  * Open (creating if absent) the emqlite file at `path` ("" or ":memory:" for
@@ -1254,6 +1276,7 @@ typedef int (*emq_write_fn)(void *ctx, const void *p, size_t n);
 
 /** Export options; initialise with emq_export_options_init(). */
 typedef struct emq_export_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
     const char *const *queues; /**< export only these queues' keys (plus
                                     "{emq}:version"); NULL: every key     */
     size_t n_queues;           /**< entries in `queues`                   */
@@ -1263,7 +1286,9 @@ typedef struct emq_export_options {
 } emq_export_options;
 
 /** Fill `o` with the defaults: every key, byte order. */
-void emq_export_options_init(emq_export_options *o);
+void emq_export_options_init_size(emq_export_options *o, size_t size);
+#define emq_export_options_init(o) \
+    emq_export_options_init_size((o), sizeof *(o))
 
 /** What an export wrote, or what an import left in the file. */
 typedef struct emq_transfer_summary {
@@ -1295,6 +1320,7 @@ int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
 
 /** Import options; initialise with emq_import_options_init(). */
 typedef struct emq_import_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
     int unchecked;  /**< 1: do not judge the result by emq_check's rules
                          (for forensic copies of a damaged keyspace). The
                          stream's syntax, the accepted commands, the key
@@ -1303,7 +1329,9 @@ typedef struct emq_import_options {
 } emq_import_options;
 
 /** Fill `o` with the defaults: checked. */
-void emq_import_options_init(emq_import_options *o);
+void emq_import_options_init_size(emq_import_options *o, size_t size);
+#define emq_import_options_init(o) \
+    emq_import_options_init_size((o), sizeof *(o))
 
 /**
  * Import a RESP command stream (an emq_export, or an AOF of the same

@@ -123,6 +123,7 @@ enum emq_cluster_mode {
 
 /** Options of emq_remote_connect; initialise with emq_remote_options_init. */
 typedef struct emq_remote_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
     const char *password;   /**< AUTH with it when not NULL or "" (on
                                  every node of a cluster)                */
     int connect_timeout_ms; /**< default 10000                           */
@@ -130,7 +131,9 @@ typedef struct emq_remote_options {
     int cluster;            /**< enum emq_cluster_mode, default AUTO     */
 } emq_remote_options;
 
-void emq_remote_options_init(emq_remote_options *o);
+void emq_remote_options_init_size(emq_remote_options *o, size_t size);
+#define emq_remote_options_init(o) \
+    emq_remote_options_init_size((o), sizeof *(o))
 
 /** 1 when the library was built with a network transport (hiredis). */
 int emq_remote_available(void);
@@ -212,6 +215,7 @@ typedef void (*emq_progress_fn)(void *ctx, const char *what, uint64_t done,
 /* --------------------------------------------------------------- push */
 
 typedef struct emq_push_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
     const char *const *queues; /**< push these queues (NULL: every queue of
                                     the file), plus {emq}:version      */
     size_t n_queues;
@@ -236,7 +240,9 @@ typedef struct emq_push_options {
     void *wait_ctx;
 } emq_push_options;
 
-void emq_push_options_init(emq_push_options *o);
+void emq_push_options_init_size(emq_push_options *o, size_t size);
+#define emq_push_options_init(o) \
+    emq_push_options_init_size((o), sizeof *(o))
 
 /** Per queue: the four sets' sizes and the number of job rows. */
 typedef struct emq_queue_figures {
@@ -293,6 +299,7 @@ void emq_push_report_free(emq_push_report *rep);
 /* --------------------------------------------------------------- pull */
 
 typedef struct emq_pull_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
     const char *const *queues; /**< pull these queues (NULL: every EchoMQ
                                     key of the server)                  */
     size_t n_queues;
@@ -301,7 +308,9 @@ typedef struct emq_pull_options {
     void *progress_ctx;
 } emq_pull_options;
 
-void emq_pull_options_init(emq_pull_options *o);
+void emq_pull_options_init_size(emq_pull_options *o, size_t size);
+#define emq_pull_options_init(o) \
+    emq_pull_options_init_size((o), sizeof *(o))
 
 typedef struct emq_pull_report {
     int version_present;       /**< the server held {emq}:version         */
@@ -335,13 +344,16 @@ void emq_pull_report_free(emq_pull_report *rep);
 /* ------------------------------------------------------------- verify */
 
 typedef struct emq_verify_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
     const char *const *queues; /**< compare these queues (NULL: all)     */
     size_t n_queues;
     emq_progress_fn progress;
     void *progress_ctx;
 } emq_verify_options;
 
-void emq_verify_options_init(emq_verify_options *o);
+void emq_verify_options_init_size(emq_verify_options *o, size_t size);
+#define emq_verify_options_init(o) \
+    emq_verify_options_init_size((o), sizeof *(o))
 
 typedef struct emq_verify_report {
     int equal;

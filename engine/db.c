@@ -18,6 +18,7 @@
 #include "db.h"
 #include "brandedid.h"
 #include "events.h"
+#include "abi.h"
 
 #define DEFAULT_MAX_PAYLOAD (UINT64_C(512) * 1024 * 1024)
 
@@ -28,18 +29,20 @@
 const char *emq_version(void) { return EMQLITE_VERSION; }
 const char *emq_sqlite_version(void) { return sqlite3_libversion(); }
 
-void emq_options_init(emq_options *o)
+void emq_options_init_size(emq_options *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
-    o->synchronous = EMQ_SYNC_NORMAL;
-    o->busy_timeout_ms = 5000;
-    o->node_id = -1;
-    o->clock = NULL;
-    o->clock_ctx = NULL;
-    o->exclusive = 0;
-    o->readonly = 0;
-    o->max_payload = DEFAULT_MAX_PAYLOAD;
-    o->checkpoint_frames = 1000;
+    emq_options d;
+    memset(&d, 0, sizeof d);
+    d.synchronous = EMQ_SYNC_NORMAL;
+    d.busy_timeout_ms = 5000;
+    d.node_id = -1;
+    d.clock = NULL;
+    d.clock_ctx = NULL;
+    d.exclusive = 0;
+    d.readonly = 0;
+    d.max_payload = DEFAULT_MAX_PAYLOAD;
+    d.checkpoint_frames = 1000;
+    emq_struct_out(o, size, &d, sizeof d);
 }
 
 int64_t emq_wall_clock(void *ctx)
@@ -170,8 +173,13 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
 
     err[0] = 0;
     if (out) *out = NULL;
-    if (opt) o = *opt;
-    else emq_options_init(&o);
+    emq_options_init(&o);
+    if (opt && emq_struct_in(&o, sizeof o, opt) != EMQ_OK) {
+        rc = EMQ_EINVAL;
+        snprintf(err, sizeof err, "%s: options not set by emq_options_init(), "
+                 "or a field this library does not know", emq_strerror(rc));
+        goto fail;
+    }
     if (out == NULL || path == NULL || bad_options(&o)) {
         rc = EMQ_EINVAL;
         snprintf(err, sizeof err, "%s: NULL path or handle pointer, or an "

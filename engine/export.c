@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "db.h"
+#include "abi.h"
 #include "export.h"
 #include "resp.h"
 #include "transfer.h"
@@ -29,7 +30,7 @@ static const char VKEY[] = EMQ_VERSION_KEY;
 typedef struct walk {
     emq_db *db;
     emq_store *st;
-    const emq_export_options *opt;
+    emq_export_options opt;   /* the caller's, read under the ABI rule */
     emq_write_fn write;        /* NULL: digest only                       */
     void *ctx;
     emq_keyrec_fn each;        /* per-key records (digest walks)          */
@@ -313,10 +314,10 @@ static int walk_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
     int rc;
     (void)now;
     w->st = st;
-    rc = prefixes(db, w->opt, &pre);
+    rc = prefixes(db, &w->opt, &pre);
     if (rc != EMQ_OK)
         return rc;
-    size_t np = pre ? w->opt->n_queues : 0;
+    size_t np = pre ? w->opt.n_queues : 0;
     if (pre)
         qsort(pre, np, sizeof *pre, cmp_str);
 
@@ -382,17 +383,28 @@ static void walk_free(walk *w)
     emq_mem_free(w->ntype);
 }
 
-static void walk_init(walk *w, emq_db *db, const emq_export_options *opt,
-                      emq_write_fn write, void *ctx)
+/* A walk under the caller's options `opt` (NULL: the defaults), read under
+ * the ABI rule of emqlite.h. EMQ_EINVAL (set on `db`, nothing to free)
+ * for options the init did not set or a filter without its names. */
+static int walk_init(walk *w, emq_db *db, const emq_export_options *opt,
+                     emq_write_fn write, void *ctx)
 {
     memset(w, 0, sizeof *w);
+    emq_export_options_init(&w->opt);
+    if (opt && emq_struct_in(&w->opt, sizeof w->opt, opt) != EMQ_OK)
+        return emq_db_fail(db, EMQ_EINVAL, "export: options not set by "
+                           "emq_export_options_init(), or a field this "
+                           "library does not know");
+    if (w->opt.n_queues && !w->opt.queues)
+        return emq_db_fail(db, EMQ_EINVAL, "export: n_queues without "
+                           "queues");
     w->db = db;
-    w->opt = opt;
     w->write = write;
     w->ctx = ctx;
-    w->by_slot = write && opt && opt->by_slot;
+    w->by_slot = write && w->opt.by_slot;
     emq_dg_init(&w->dg);
     w->ko.dg = &w->dg;
+    return EMQ_OK;
 }
 
 /* The counts and digest of a walk that succeeded. */
@@ -430,9 +442,11 @@ static int count_write(void *ctx, const void *p, size_t n)
     return c->write(c->ctx, p, n);
 }
 
-void emq_export_options_init(emq_export_options *o)
+void emq_export_options_init_size(emq_export_options *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
+    emq_export_options d;
+    memset(&d, 0, sizeof d);
+    emq_struct_out(o, size, &d, sizeof d);
 }
 
 int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
@@ -440,12 +454,13 @@ int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
 {
     int rc = emq_db_enter(db);
     if (rc < 0) return rc;
-    if (!write || (opt && opt->n_queues && !opt->queues))
-        return emq_db_fail(db, EMQ_EINVAL, "export: no sink or no queues");
+    if (!write)
+        return emq_db_fail(db, EMQ_EINVAL, "export: no sink");
     counted c = {write, ctx, 0};
     emq_transfer_summary s;
     walk w;
-    walk_init(&w, db, opt, count_write, &c);
+    if ((rc = walk_init(&w, db, opt, count_write, &c)) != EMQ_OK)
+        return rc;
     rc = run_walk(&w, &s);
     if (rc == EMQ_OK && sum) {
         s.bytes = c.bytes;
@@ -459,10 +474,9 @@ int emq_digest_each(emq_db *db, const emq_export_options *opt,
 {
     int rc = emq_db_enter(db);
     if (rc < 0) return rc;
-    if (opt && opt->n_queues && !opt->queues)
-        return emq_db_fail(db, EMQ_EINVAL, "digest: no queues");
     walk w;
-    walk_init(&w, db, opt, NULL, NULL);
+    if ((rc = walk_init(&w, db, opt, NULL, NULL)) != EMQ_OK)
+        return rc;
     w.each = fn;
     w.each_ctx = ctx;
     w.ko.one = fn != NULL;
@@ -478,8 +492,9 @@ int emq_digest(emq_db *db, const emq_export_options *opt,
 int emq_digest_tx(emq_db *db, emq_store *st, emq_transfer_summary *sum)
 {
     walk w;
-    walk_init(&w, db, NULL, NULL, NULL);
-    int rc = walk_tx(db, st, 0, &w);
+    int rc = walk_init(&w, db, NULL, NULL, NULL);
+    if (rc == EMQ_OK)
+        rc = walk_tx(db, st, 0, &w);
     if (rc == EMQ_OK)
         walk_sum(&w, sum);
     walk_free(&w);

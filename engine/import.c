@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "db.h"
+#include "abi.h"
 #include "export.h"
 #include "resp.h"
 #include "rules.h"
@@ -378,9 +379,11 @@ done:
 
 /* ================================================================ API */
 
-void emq_import_options_init(emq_import_options *o)
+void emq_import_options_init_size(emq_import_options *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
+    emq_import_options d;
+    memset(&d, 0, sizeof d);
+    emq_struct_out(o, size, &d, sizeof d);
 }
 
 static void importer_free(emq_importer *im)
@@ -416,13 +419,18 @@ int emq_import_begin(emq_db *db, const emq_import_options *opt,
         return rc;
     if (!out)
         return emq_db_fail(db, EMQ_EINVAL, "import: no importer pointer");
+    emq_import_options o;
+    emq_import_options_init(&o);
+    if (opt && emq_struct_in(&o, sizeof o, opt) != EMQ_OK)
+        return emq_db_fail(db, EMQ_EINVAL, "import: options not set by "
+                           "emq_import_options_init(), or a field this "
+                           "library does not know");
     emq_importer *im = emq_mem_calloc(1, sizeof *im);
     if (!im)
         return emq_db_fail(db, EMQ_ENOMEM, NULL);
     im->db = db;
     im->st = emq_db_store(db);
-    if (opt)
-        im->opt = *opt;
+    im->opt = o;
     emq_resp_reader_init(&im->rd);
     if ((rc = emq_db_tx_begin(db, 1, &now)) < 0) {
         importer_free(im);

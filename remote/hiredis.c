@@ -242,10 +242,12 @@ int emq_remote_connect(const char *spec, const emq_remote_options *opt,
     hconn *h;
     if (out)
         *out = NULL;
-    if (opt)
-        o = *opt;
-    else
-        emq_remote_options_init(&o);
+    emq_remote_options_init(&o);
+    if (opt && emq_struct_in(&o, sizeof o, opt) != EMQ_OK) {
+        put_err(err, errlen, "options not set by emq_remote_options_init(), "
+                "or a field this library does not know");
+        return EMQ_EINVAL;
+    }
     if (!out || !spec || !spec[0] ||
         (spec[0] != '/' && parse_spec(spec, host, sizeof host, &port))) {
         put_err(err, errlen, "not HOST:PORT");

@@ -86,9 +86,11 @@ static int pulled_queues(emq_db *db, const rm_names *nl, emq_pull_report *rep)
     return EMQ_OK;
 }
 
-void emq_pull_options_init(emq_pull_options *o)
+void emq_pull_options_init_size(emq_pull_options *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
+    emq_pull_options d;
+    memset(&d, 0, sizeof d);
+    emq_struct_out(o, size, &d, sizeof d);
 }
 
 void emq_pull_report_free(emq_pull_report *rep)
@@ -121,10 +123,11 @@ int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *opt,
         return rc;
     if (!from)
         return emq_db_fail(db, EMQ_EINVAL, "pull: no server");
-    if (opt)
-        o = *opt;
-    else
-        emq_pull_options_init(&o);
+    emq_pull_options_init(&o);
+    if (opt && emq_struct_in(&o, sizeof o, opt) != EMQ_OK)
+        return emq_db_fail(db, EMQ_EINVAL, "pull: options not set by "
+                           "emq_pull_options_init(), or a field this library "
+                           "does not know");
     p.db = db;
     p.rep = rep;
     rep->cluster = from->cl != NULL;

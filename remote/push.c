@@ -359,9 +359,11 @@ static int queues_of(emq_db *db, const emq_push_options *o,
     return EMQ_OK;
 }
 
-void emq_push_options_init(emq_push_options *o)
+void emq_push_options_init_size(emq_push_options *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
+    emq_push_options d;
+    memset(&d, 0, sizeof d);
+    emq_struct_out(o, size, &d, sizeof d);
 }
 
 void emq_push_report_free(emq_push_report *rep)
@@ -394,10 +396,11 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
         return rc;
     if (!to)
         return emq_db_fail(db, EMQ_EINVAL, "push: no server");
-    if (opt)
-        o = *opt;
-    else
-        emq_push_options_init(&o);
+    emq_push_options_init(&o);
+    if (opt && emq_struct_in(&o, sizeof o, opt) != EMQ_OK)
+        return emq_db_fail(db, EMQ_EINVAL, "push: options not set by "
+                           "emq_push_options_init(), or a field this library "
+                           "does not know");
     rep->cluster = to->cl != NULL;
     emq_resp_reader_init(&p.rd);
     if ((rc = queues_of(db, &o, rep)) != EMQ_OK ||

@@ -643,11 +643,13 @@ int rm_read(emq_db *db, emq_remote *r, const emq_bytes *names, size_t n,
 
 /* ========================================================== the remote */
 
-void emq_remote_options_init(emq_remote_options *o)
+void emq_remote_options_init_size(emq_remote_options *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
-    o->connect_timeout_ms = 10000;
-    o->io_timeout_ms = 600000;
+    emq_remote_options d;
+    memset(&d, 0, sizeof d);
+    d.connect_timeout_ms = 10000;
+    d.io_timeout_ms = 600000;
+    emq_struct_out(o, size, &d, sizeof d);
 }
 
 static void put_err(char *err, size_t errlen, const char *msg)

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "emqlite.h"
+#include "abi.h"
 #include "emqlite_remote.h"
 #include "db.h"
 #include "types.h"

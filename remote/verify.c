@@ -142,9 +142,11 @@ static int visit(void *ctx, const emq_bytes *key, const emq_typedef *t,
     return EMQ_OK;
 }
 
-void emq_verify_options_init(emq_verify_options *o)
+void emq_verify_options_init_size(emq_verify_options *o, size_t size)
 {
-    memset(o, 0, sizeof *o);
+    emq_verify_options d;
+    memset(&d, 0, sizeof d);
+    emq_struct_out(o, size, &d, sizeof d);
 }
 
 void emq_verify_report_free(emq_verify_report *rep)
@@ -173,10 +175,11 @@ int emq_verify(emq_db *db, emq_remote *against, const emq_verify_options *opt,
         return rc;
     if (!against)
         return emq_db_fail(db, EMQ_EINVAL, "verify: no server");
-    if (opt)
-        o = *opt;
-    else
-        emq_verify_options_init(&o);
+    emq_verify_options_init(&o);
+    if (opt && emq_struct_in(&o, sizeof o, opt) != EMQ_OK)
+        return emq_db_fail(db, EMQ_EINVAL, "verify: options not set by "
+                           "emq_verify_options_init(), or a field this library "
+                           "does not know");
     v.db = db;
     v.rep = rep;
     rep->equal = 1;

@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,55 @@ START_TEST(options_init_fills_the_documented_defaults)
 }
 END_TEST
 
+/* The ABI rule of emqlite.h: an options struct from an older header (a
+ * shorter size) is filled and read only up to its size, the fields beyond
+ * it taking their defaults; one from a newer header is accepted while its
+ * unknown tail is zero and refused once a byte there is set. */
+START_TEST(options_follow_the_abi_rule_both_ways)
+{
+    size_t older = offsetof(emq_options, checksums);
+    unsigned char buf[sizeof(emq_options) + 32];
+    char err[256] = "";
+    emq_db *db = NULL;
+    emq_export_options eo;
+    emq_transfer_summary sum;
+
+    memset(buf, 0x5a, sizeof buf);
+    emq_options_init_size((emq_options *)(void *)buf, older);
+    for (size_t i = older; i < sizeof buf; i++)
+        ck_assert_uint_eq(buf[i], 0x5a); /* nothing written past its size */
+    ck_assert_uint_eq(((emq_options *)(void *)buf)->size, older);
+    ck_assert_int_eq(emq_open(":memory:", (emq_options *)(void *)buf, &db),
+                     EMQ_OK);
+    emq_close(db);
+
+    emq_options_init_size((emq_options *)(void *)buf, sizeof buf);
+    for (size_t i = sizeof(emq_options); i < sizeof buf; i++)
+        ck_assert_uint_eq(buf[i], 0);
+    ck_assert_int_eq(emq_open(":memory:", (emq_options *)(void *)buf, &db),
+                     EMQ_OK);
+    emq_close(db);
+    buf[sizeof buf - 1] = 1; /* a field this library does not know */
+    ck_assert_int_eq(emq_open_ex(":memory:", (emq_options *)(void *)buf, &db,
+                                 err, sizeof err), EMQ_EINVAL);
+    ck_assert_ptr_null(db);
+    ck_assert_ptr_nonnull(strstr(err, "emq_options_init"));
+    ((emq_options *)(void *)buf)->size = 0; /* never initialised */
+    ck_assert_int_eq(emq_open(":memory:", (emq_options *)(void *)buf, &db),
+                     EMQ_EINVAL);
+
+    ck_assert_int_eq(emq_open(":memory:", NULL, &db), EMQ_OK);
+    emq_export_options_init(&eo);
+    ck_assert_uint_eq(eo.size, sizeof eo);
+    ck_assert_int_eq(emq_digest(db, &eo, &sum), EMQ_OK);
+    eo.size = 0;
+    ck_assert_int_eq(emq_digest(db, &eo, &sum), EMQ_EINVAL);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(db),
+                                 "emq_export_options_init"));
+    emq_close(db);
+}
+END_TEST
+
 START_TEST(open_refuses_bad_arguments)
 {
     emq_db *db;
@@ -436,6 +486,7 @@ Suite *suite_handle(void)
     tcase_add_test(t, mint_uses_the_handle_clock_and_refuses_bad_namespaces);
     tcase_add_test(t, set_clock_replaces_and_restores_the_clock);
     tcase_add_test(t, options_init_fills_the_documented_defaults);
+    tcase_add_test(t, options_follow_the_abi_rule_both_ways);
     tcase_add_test(t, open_refuses_bad_arguments);
     tcase_add_test(t, strerror_names_every_code_distinctly);
     tcase_add_test(t, errmsg_names_the_last_failure_and_clears_on_the_next_call);

@@ -23,6 +23,7 @@ HEADER = os.path.join(TOP, "api", "emqlite.h")
 def header_cdef(path):
     text = open(path, encoding="utf-8").read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r"\\\n", " ", text)  # a macro's continued lines
     out, skip = [], 0
     for line in text.splitlines():
         s = line.strip()

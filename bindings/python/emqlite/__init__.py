@@ -450,7 +450,7 @@ class Database:
         self._clock = clock
         self._self_handle = _ffi.new_handle(self)
         o = _ffi.new("emq_options *")
-        _lib.emq_options_init(o)
+        _lib.emq_options_init_size(o, _ffi.sizeof("emq_options"))
         if sync not in _SYNC:
             raise ValueError("sync must be 'normal' or 'full'")
         o.synchronous = _SYNC[sync]
@@ -637,7 +637,8 @@ class Database:
             return 0
 
         o = _ffi.new("emq_export_options *")
-        _lib.emq_export_options_init(o)
+        _lib.emq_export_options_init_size(
+            o, _ffi.sizeof("emq_export_options"))
         keep = []
         if queues:
             arr = _ffi.new("char *[]", len(queues))
