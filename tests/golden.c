@@ -953,6 +953,51 @@ done:
 
 /* ================================================================ driver */
 
+/*
+ * --whole: when step k is part 1 of a multi-part verb, make `*whole` the
+ * step that runs the verb itself (seq.verb with seq.args at part 1's
+ * clock) and `*last` its part m, whose reply (seq.reply) and keyspace are
+ * compared. Leaves *last at step k otherwise. Returns -1 (message in
+ * `msg`) when the parts are not contiguous.
+ */
+static int whole_seq(const emq_golden_case *c, size_t k,
+                     emq_golden_step *whole, const emq_golden_step **last,
+                     emq_json_buf *msg)
+{
+    const emq_golden_step *s = &c->steps[k];
+    const emq_json *verb, *args, *part, *parts;
+    int64_t m, j;
+    if (!s->seq || !(part = emq_json_get(s->seq, "part")) ||
+        part->type != EMQ_JSON_INT || part->i != 1)
+        return 0;
+    verb = emq_json_get(s->seq, "verb");
+    args = emq_json_get(s->seq, "args");
+    parts = emq_json_get(s->seq, "parts");
+    if (!verb || verb->type != EMQ_JSON_STRING || !args ||
+        !parts || parts->type != EMQ_JSON_INT || parts->i < 1 ||
+        k + (size_t)parts->i > c->n) {
+        bufpf(msg, "step %" PRId64 ": a malformed seq", s->step);
+        return -1;
+    }
+    m = parts->i;
+    for (j = 1; j < m; j++) {
+        const emq_json *sj = c->steps[k + (size_t)j].seq;
+        const emq_json *pj = sj ? emq_json_get(sj, "part") : NULL;
+        if (!pj || pj->type != EMQ_JSON_INT || pj->i != j + 1) {
+            bufpf(msg, "step %" PRId64 ": seq part %" PRId64 " missing",
+                  s->step, j + 1);
+            return -1;
+        }
+    }
+    *whole = *s;
+    whole->verb = verb->s;
+    whole->args = (emq_json *)args;
+    whole->seq = NULL;
+    whole->host = 0;
+    *last = &c->steps[k + (size_t)m - 1];
+    return 0;
+}
+
 int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
                         emq_golden_outcome *out)
 {
@@ -969,6 +1014,9 @@ int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
     }
     for (k = 0; k < c->n && rc == 0; k++) {
         const emq_golden_step *s = &c->steps[k];
+        const emq_golden_step *last = s; /* whose keyspace to compare */
+        const emq_json *want = s->reply;
+        emq_golden_step whole;
         emq_golden_result res;
         emq_json *ks = NULL;
         emq_json_buf err;
@@ -976,12 +1024,21 @@ int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
         memset(&err, 0, sizeof err);
         out->step = s->step;
         out->verb = s->verb;
+        if (ex->whole && whole_seq(c, k, &whole, &last, &out->msg)) {
+            rc = -1;
+            break;
+        }
+        if (last != s) {
+            want = emq_json_get(last->seq, "reply");
+            out->verb = whole.verb;
+            s = &whole;
+        }
         ex->set_clock(ex->ctx, s->now);
         if (ex->run_step(ex->ctx, s, &res, &err) != 0 || !res.reply) {
             bufpf(&out->msg, "executor %s: %s", ex->name,
                   err.p ? err.p : "no reply");
             rc = -1;
-        } else if (emq_golden_reply_diff(s->reply, res.reply, &out->msg)) {
+        } else if (emq_golden_reply_diff(want, res.reply, &out->msg)) {
             rc = 1;
         } else if (res.has_published) {
             emq_json null_v;
@@ -1002,10 +1059,13 @@ int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
                 bufpf(&out->msg, "executor %s: keyspace dump: %s", ex->name,
                       err.p ? err.p : "nothing returned");
                 rc = -1;
-            } else if (emq_golden_keyspace_diff(s->keyspace, ks, &out->msg)) {
+            } else if (emq_golden_keyspace_diff(last->keyspace, ks,
+                                                &out->msg)) {
                 rc = 1;
             }
         }
+        if (s == &whole) /* the other parts were run with part 1 */
+            k = (size_t)(last - c->steps);
         emq_json_free(ks);
         emq_json_free(res.reply);
         emq_json_free(res.published);
@@ -1025,14 +1085,16 @@ int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [--quiet] [--parse-only] [--case NAME] "
-            "[--stop] FILE...\n", prog);
+            "[--stop] [--whole] FILE...\n", prog);
 }
 
 int emq_golden_main(int argc, char **argv, const emq_golden_exec *ex)
 {
     int quiet = 0, parse_only = 0, stop = 0, load_error = 0, i, nfiles = 0;
+    int whole = 0;
     const char *only = NULL;
     long passed = 0, failed = 0, steps = 0;
+    emq_golden_exec wx;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quiet") == 0)
             quiet = 1;
@@ -1040,6 +1102,8 @@ int emq_golden_main(int argc, char **argv, const emq_golden_exec *ex)
             parse_only = 1;
         else if (strcmp(argv[i], "--stop") == 0)
             stop = 1;
+        else if (strcmp(argv[i], "--whole") == 0)
+            whole = 1;
         else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
             only = argv[++i];
         else if (strcmp(argv[i], "--") == 0) {
@@ -1080,7 +1144,9 @@ int emq_golden_main(int argc, char **argv, const emq_golden_exec *ex)
                 emq_golden_case_free(c);
                 continue;
             }
-            emq_golden_run_case(ex, c, &out);
+            wx = *ex;
+            wx.whole = wx.whole || whole;
+            emq_golden_run_case(&wx, c, &out);
             if (out.passed) {
                 passed++;
                 if (!quiet)

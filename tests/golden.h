@@ -149,6 +149,10 @@ typedef struct emq_golden_exec {
                     emq_golden_result *res, emq_json_buf *err);
     int (*dump_keyspace)(void *ctx, emq_json **ks, emq_json_buf *err);
     void (*case_end)(void *ctx);
+    /* 1: replay each multi-part verb whole — at its part 1 run `seq.verb`
+     * with `seq.args`, compare `seq.reply` and part m's keyspace, skip the
+     * other parts (--whole). 0: part by part. */
+    int whole;
 } emq_golden_exec;
 
 /** The outcome of one case. */
@@ -170,12 +174,13 @@ int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
 
 /**
  * The whole replay program, shared by every executor's main():
- *   PROG [--quiet] [--parse-only] [--case NAME] [--stop] FILE...
+ *   PROG [--quiet] [--parse-only] [--case NAME] [--stop] [--whole] FILE...
  * replays every case of each file on `ex` and prints one line per case,
  * "PASS <case>" (not with --quiet) or "FAIL <case>: step N (<verb>): what
  * differed", then exactly "N passed, N failed". --parse-only loads and
  * decodes every step without running anything (`ex` may be NULL); --case
- * runs only the cases of that name; --stop ends at the first failure.
+ * runs only the cases of that name; --stop ends at the first failure;
+ * --whole sets ex->whole.
  * Returns the exit status: 0 when every case passed, 1 when one failed, 2 on
  * a usage or load error.
  */

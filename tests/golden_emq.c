@@ -30,11 +30,25 @@
 typedef struct emqx {
     emq_db *db;
     int64_t now;
+    uint64_t cell;   /* the trace's mint cell (ts << 12 | seq), per case */
 } emqx;
 
 static int64_t virtual_clock(void *ctx)
 {
     return ((emqx *)ctx)->now;
+}
+
+/* Ids a verb mints (the sweep's occurrences), as the traces minted them
+ * (golden README, Time): PROTOCOL.md §4.2 from the virtual clock, node 1,
+ * a cell that starts empty at each case. */
+static int trace_mint(void *ctx, char out[EMQ_ID_SIZE])
+{
+    emqx *x = ctx;
+    uint64_t floor = (uint64_t)(x->now - EMQ_EPOCH_MS) << 12;
+    uint64_t cell = x->cell > floor ? x->cell : floor;
+    x->cell = cell + 1;
+    return emq_id_encode("JOB", (cell >> 12) << 22 | UINT64_C(1) << 12 |
+                         (cell & 0xFFF), out);
 }
 
 static void say(emq_json_buf *b, const char *fmt, const char *a)
@@ -64,6 +78,8 @@ static int x_begin(void *ctx, const emq_golden_case *c, emq_json_buf *err)
                                                            : emq_strerror(rc));
         return -1;
     }
+    x->cell = 0;
+    emq_sched_set_mint_hook(x->db, trace_mint, x);
     return 0;
 }
 
