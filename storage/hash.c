@@ -193,6 +193,8 @@ int emq_hash_del(emq_store *st, const void *key, size_t klen,
     rc = store_back(st, key, klen, 1);
     if (rc == EMQ_OK && removed)
         *removed = 1;
+    if (rc == EMQ_OK)
+        emq_store_watch(st, EMQ_WATCH_HDEL, key, klen);
     return rc;
 }
 
@@ -307,7 +309,7 @@ done:
 int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
                    size_t n, int *existed)
 {
-    int exists, wrote = 0;
+    int exists, wrote = 0, deleted = 0;
     int rc = load(st, key, klen, &exists);
     if (existed)
         *existed = rc == EMQ_OK && exists;
@@ -332,7 +334,7 @@ int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
         case EMQ_HOP_DEL:
             if (i >= 0) {
                 emq_hc_remove(&st->hf, (size_t)i);
-                wrote = 1;
+                wrote = deleted = 1;
             }
             break;
         case EMQ_HOP_INCR: {
@@ -358,5 +360,9 @@ int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
             return emq_store_err(st, EMQ_EINTERNAL, "bad hash step");
         }
     }
-    return wrote ? store_back(st, key, klen, exists) : EMQ_OK;
+    if (wrote && (rc = store_back(st, key, klen, exists)) != EMQ_OK)
+        return rc;
+    if (deleted)
+        emq_store_watch(st, EMQ_WATCH_HDEL, key, klen);
+    return EMQ_OK;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "store_int.h"
+#include "notify.h"
 
 /* ------------------------------------------------------------------ SQL */
 
@@ -363,6 +364,7 @@ static int init_schema(emq_store *st)
                  "PRAGMA application_id = %d; PRAGMA user_version = %d;",
                  EMQ_APPLICATION_ID, EMQ_SCHEMA_VERSION);
         if ((rc = exec_sql(st, schema_sql)) != EMQ_OK ||
+            (rc = exec_sql(st, emq_hostconf_ddl)) != EMQ_OK ||
             (rc = exec_sql(st, stamp)) != EMQ_OK)
             goto fail;
     } else if (appid != EMQ_APPLICATION_ID) {
@@ -459,6 +461,7 @@ void emq_store_close(emq_store *st)
         sqlite3_finalize(st->stmt[i]);
     sqlite3_close(st->db);
     emq_wgate_close(st);
+    emq_notify_close(st->notify);
     emq_buf_free(&st->hraw);
     emq_buf_free(&st->hkey);
     for (int i = 0; i < EMQ_KCACHE; i++)
@@ -526,6 +529,7 @@ int emq_store_commit(emq_store *st)
     st->in_tx = 0;
     if (st->tx_write)
         emq_wgate_leave(st);
+    emq_store_watch_end(st, 1); /* visible to every reader now */
     if (st->tx_write && st->opts.checkpoint_frames > 0 &&
         st->wal_frames >= st->opts.checkpoint_frames)
         emq_store_checkpoint(st); /* best effort: a busy reader defers it */
@@ -536,6 +540,7 @@ void emq_store_rollback(emq_store *st)
 {
     st->hvalid = 0;
     emq_kc_clear(st);
+    emq_store_watch_end(st, 0);
     if (!st->in_tx)
         return;
     /* Statements left mid-step (an error path) must be reset first. */

@@ -59,6 +59,13 @@ struct emq_store {
     int kc_next;
     int64_t kc_version;
     char errmsg[256];
+    /* The wake file (notify.c), opened on first use, and the buckets the
+     * open transaction marked (signalled at commit). */
+    const emq_watch_rule *watch; /* emq_store_set_watch()               */
+    struct emq_notify *notify;
+    int notify_failed;   /* opening failed: commits stop trying            */
+    int wdirty_any;
+    uint64_t wdirty[1024 / 64];
 };
 
 /* A key row as stored in kv. */
@@ -102,6 +109,11 @@ void emq_wgate_close(emq_store *st);
 int emq_wgate_enter(emq_store *st);
 void emq_wgate_leave(emq_store *st);
 int emq_wgate_try_exclusive(emq_store *st);
+
+/** Watch rules (notify.c): mark the bucket of a write that matches one;
+ *  at the end of a transaction signal the marks (committed) or drop them. */
+void emq_store_watch(emq_store *st, int event, const void *key, size_t klen);
+void emq_store_watch_end(emq_store *st, int committed);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);
