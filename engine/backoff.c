@@ -50,9 +50,9 @@ uint64_t emq_sched_random(emq_db *db)
     return splitmix(&db->sched.rng);
 }
 
-static uint64_t handle_random(void *ctx)
+uint64_t emq_sched_random_cb(void *db)
 {
-    return emq_sched_random(ctx);
+    return emq_sched_random(db);
 }
 
 void emq_set_random(emq_db *db, emq_random_fn fn, void *ctx)
@@ -209,7 +209,7 @@ int emq_v_backoff(emq_vctx *c)
         return emq_db_wire(c->db, EMQ_EINVAL, "bad argument: policy must be "
                            "fixed MS, exponential BASE CAP or jitter "
                            "POLICY (MS >= 0, BASE and CAP >= 1)");
-    if (emq_backoff_delay(&p, c->a[0].i, handle_random, c->db, &d) < 0)
+    if (emq_backoff_delay(&p, c->a[0].i, emq_sched_random_cb, c->db, &d) < 0)
         return emq_db_wire(c->db, EMQ_EINVAL, "bad argument: attempts");
     emq_reply_int(c->r, d);
     return EMQ_OK;

@@ -21,7 +21,7 @@
 #include "emqlite.h"
 #include "store.h"
 #include "keys.h"
-#include "sched.h"
+#include "plane.h"
 
 #define EMQ_ERRMSG_MAX 512
 
@@ -36,7 +36,7 @@ struct emq_db {
     uint64_t minted;         /* one past the highest cell this handle
                                 minted, 0 before its first mint          */
     char errmsg[EMQ_ERRMSG_MAX];
-    emq_sched sched;         /* the scheduling plane's state (sched.h)    */
+    emq_sched sched;         /* the scheduling plane's state (plane.h)    */
 };
 
 /** The store under a handle (tests, the golden replayer, tools). */

@@ -264,18 +264,19 @@ int emq_v_lock_beat(emq_vctx *c)
     b.sub[0] = c->a[0];
     b.sub[1] = c->a[1];
     for (i = 0; i < 2 * n; i++) b.sub[2 + i] = c->a[3 + i];
-    if ((rc = emq_db_run(c->db, 1, beat_tx, &b)) < 0) goto done;
+    /* The map first, so that nothing needs memory after the commit. */
     if ((rc = emq_reply_array(c->r, EMQ_REPLY_MAP, 4)) < 0 ||
         (rc = emq_reply_push_bulk(c->r, "dropped", 7)) < 0 ||
-        (e = emq_reply_push(c->r)) == NULL) {
-        rc = EMQ_ENOMEM;
+        (e = emq_reply_push(c->r)) == NULL ||
+        (rc = emq_reply_push_bulk(c->r, "extended", 8)) < 0 ||
+        (rc = emq_reply_push_int(c->r, 0)) < 0) {
+        rc = rc < 0 ? rc : EMQ_ENOMEM;
         goto done;
     }
-    *e = b.dropped; /* the failed ids move into the map */
+    if ((rc = emq_db_run(c->db, 1, beat_tx, &b)) < 0) goto done;
+    c->r->elem[1] = b.dropped; /* the failed ids move into the map */
     memset(&b.dropped, 0, sizeof b.dropped);
-    if ((rc = emq_reply_push_bulk(c->r, "extended", 8)) < 0 ||
-        (rc = emq_reply_push_int(c->r, b.extended)) < 0)
-        goto done;
+    c->r->elem[3].integer = b.extended;
     if (c->out) memcpy(c->out, b.failed, n * sizeof *b.failed);
     rc = EMQ_OK;
 done:

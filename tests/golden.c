@@ -953,6 +953,13 @@ done:
 
 /* ================================================================ driver */
 
+static int golden_whole;
+
+void emq_golden_set_whole(int whole)
+{
+    golden_whole = whole;
+}
+
 /*
  * --whole: when step k is part 1 of a multi-part verb, make `*whole` the
  * step that runs the verb itself (seq.verb with seq.args at part 1's
@@ -1024,7 +1031,7 @@ int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
         memset(&err, 0, sizeof err);
         out->step = s->step;
         out->verb = s->verb;
-        if (ex->whole && whole_seq(c, k, &whole, &last, &out->msg)) {
+        if (golden_whole && whole_seq(c, k, &whole, &last, &out->msg)) {
             rc = -1;
             break;
         }
@@ -1091,10 +1098,8 @@ static void usage(const char *prog)
 int emq_golden_main(int argc, char **argv, const emq_golden_exec *ex)
 {
     int quiet = 0, parse_only = 0, stop = 0, load_error = 0, i, nfiles = 0;
-    int whole = 0;
     const char *only = NULL;
     long passed = 0, failed = 0, steps = 0;
-    emq_golden_exec wx;
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quiet") == 0)
             quiet = 1;
@@ -1103,7 +1108,7 @@ int emq_golden_main(int argc, char **argv, const emq_golden_exec *ex)
         else if (strcmp(argv[i], "--stop") == 0)
             stop = 1;
         else if (strcmp(argv[i], "--whole") == 0)
-            whole = 1;
+            emq_golden_set_whole(1);
         else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc)
             only = argv[++i];
         else if (strcmp(argv[i], "--") == 0) {
@@ -1144,9 +1149,7 @@ int emq_golden_main(int argc, char **argv, const emq_golden_exec *ex)
                 emq_golden_case_free(c);
                 continue;
             }
-            wx = *ex;
-            wx.whole = wx.whole || whole;
-            emq_golden_run_case(&wx, c, &out);
+            emq_golden_run_case(ex, c, &out);
             if (out.passed) {
                 passed++;
                 if (!quiet)

@@ -149,10 +149,6 @@ typedef struct emq_golden_exec {
                     emq_golden_result *res, emq_json_buf *err);
     int (*dump_keyspace)(void *ctx, emq_json **ks, emq_json_buf *err);
     void (*case_end)(void *ctx);
-    /* 1: replay each multi-part verb whole — at its part 1 run `seq.verb`
-     * with `seq.args`, compare `seq.reply` and part m's keyspace, skip the
-     * other parts (--whole). 0: part by part. */
-    int whole;
 } emq_golden_exec;
 
 /** The outcome of one case. */
@@ -162,6 +158,13 @@ typedef struct emq_golden_outcome {
     const char *verb;     /* its verb (points into the case)               */
     emq_json_buf msg;     /* what differed; free with emq_json_buf_free    */
 } emq_golden_outcome;
+
+/**
+ * Replay each multi-part verb whole (1) — at its part 1 run `seq.verb` with
+ * `seq.args`, compare `seq.reply` and part m's keyspace, skip the other
+ * parts — or part by part (0, the default). --whole sets it.
+ */
+void emq_golden_set_whole(int whole);
 
 /**
  * Run every step of `c` on `ex`: set the clock to the step's `now`, run it,
@@ -180,7 +183,7 @@ int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
  * differed", then exactly "N passed, N failed". --parse-only loads and
  * decodes every step without running anything (`ex` may be NULL); --case
  * runs only the cases of that name; --stop ends at the first failure;
- * --whole sets ex->whole.
+ * --whole replays multi-part verbs whole (emq_golden_set_whole).
  * Returns the exit status: 0 when every case passed, 1 when one failed, 2 on
  * a usage or load error.
  */
