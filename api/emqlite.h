@@ -934,6 +934,9 @@ int emq_pool_start(const char *path, const emq_options *o,
 /** Ask every worker to finish its current job and stop. Safe from any
  *  thread and from a signal handler. */
 void emq_pool_stop(emq_pool *p);
+/** Extend the lease of every job in hand now (what the beat does every
+ *  extend interval) and return once that transaction ended. EMQ_OK. */
+int emq_pool_beat(emq_pool *p);
 /** Wait for every thread, release the pool, and report what it did.
  *  Returns EMQ_OK, or the first failure that stopped a worker. */
 int emq_pool_join(emq_pool *p, emq_pool_stats *stats);

@@ -32,11 +32,12 @@ extern const emq_watch_rule emq_wake_rules[];
 typedef int (*emq_mint_hook)(void *ctx, char out[EMQ_ID_SIZE]);
 
 /**
- * Stand in for one blocking wait of emq_claim_wait: called with the wait
- * the loop would make, in the handle's clock's milliseconds (-1: no
- * bound). A test advances its clock, or writes through another handle,
- * and returns; the loop then looks at the queue again. Return 0 to go on,
- * nonzero to make the claim give up (EMQ_EMPTY).
+ * Called before each blocking wait of emq_claim_wait with the wait it is
+ * about to make, in the handle's clock's milliseconds (-1: no bound). A
+ * test advances its clock, or writes through another handle. Return 0 to
+ * make the wait (on the sequence read before the look: a write made here
+ * ends it at once), 1 to skip it and look again, < 0 to give up
+ * (EMQ_EMPTY).
  */
 typedef int (*emq_wait_hook)(void *ctx, struct emq_db *db, int64_t wait_ms);
 

@@ -20,7 +20,7 @@
  * scheduled job is promoted and a lapsed lease reaped when it falls due,
  * without polling). The timeout runs on the handle's clock and on real
  * time, whichever ends first, so a pinned clock still times out. Tests
- * replace the sleep with a hook (plane.h) that advances their clock.
+ * hook the sleep (plane.h) to advance their clock instead.
  */
 #include <math.h>
 #include <string.h>
@@ -219,10 +219,11 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
         }
         if (left >= 0 && (w < 0 || left < w)) w = left;
         if (db->sched.wait) {
-            if (db->sched.wait(db->sched.wait_ctx, db, w) != 0) break;
-        } else {
-            emq_notify_wait(nf, b, seen, w);
+            int h = db->sched.wait(db->sched.wait_ctx, db, w);
+            if (h < 0) break;
+            if (h > 0) continue;
         }
+        emq_notify_wait(nf, b, seen, w);
     }
     atomic_store(&db->sched.wait_bucket, 0);
     return rc;

@@ -62,6 +62,7 @@ struct emq_pool {
     atomic_int stop;
     atomic_int live;          /* workers still running                  */
     _Atomic uint32_t bell;    /* the beat's futex word                  */
+    _Atomic uint32_t beats_asked, beats_done; /* emq_pool_beat          */
     atomic_llong reserved;    /* jobs claimed or being claimed          */
     emq_pool_stats st;
     int error;
@@ -267,6 +268,19 @@ static void extend(emq_pool *p, emq_lock_timing lt)
     free(failed);
 }
 
+int emq_pool_beat(emq_pool *p)
+{
+    uint32_t want, done;
+    if (p == NULL) return EMQ_EINVAL;
+    want = atomic_fetch_add(&p->beats_asked, 1) + 1;
+    ring(p);
+    while ((int32_t)((done = atomic_load(&p->beats_done)) - want) < 0 &&
+           atomic_load(&p->live) > 0)
+        syscall(SYS_futex, (uint32_t *)(void *)&p->beats_done, FUTEX_WAIT,
+                done, NULL, NULL, 0);
+    return EMQ_OK;
+}
+
 static int any_busy(emq_pool *p)
 {
     int i, b = 0;
@@ -291,7 +305,15 @@ static void *beat_main(void *arg)
         nf = NULL;
     while (atomic_load(&p->live) > 0) {
         uint32_t seen = atomic_load(&p->bell);
+        uint32_t asked = atomic_load(&p->beats_asked);
         now = mono_ms();
+        if (asked != atomic_load(&p->beats_done)) {
+            /* emq_pool_beat: one extension now, then tell the callers. */
+            extend(p, lt);
+            atomic_store(&p->beats_done, asked);
+            syscall(SYS_futex, (uint32_t *)(void *)&p->beats_done,
+                    FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+        }
         busy = any_busy(p);
         if (!busy) next_extend = 0;
         else if (next_extend == 0) next_extend = now + every;
@@ -327,6 +349,9 @@ static void *beat_main(void *arg)
         }
     }
     if (pumping && nf) emq_notify_unlease(nf, bucket);
+    atomic_store(&p->beats_done, atomic_load(&p->beats_asked));
+    syscall(SYS_futex, (uint32_t *)(void *)&p->beats_done, FUTEX_WAKE,
+            INT_MAX, NULL, NULL, 0);
     return NULL;
 }
 
