@@ -175,7 +175,7 @@ typedef struct work {
 } work;
 
 /* What the last command on this thread did, for its report line. */
-static _Thread_local int last_status;
+static _Thread_local int last_status = -1;
 
 static int kid_add(pid_t pid)
 {
@@ -286,7 +286,10 @@ static void report_job(void *ctx, const char *q, const emq_job *job,
     const char *what;
     char extra[64] = "";
     (void)q;
-    if (w->json) return;
+    if (w->json) {
+        last_status = -1;
+        return;
+    }
     if (verdict == EMQ_WORK_ABANDONED) {
         what = "abandoned";
         if (last_status >= 0 && WIFSIGNALED(last_status))
@@ -311,6 +314,7 @@ static void report_job(void *ctx, const char *q, const emq_job *job,
     fprintf(stdout, "%s %lld %s%s\n", job->id, (long long)job->attempts, what,
             extra);
     fflush(stdout);
+    last_status = -1; /* a job that runs no command reports none */
 }
 
 static int cmd_work(emq_cli *c, int argc, char **argv)
@@ -392,6 +396,8 @@ static int cmd_work(emq_cli *c, int argc, char **argv)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT); /* the handlers never nest */
+    sigaddset(&sa.sa_mask, SIGTERM);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);

@@ -203,9 +203,12 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
          * interrupt either is seen here or signals the bucket. */
         atomic_store(&db->sched.wait_bucket, b + 1);
         now = db->clock(db->clock_ctx);
-        left = timeout_ms < 0 ? -1 : timeout_ms - (mono_ms() - real0);
+        /* Real time bounds the timeout too (a pinned clock), unless a test
+         * hook drives time. */
+        left = timeout_ms < 0 || db->sched.wait ? -1
+                                                : timeout_ms - (mono_ms() - real0);
         if (atomic_exchange(&db->sched.interrupt, 0) || timeout_ms == 0 ||
-            now >= deadline || (timeout_ms > 0 && left <= 0))
+            now >= deadline || (left >= 0 && left <= 0))
             break;
         /* The sleep: to the deadline, the next run-at or lease deadline,
          * or the real time left, whichever is first. */

@@ -406,6 +406,7 @@ int emq_pool_start(const char *path, const emq_options *o,
         return rc;
     }
     atomic_store(&p->live, p->n);
+    *out = p; /* before any handler can ask for it */
     for (i = 0; i < p->n; i++) {
         if (pthread_create(&p->slots[i].th, NULL, worker_main,
                            &p->slots[i]) != 0) {
@@ -419,7 +420,6 @@ int emq_pool_start(const char *path, const emq_options *o,
         p->beat_started = 1;
     else
         emq_pool_stop(p);
-    *out = p;
     return EMQ_OK;
 }
 

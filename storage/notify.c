@@ -132,6 +132,18 @@ int emq_notify_open(const char *dbpath, emq_notify **out, char *err,
         rc = nerr(err, errlen, EMQ_ECANTOPEN, "not a regular file", p, 0);
         goto fail;
     }
+    if (sb.st_size > 0) {
+        /* Someone else's bytes are refused before anything is written. */
+        uint64_t head = 0;
+        ssize_t got = pread(n->fd, &head, sizeof head, 0);
+        if (got < 0 || (got == (ssize_t)sizeof head && head != 0 &&
+                        head != MAGIC) ||
+            (got > 0 && got < (ssize_t)sizeof head && head != 0)) {
+            rc = nerr(err, errlen, EMQ_ECORRUPT, "not an emqlite wake file",
+                      p, 0);
+            goto fail;
+        }
+    }
     if ((size_t)sb.st_size < FILE_SIZE) {
         /* Growing only: concurrent creators grow it to the same size and
          * the new bytes read as zero, a valid state. */
