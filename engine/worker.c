@@ -198,9 +198,12 @@ static void *worker_main(void *arg)
     long long r;
     int rc;
     while (!atomic_load(&p->stop)) {
+        /* max_jobs: a claim is reserved before it is made, so the pool
+         * never claims more; a worker without a reservation is done (the
+         * ones holding one finish theirs). */
         if (p->w.max_jobs > 0 &&
             (r = atomic_fetch_add(&p->reserved, 1)) >= p->w.max_jobs) {
-            emq_pool_stop(p); /* the last job was claimed */
+            atomic_fetch_sub(&p->reserved, 1);
             break;
         }
         rc = emq_claim_wait(s->db, p->queue, p->w.lease_ms, p->w.idle_ms,
