@@ -408,7 +408,8 @@ static int cmd_work(emq_cli *c, int argc, char **argv)
         the_pool = pool;
         if (stops) emq_pool_stop(pool); /* a signal before it was set */
         rc = emq_pool_join(pool, &st);
-        the_pool = NULL;
+        the_pool = NULL; /* before it is freed: a late signal finds none */
+        emq_pool_free(pool);
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

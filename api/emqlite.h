@@ -937,9 +937,13 @@ void emq_pool_stop(emq_pool *p);
 /** Extend the lease of every job in hand now (what the beat does every
  *  extend interval) and return once that transaction ended. EMQ_OK. */
 int emq_pool_beat(emq_pool *p);
-/** Wait for every thread, release the pool, and report what it did.
- *  Returns EMQ_OK, or the first failure that stopped a worker. */
+/** Wait for every thread and report what the pool did. Returns EMQ_OK, or
+ *  the first failure that stopped a worker. The pool stays valid (a late
+ *  emq_pool_stop is harmless) until emq_pool_free. */
 int emq_pool_join(emq_pool *p, emq_pool_stats *stats);
+/** Close the pool's handles and release it (after emq_pool_join; NULL is
+ *  ignored). */
+void emq_pool_free(emq_pool *p);
 
 /* ------------------------------------------------------ Invariant checker */
 

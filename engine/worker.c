@@ -239,10 +239,10 @@ static int64_t mono_ms(void)
 /* Extend every job in hand, in one transaction. */
 static void extend(emq_pool *p, emq_lock_timing lt)
 {
-    const char **ids = calloc((size_t)p->n, sizeof *ids);
-    int64_t *tok = calloc((size_t)p->n, sizeof *tok);
-    char (*idv)[EMQ_ID_SIZE] = calloc((size_t)p->n, EMQ_ID_SIZE);
-    int *failed = calloc((size_t)p->n, sizeof *failed);
+    const char **ids = emq_mem_calloc((size_t)p->n, sizeof *ids);
+    int64_t *tok = emq_mem_calloc((size_t)p->n, sizeof *tok);
+    char (*idv)[EMQ_ID_SIZE] = emq_mem_calloc((size_t)p->n, EMQ_ID_SIZE);
+    int *failed = emq_mem_calloc((size_t)p->n, sizeof *failed);
     size_t k = 0;
     int i;
     if (ids && tok && idv && failed) {
@@ -265,10 +265,10 @@ static void extend(emq_pool *p, emq_lock_timing lt)
             (void)emq_extend_locks(p->beat_db, p->queue, k, ids, tok,
                                    p->w.lease_ms, failed, NULL);
     }
-    free(ids);
-    free(tok);
-    free(idv);
-    free(failed);
+    emq_mem_free(ids);
+    emq_mem_free(tok);
+    emq_mem_free(idv);
+    emq_mem_free(failed);
 }
 
 int emq_pool_beat(emq_pool *p)
@@ -358,16 +358,16 @@ static void *beat_main(void *arg)
     return NULL;
 }
 
-static void pool_free(emq_pool *p)
+void emq_pool_free(emq_pool *p)
 {
     int i;
     if (p == NULL) return;
     for (i = 0; p->slots && i < p->n; i++) emq_close(p->slots[i].db);
     emq_close(p->beat_db);
     pthread_mutex_destroy(&p->mu);
-    free(p->slots);
-    free(p->queue);
-    free(p);
+    emq_mem_free(p->slots);
+    emq_mem_free(p->queue);
+    emq_mem_free(p);
 }
 
 int emq_pool_start(const char *path, const emq_options *o,
@@ -386,26 +386,27 @@ int emq_pool_start(const char *path, const emq_options *o,
         if (emq_backoff_delay(&w->retry.backoff, 1, NULL, NULL, &d) < 0)
             return EMQ_EINVAL;
     }
-    if ((p = calloc(1, sizeof *p)) == NULL) return EMQ_ENOMEM;
+    if ((p = emq_mem_calloc(1, sizeof *p)) == NULL) return EMQ_ENOMEM;
     pthread_mutex_init(&p->mu, NULL);
     p->w = *w;
     p->n = w->workers;
-    p->queue = strdup(w->queue);
-    p->slots = calloc((size_t)p->n, sizeof *p->slots);
+    p->queue = emq_mem_malloc(strlen(w->queue) + 1);
+    if (p->queue) memcpy(p->queue, w->queue, strlen(w->queue) + 1);
+    p->slots = emq_mem_calloc((size_t)p->n, sizeof *p->slots);
     if (p->queue == NULL || p->slots == NULL) {
-        pool_free(p);
+        emq_pool_free(p);
         return EMQ_ENOMEM;
     }
     p->w.queue = p->queue;
     for (i = 0; i < p->n; i++) {
         p->slots[i].pool = p;
         if ((rc = emq_open(path, o, &p->slots[i].db)) < 0) {
-            pool_free(p);
+            emq_pool_free(p);
             return rc;
         }
     }
     if ((rc = emq_open(path, o, &p->beat_db)) < 0) {
-        pool_free(p);
+        emq_pool_free(p);
         return rc;
     }
     atomic_store(&p->live, p->n);
@@ -428,14 +429,14 @@ int emq_pool_start(const char *path, const emq_options *o,
 
 int emq_pool_join(emq_pool *p, emq_pool_stats *stats)
 {
-    int i, rc;
+    int i;
     if (p == NULL) return EMQ_EINVAL;
     for (i = 0; i < p->n; i++)
         if (p->slots[i].started) pthread_join(p->slots[i].th, NULL);
     ring(p);
     if (p->beat_started) pthread_join(p->beat, NULL);
+    p->beat_started = 0;
+    for (i = 0; i < p->n; i++) p->slots[i].started = 0;
     if (stats) *stats = p->st;
-    rc = p->error;
-    pool_free(p);
-    return rc;
+    return p->error;
 }

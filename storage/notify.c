@@ -40,6 +40,10 @@
 #define SLOT 64
 #define FILE_SIZE (HEADER + (size_t)EMQ_NOTIFY_BUCKETS * SLOT)
 #define LEASE_BASE (INT64_C(1) << 30)
+#define RETRY_AFTER 1000 /* commits a store skips after a failed open */
+
+_Static_assert(sizeof ((emq_store *)0)->wdirty * 8 == EMQ_NOTIFY_BUCKETS,
+               "a dirty bit per bucket");
 
 typedef struct slot {
     _Atomic uint32_t seq;
@@ -318,7 +322,7 @@ int emq_store_notifier(emq_store *st, emq_notify **out)
                              sizeof st->errmsg);
         if (rc < 0) {
             st->notify = NULL;
-            st->notify_failed = 1;
+            st->notify_failed = RETRY_AFTER;
             return rc;
         }
     }
@@ -333,10 +337,13 @@ void emq_store_watch_end(emq_store *st, int committed)
     size_t w;
     int bit;
     if (!st->wdirty_any) return;
-    /* A commit signals what it marked; a store that cannot open its wake
-     * file has nobody it could wake through it. */
-    if (committed && !st->notify_failed &&
-        emq_store_notifier(st, &n) == EMQ_OK) {
+    /* A commit signals what it marked; a store that could not open its
+     * wake file tries again only every RETRY_AFTER commits. */
+    if (committed && st->notify_failed > 0) {
+        st->notify_failed--;
+        committed = 0;
+    }
+    if (committed && emq_store_notifier(st, &n) == EMQ_OK) {
         for (w = 0; w < EMQ_NOTIFY_BUCKETS / 64; w++)
             for (bit = 0; st->wdirty[w] && bit < 64; bit++)
                 if (st->wdirty[w] & (UINT64_C(1) << bit)) {

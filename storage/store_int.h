@@ -63,9 +63,10 @@ struct emq_store {
      * open transaction marked (signalled at commit). */
     const emq_watch_rule *watch; /* emq_store_set_watch()               */
     struct emq_notify *notify;
-    int notify_failed;   /* opening failed: commits stop trying            */
+    int notify_failed;   /* opening failed: commits skip this many more
+                            before they try again                      */
     int wdirty_any;
-    uint64_t wdirty[1024 / 64];
+    uint64_t wdirty[1024 / 64]; /* one bit per bucket (notify.h)        */
 };
 
 /* A key row as stored in kv. */

@@ -1018,6 +1018,7 @@ START_TEST(a_pool_completes_retries_and_dead_letters)
                      EMQ_ENQUEUED);
     ck_assert_int_eq(emq_pool_start(path, &o, &w, &p), EMQ_OK);
     ck_assert_int_eq(emq_pool_join(p, &st), EMQ_OK);
+    emq_pool_free(p);
     ck_assert_int_eq(st.claimed, 6);
     ck_assert_int_eq(st.completed, 3);
     ck_assert_int_eq(st.retried, 2);
@@ -1054,6 +1055,7 @@ START_TEST(many_workers_run_each_job_once)
     ck_assert_int_eq(emq_enqueue_many(d, Q, it, 200, v), EMQ_OK);
     ck_assert_int_eq(emq_pool_start(path, &o, &w, &p), EMQ_OK);
     ck_assert_int_eq(emq_pool_join(p, &st), EMQ_OK);
+    emq_pool_free(p);
     ck_assert_int_eq(st.claimed, 200);
     ck_assert_int_eq(st.completed, 200);
     ck_assert_int_eq(tk_zcard(d, K("active")), 0);
@@ -1080,6 +1082,7 @@ START_TEST(a_job_claimed_past_its_cap_is_dead_lettered_unrun)
     atomic_store(&pool_now, T0 + 1000);
     ck_assert_int_eq(emq_pool_start(path, &o, &w, &p), EMQ_OK);
     ck_assert_int_eq(emq_pool_join(p, &st), EMQ_OK);
+    emq_pool_free(p);
     ck_assert_int_eq(st.claimed, 1);
     ck_assert_int_eq(st.dead, 1);
     ck_assert_int_eq(lg.runs[1], 0);
@@ -1120,6 +1123,7 @@ START_TEST(the_beat_extends_the_leases_in_hand)
                      EMQ_ENQUEUED);
     ck_assert_int_eq(emq_pool_start(path, &o, &w, &lg.pool), EMQ_OK);
     ck_assert_int_eq(emq_pool_join(lg.pool, &st), EMQ_OK);
+    emq_pool_free(lg.pool);
     ck_assert_int_eq(lg.beat_checked, 1);
     ck_assert_int_eq(st.completed, 1);
     ck_assert(!tk_exists(d, J("JOB00000000001") ":lock"));
@@ -1151,6 +1155,7 @@ START_TEST(stop_finishes_the_job_in_hand)
                      EMQ_ENQUEUED);
     ck_assert_int_eq(emq_pool_start(path, &o, &w, &lg.pool), EMQ_OK);
     ck_assert_int_eq(emq_pool_join(lg.pool, &st), EMQ_OK);
+    emq_pool_free(lg.pool);
     ck_assert_int_eq(lg.done, 1);
     ck_assert_int_eq(st.completed, 1);
     ck_assert_int_eq(tk_zcard(d, K("pending")), 1);
@@ -1172,6 +1177,7 @@ START_TEST(the_pump_fires_repeats_for_the_workers)
                      EMQ_OK);
     ck_assert_int_eq(emq_pool_start(path, &o, &w, &p), EMQ_OK);
     ck_assert_int_eq(emq_pool_join(p, &st), EMQ_OK);
+    emq_pool_free(p);
     ck_assert_int_eq(st.completed, 1);
     {
         double s = 0;
