@@ -743,9 +743,9 @@ typedef struct emq_backoff {
 
 /**
  * The delay after the failed attempt `attempts` (>= 1, the token of the
- * attempt that failed) into `*delay_ms`; `rnd` (NULL: a process-wide
- * generator) draws jitter. Returns EMQ_OK or EMQ_EINVAL (bad policy or
- * attempts).
+ * attempt that failed) into `*delay_ms`; `rnd` (NULL: a built-in
+ * generator, per thread) draws jitter. Returns EMQ_OK or EMQ_EINVAL (bad
+ * policy or attempts).
  */
 int emq_backoff_delay(const emq_backoff *p, int64_t attempts,
                       emq_random_fn rnd, void *ctx, int64_t *delay_ms);
@@ -824,7 +824,8 @@ int emq_lock_beat(emq_db *db, const char *q, size_t n,
  * ever is first. A job enqueued between the look and the wait is claimed
  * at once. Returns EMQ_OK with `*job` (release with emq_job_clear),
  * EMQ_EMPTY (timed out, or interrupted), or a failure; EMQ_ECANTOPEN /
- * EMQ_EREADONLY when the wake file beside the database cannot be opened.
+ * EMQ_EREADONLY when the wake file beside the database (<path>-emqwake)
+ * cannot be opened, EMQ_ECORRUPT when another file holds its name.
  */
 int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
                    int64_t timeout_ms, emq_job *job);
