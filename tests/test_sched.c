@@ -996,13 +996,24 @@ static emq_db *popen_db(void)
     return d;
 }
 
+/* Start a pool on the test file with the test clock, wait for it to stop
+ * by itself, release it, and report what it did. */
+static emq_pool_stats run_pool(const emq_worker_options *w)
+{
+    emq_options o = clock_opts();
+    emq_pool_stats st;
+    ck_assert_int_eq(emq_pool_start(path, &o, w, &lg.pool), EMQ_OK);
+    ck_assert_int_eq(emq_pool_join(lg.pool, &st), EMQ_OK);
+    emq_pool_free(lg.pool);
+    lg.pool = NULL;
+    return st;
+}
+
 START_TEST(a_pool_completes_retries_and_dead_letters)
 {
     emq_db *d = popen_db();
     emq_worker_options w = pool_opts(handler, 3);
-    emq_options o = clock_opts();
     emq_pool_stats st;
-    emq_pool *p;
     emq_stats s;
     /* Several workers: stop after the six claims this takes (an idle stop
      * could end it while a retry waits for its run-at). */
@@ -1016,9 +1027,7 @@ START_TEST(a_pool_completes_retries_and_dead_letters)
                      EMQ_ENQUEUED);
     ck_assert_int_eq(emq_enqueue(d, Q, "JOB00000000004", "result", 6),
                      EMQ_ENQUEUED);
-    ck_assert_int_eq(emq_pool_start(path, &o, &w, &p), EMQ_OK);
-    ck_assert_int_eq(emq_pool_join(p, &st), EMQ_OK);
-    emq_pool_free(p);
+    st = run_pool(&w);
     ck_assert_int_eq(st.claimed, 6);
     ck_assert_int_eq(st.completed, 3);
     ck_assert_int_eq(st.retried, 2);
@@ -1038,9 +1047,7 @@ START_TEST(many_workers_run_each_job_once)
 {
     emq_db *d = popen_db();
     emq_worker_options w = pool_opts(handler, 4);
-    emq_options o = clock_opts();
     emq_pool_stats st;
-    emq_pool *p;
     emq_item it[200];
     char ids[200][EMQ_ID_SIZE];
     int v[200];
@@ -1053,9 +1060,7 @@ START_TEST(many_workers_run_each_job_once)
         it[i].len = 2;
     }
     ck_assert_int_eq(emq_enqueue_many(d, Q, it, 200, v), EMQ_OK);
-    ck_assert_int_eq(emq_pool_start(path, &o, &w, &p), EMQ_OK);
-    ck_assert_int_eq(emq_pool_join(p, &st), EMQ_OK);
-    emq_pool_free(p);
+    st = run_pool(&w);
     ck_assert_int_eq(st.claimed, 200);
     ck_assert_int_eq(st.completed, 200);
     ck_assert_int_eq(tk_zcard(d, K("active")), 0);
@@ -1070,9 +1075,7 @@ START_TEST(a_job_claimed_past_its_cap_is_dead_lettered_unrun)
 {
     emq_db *d = popen_db();
     emq_worker_options w = pool_opts(handler, 1);
-    emq_options o = clock_opts();
     emq_pool_stats st;
-    emq_pool *p;
     emq_job j;
     w.retry.max_attempts = 1;
     ck_assert_int_eq(emq_enqueue(d, Q, "JOB00000000001", "ok", 2),
@@ -1080,9 +1083,7 @@ START_TEST(a_job_claimed_past_its_cap_is_dead_lettered_unrun)
     ck_assert_int_eq(emq_claim(d, Q, 10, &j), EMQ_OK); /* and crashed */
     emq_job_clear(&j);
     atomic_store(&pool_now, T0 + 1000);
-    ck_assert_int_eq(emq_pool_start(path, &o, &w, &p), EMQ_OK);
-    ck_assert_int_eq(emq_pool_join(p, &st), EMQ_OK);
-    emq_pool_free(p);
+    st = run_pool(&w);
     ck_assert_int_eq(st.claimed, 1);
     ck_assert_int_eq(st.dead, 1);
     ck_assert_int_eq(lg.runs[1], 0);
@@ -1115,15 +1116,12 @@ START_TEST(the_beat_extends_the_leases_in_hand)
 {
     emq_db *d = popen_db();
     emq_worker_options w = pool_opts(slow_handler, 1);
-    emq_options o = clock_opts();
     emq_pool_stats st;
     w.lease_ms = 30000;
     w.track_locks = 1;
     ck_assert_int_eq(emq_enqueue(d, Q, "JOB00000000001", "ok", 2),
                      EMQ_ENQUEUED);
-    ck_assert_int_eq(emq_pool_start(path, &o, &w, &lg.pool), EMQ_OK);
-    ck_assert_int_eq(emq_pool_join(lg.pool, &st), EMQ_OK);
-    emq_pool_free(lg.pool);
+    st = run_pool(&w);
     ck_assert_int_eq(lg.beat_checked, 1);
     ck_assert_int_eq(st.completed, 1);
     ck_assert(!tk_exists(d, J("JOB00000000001") ":lock"));
@@ -1146,16 +1144,13 @@ START_TEST(stop_finishes_the_job_in_hand)
 {
     emq_db *d = popen_db();
     emq_worker_options w = pool_opts(stopping_handler, 1);
-    emq_options o = clock_opts();
     emq_pool_stats st;
     w.idle_ms = -1; /* only the stop ends it */
     ck_assert_int_eq(emq_enqueue(d, Q, "JOB00000000001", "a", 1),
                      EMQ_ENQUEUED);
     ck_assert_int_eq(emq_enqueue(d, Q, "JOB00000000002", "b", 1),
                      EMQ_ENQUEUED);
-    ck_assert_int_eq(emq_pool_start(path, &o, &w, &lg.pool), EMQ_OK);
-    ck_assert_int_eq(emq_pool_join(lg.pool, &st), EMQ_OK);
-    emq_pool_free(lg.pool);
+    st = run_pool(&w);
     ck_assert_int_eq(lg.done, 1);
     ck_assert_int_eq(st.completed, 1);
     ck_assert_int_eq(tk_zcard(d, K("pending")), 1);
@@ -1167,17 +1162,13 @@ START_TEST(the_pump_fires_repeats_for_the_workers)
 {
     emq_db *d = popen_db();
     emq_worker_options w = pool_opts(handler, 1);
-    emq_options o = clock_opts();
     emq_pool_stats st;
-    emq_pool *p;
     w.pump_ms = 1000;
     w.idle_ms = -1;
     w.max_jobs = 1;
     ck_assert_int_eq(emq_repeat_register(d, Q, "tick", 60000, "ok", 2, 0),
                      EMQ_OK);
-    ck_assert_int_eq(emq_pool_start(path, &o, &w, &p), EMQ_OK);
-    ck_assert_int_eq(emq_pool_join(p, &st), EMQ_OK);
-    emq_pool_free(p);
+    st = run_pool(&w);
     ck_assert_int_eq(st.completed, 1);
     {
         double s = 0;
