@@ -1,7 +1,8 @@
 /*
  * cli.c — the emqlite command-line tool: global options, the command table,
  * argument parsing, result-code to exit-status mapping, and the commands that
- * map one-to-one onto the public API (enqueue ... resume). The demo lives in
+ * map one-to-one onto the public API (enqueue ... resume; the operator's
+ * commands, job among them, are in cli_ops.c). The demo lives in
  * cli_demo.c, the JSON codec in cli_json.c.
  *
  * Rules: only api/emqlite.h is used; a command is one row of a group's
@@ -29,7 +30,6 @@ static int cmd_promote(emq_cli *c, int argc, char **argv);
 static int cmd_reap(emq_cli *c, int argc, char **argv);
 static int cmd_browse(emq_cli *c, int argc, char **argv);
 static int cmd_stats(emq_cli *c, int argc, char **argv);
-static int cmd_job(emq_cli *c, int argc, char **argv);
 static int cmd_slot(emq_cli *c, int argc, char **argv);
 static int cmd_version(emq_cli *c, int argc, char **argv);
 static int cmd_pause(emq_cli *c, int argc, char **argv);
@@ -89,10 +89,6 @@ const emq_cli_command emq_cli_core_commands[] = {
       "Print, per queue, the pending/active/scheduled/dead set sizes and the\n"
       "completed/failed counters as an aligned table (all queues of the file\n"
       "when none is named)." },
-    { "job", cmd_job, "QUEUE ID",
-      "Print the fields of a job's row, one 'name value' line each (bytes\n"
-      "that are not printable are shown as C escapes).\n"
-      "Exit: 0 found, 6 gone (no such row)." },
     { "slot", cmd_slot, "KEY",
       "Print the cluster slot of KEY (CRC16 of its hash tag, mod 16384)." },
     { "version", cmd_version, "",
@@ -115,33 +111,43 @@ const emq_cli_command emq_cli_core_commands[] = {
       "  --queue Q    only queue Q's keys (repeatable), plus {emq}:version\n"
       "  --by-slot    order keys by cluster slot, each slot in MULTI/EXEC\n"
       "Exit: 0 written, 9 the stream could not be written." },
-    { "import", emq_cli_import, "[FILE|-]",
+    { "import", emq_cli_import, "[--unchecked] [FILE|-]",
       "Apply a RESP stream (an export or an AOF of the same commands) from\n"
-      "FILE or stdin in one transaction, on top of what the file holds.\n"
+      "FILE or stdin in one transaction, on top of what the file holds. The\n"
+      "queues written are judged by the rules of 'check' before the commit.\n"
+      "  --unchecked  skip that judgement (forensic copies)\n"
       "Exit: 0 applied, 1 refused (malformed stream, unknown command, key\n"
-      "outside the grammar: the message names the byte offset; nothing is\n"
-      "applied), 7 the stream's {emq}:version is not echomq:4.0.0." },
+      "outside the grammar, a state 'check' calls a violation: the message\n"
+      "names the byte offset; nothing is applied), 7 the stream's\n"
+      "{emq}:version is not echomq:4.0.0." },
     { "push", emq_cli_push,
-      "--to HOST:PORT [--replace] [--by-slot] [--queue Q]...",
+      "--to HOST:PORT [--cluster] [--replace] [--by-slot] [--queue Q]...",
       "Stream the export into a live Valkey/Redis server (pipelined), after\n"
       "checking its {emq}:version (claimed when absent), then compare each\n"
-      "queue's four set sizes and job-row count with the file.\n"
+      "queue's four set sizes and job-row count with the file. A cluster\n"
+      "node is detected: every key goes to its slot's primary (MOVED and\n"
+      "ASK followed) and each node's figures are printed.\n"
+      "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
       "  --replace   delete the target's keys of the exported queues first\n"
       "  --by-slot   wrap each queue's keys in MULTI/EXEC (atomic per queue)\n"
       "  --queue Q   only queue Q (repeatable)\n"
       "Exit: 0 pushed and matching, 3 the target holds keys of an exported\n"
       "queue (nothing written), 7 the target speaks another wire, 9 server\n"
       "or I/O error, 10 built without hiredis, 11 the counts disagree." },
-    { "pull", emq_cli_pull, "--from HOST:PORT [--queue Q]...",
+    { "pull", emq_cli_pull, "--from HOST:PORT [--cluster] [--queue Q]...",
       "Read the EchoMQ keys of a live server (SCAN, by TYPE) and import them\n"
       "into the file in one transaction; the file must not hold the pulled\n"
-      "queues yet.\n"
+      "queues yet. From a cluster, every primary is read.\n"
+      "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
       "Exit: 0 pulled, 3 the file already holds a pulled queue, 7 the server\n"
       "speaks another wire, 9 server or I/O error, 10 built without hiredis,\n"
       "11 the file's digest disagrees with the server's after the import." },
-    { "verify", emq_cli_verify, "--against HOST:PORT [--queue Q]...",
-      "Compute the logical digest of the file and of a live server and say\n"
-      "'equal', or name the first differing key.\n"
+    { "verify", emq_cli_verify,
+      "--against HOST:PORT [--cluster] [--queue Q]...",
+      "Compute the logical digest of the file and of a live server (every\n"
+      "primary of a cluster) and say 'equal', or name the first differing\n"
+      "key.\n"
+      "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
       "Exit: 0 equal, 11 different, 9 server or I/O error, 10 built without\n"
       "hiredis." },
     { "check", emq_cli_check, "",
@@ -287,13 +293,22 @@ int emq_cli_parse(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
     return -1;
 }
 
+/* The one rule for every number on the command line and in the
+ * environment: an optional '-', then 1 to 19 ASCII digits, nothing before
+ * or after (no space, tab or newline, no '+'), within int64. */
 int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out)
 {
+    const char *d = s[0] == '-' ? s + 1 : s;
+    size_t n = strspn(d, "0123456789");
     char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (s[0] == 0 || *end != 0 || errno == ERANGE || s[0] == ' ' ||
-        s[0] == '+')
+    long long v = 0;
+    int ok = n > 0 && n <= 19 && d[n] == '\0';
+    if (ok) {
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        ok = errno == 0 && *end == '\0';
+    }
+    if (!ok)
         return emq_cli_usage(c, "%s must be a decimal integer, not '%s'",
                              what, s);
     *out = (int64_t)v;
@@ -338,6 +353,9 @@ static const struct {
     { EMQ_EREFUSED, "refused", EMQ_EXIT_USAGE },
     { EMQ_ENONMONO, "ERR", EMQ_EXIT_STATE },
     { EMQ_EENGINE, "engine", EMQ_EXIT_ERROR },
+    { EMQ_EEXIST, "exists", EMQ_EXIT_DUPLICATE },
+    { EMQ_EREMOTE, "server", EMQ_EXIT_ERROR },
+    { EMQ_EEXHAUSTED, "exhausted", EMQ_EXIT_ERROR },
 };
 
 int emq_cli_exit_of(int rc)
@@ -392,10 +410,8 @@ static void json_result(const char *q, const char *id, const char *result)
     printf(",\"result\":\"%s\"}\n", result);
 }
 
-/* A verdict that is not a failure but has its own exit status (empty,
- * duplicate, gone): JSON result document or a stderr note. */
-static int verdict(emq_cli *c, int code, const char *result, const char *q,
-                   const char *id, const char *note)
+int emq_cli_verdict(emq_cli *c, int code, const char *result, const char *q,
+                    const char *id, const char *note)
 {
     if (c->json) {
         json_result(q, id, result);
@@ -428,22 +444,45 @@ static int64_t pinned_clock(void *ctx)
     return pinned_now;
 }
 
+/* The commands that only read the file: they open it read-only, so they
+ * never create it (or anything beside it) and work on a read-only mount. */
+static int reads_only(const char *cmd)
+{
+    static const char *const readers[] = {
+        "stats", "job", "browse", "check", "export", "verify", "push",
+    };
+    for (size_t i = 0; cmd && i < sizeof readers / sizeof *readers; i++)
+        if (strcmp(cmd, readers[i]) == 0)
+            return 1;
+    return 0;
+}
+
 int emq_cli_open(emq_cli *c)
 {
     emq_options o;
     char err[512] = "";
     const char *bt = getenv("EMQLITE_BUSY_TIMEOUT");
     const char *now = getenv("EMQLITE_NOW_MS");
+    int64_t ms;
     if (c->db)
         return 0;
+    /* The library's in-memory database would vanish with the command. */
+    if (c->db_path[0] == '\0')
+        return emq_cli_usage(c, "--db is empty: give the path of a file "
+                             "(is a variable unset?)");
+    if (strcmp(c->db_path, ":memory:") == 0)
+        return emq_cli_usage(c, "--db :memory: would be a private in-memory "
+                             "database, gone when this command ends: give "
+                             "the path of a file");
     emq_options_init(&o);
+    o.readonly = reads_only(c->cmd);
     if (bt && bt[0]) {
-        char *end;
-        long v = strtol(bt, &end, 10);
-        if (*end || v < 0 || v > 86400000)
+        if (emq_cli_int(c, "EMQLITE_BUSY_TIMEOUT", bt, &ms))
+            return EMQ_EXIT_USAGE;
+        if (ms < 0 || ms > 86400000)
             return emq_cli_usage(c, "EMQLITE_BUSY_TIMEOUT must be a number "
                                  "of milliseconds, not '%s'", bt);
-        o.busy_timeout_ms = (int)v;
+        o.busy_timeout_ms = (int)ms;
     }
     if (now && now[0]) {
         if (emq_cli_int(c, "EMQLITE_NOW_MS", now, &pinned_now))
@@ -559,7 +598,8 @@ static int cmd_enqueue(emq_cli *c, int argc, char **argv)
                  "first payload stands)", idp);
         if (!c->json)
             puts(idp);
-        ex = verdict(c, EMQ_EXIT_DUPLICATE, "duplicate", pos[0], idp, note);
+        ex = emq_cli_verdict(c, EMQ_EXIT_DUPLICATE, "duplicate", pos[0], idp,
+                             note);
     } else {
         ex = emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
     }
@@ -719,9 +759,9 @@ static int cmd_claim(emq_cli *c, int argc, char **argv)
     memset(&job, 0, sizeof job);
     rc = emq_claim(c->db, pos[0], lease, &job);
     if (rc == EMQ_EMPTY)
-        return verdict(c, EMQ_EXIT_EMPTY, "empty", pos[0], NULL,
-                       "nothing to claim (no pending job, or the queue is "
-                       "paused)");
+        return emq_cli_verdict(c, EMQ_EXIT_EMPTY, "empty", pos[0], NULL,
+                               "nothing to claim (no pending job, or the "
+                               "queue is paused)");
     if (rc != EMQ_OK)
         return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
     if (c->json) {
@@ -767,8 +807,9 @@ static int cmd_complete(emq_cli *c, int argc, char **argv)
     if (rc == EMQ_OK)
         return emq_cli_ok(c, pos[0], pos[1], "ok", "ok");
     if (rc == EMQ_GONE)
-        return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
-                       "no such job (already completed or never enqueued)");
+        return emq_cli_verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
+                               "no such job (already completed or never "
+                               "enqueued)");
     return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
 }
 
@@ -815,8 +856,8 @@ static int cmd_extend(emq_cli *c, int argc, char **argv)
     if (rc == EMQ_OK)
         return emq_cli_ok(c, pos[0], pos[1], "ok", "ok");
     if (rc == EMQ_GONE)
-        return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
-                       "no such job");
+        return emq_cli_verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
+                               "no such job");
     return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
 }
 
@@ -993,73 +1034,6 @@ done:
     free(st);
     free(pos);
     return ex;
-}
-
-/* A JSON object key: the bytes as a JSON string, bytes that are not valid
- * UTF-8 escaped one by one as \u00xx (field names are ASCII in practice). */
-static void json_key(FILE *f, const char *p, size_t len)
-{
-    if (emq_cli_utf8_valid((const unsigned char *)p, len)) {
-        emq_cli_json_bytes(f, p, len);
-        return;
-    }
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char b = (unsigned char)p[i];
-        if (b < 0x20 || b >= 0x7F || b == '"' || b == '\\')
-            fprintf(f, "\\u%04x", b);
-        else
-            fputc(b, f);
-    }
-    fputc('"', f);
-}
-
-static int cmd_job(emq_cli *c, int argc, char **argv)
-{
-    const char *pos[2];
-    emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    int npos, rc, ex;
-    emq_field *fields = NULL;
-    size_t n = 0;
-
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
-        return ex;
-    if ((ex = emq_cli_open(c)))
-        return ex;
-    rc = emq_job_get(c->db, pos[0], pos[1], &fields, &n);
-    if (rc == EMQ_GONE)
-        return verdict(c, EMQ_EXIT_GONE, "gone", pos[0], pos[1],
-                       "no such job");
-    if (rc != EMQ_OK)
-        return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
-    if (c->json) {
-        fputs("{\"queue\":", stdout);
-        emq_cli_json_str(stdout, pos[0]);
-        fputs(",\"id\":", stdout);
-        emq_cli_json_str(stdout, pos[1]);
-        fputs(",\"fields\":{", stdout);
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                fputc(',', stdout);
-            json_key(stdout, fields[i].name, fields[i].name_len);
-            fputc(':', stdout);
-            emq_cli_json_bytes(stdout, fields[i].value, fields[i].value_len);
-        }
-        puts("}}");
-    } else {
-        int w = 0;
-        for (size_t i = 0; i < n; i++)
-            if ((int)fields[i].name_len > w)
-                w = (int)fields[i].name_len;
-        for (size_t i = 0; i < n; i++) {
-            emq_cli_text_bytes(stdout, fields[i].name, fields[i].name_len);
-            printf("%*s  ", w - (int)fields[i].name_len, "");
-            emq_cli_text_bytes(stdout, fields[i].value, fields[i].value_len);
-            putchar('\n');
-        }
-    }
-    emq_fields_free(fields, n);
-    return EMQ_EXIT_OK;
 }
 
 static int cmd_slot(emq_cli *c, int argc, char **argv)

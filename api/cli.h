@@ -2,7 +2,8 @@
  * cli.h — internals shared by the files of the emqlite command-line tool
  * (api/cli.c: dispatch, options, errors and the queue commands;
  * api/cli_json.c: JSON output and NDJSON input; api/cli_demo.c: the demo;
- * api/cli_transfer.c: export, import, check, push, pull and verify).
+ * api/cli_transfer.c: export, import, check, push, pull and verify;
+ * api/cli_ops.c: the operator's commands).
  *
  * Rules: the tool speaks to the library through api/emqlite.h only. Every
  * command writes at most one JSON document to stdout under --json, and every
@@ -67,6 +68,13 @@ const emq_cli_command *emq_cli_find(const char *name);
 int emq_cli_ok(emq_cli *c, const char *q, const char *id, const char *result,
                const char *text);
 
+/* A verdict that is not a failure but has its own exit status (empty,
+ * duplicate, gone): under --json the document {"queue", "id", "result"}
+ * (id may be NULL), else "emqlite: <result>: <note>" on stderr. Returns
+ * `code`. */
+int emq_cli_verdict(emq_cli *c, int code, const char *result, const char *q,
+                    const char *id, const char *note);
+
 /* One option a command accepts ("--lease", "-n"). When `takes_value` is 0
  * the option is a flag and *value is set to "1". */
 typedef struct emq_cli_opt {
@@ -95,6 +103,15 @@ int emq_cli_usage(emq_cli *c, const char *fmt, ...)
 /* Parse a decimal int64 option value named `what`; on error reports usage
  * and returns EMQ_EXIT_USAGE, else 0. */
 int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out);
+
+/* A duration option value named `what` into *ms (milliseconds: a decimal
+ * integer), and an instant into Unix ms (a decimal integer, or UTC
+ * YYYY-MM-DDTHH:MM:SS[.mmm]Z); on error report usage and return
+ * EMQ_EXIT_USAGE, else 0. Every command parses durations and instants
+ * with these two (api/cli_ops.c). */
+int emq_cli_duration(emq_cli *c, const char *what, const char *s,
+                     int64_t *ms);
+int emq_cli_time(emq_cli *c, const char *what, const char *s, int64_t *ms);
 
 /* Open the file (once); returns 0 or the exit status of the failure. */
 int emq_cli_open(emq_cli *c);
@@ -142,6 +159,20 @@ void emq_cli_text_bytes(FILE *f, const void *p, size_t len);
 int emq_cli_ndjson_item(const char *line, size_t len, char *id, size_t idsize,
                         unsigned char **payload, size_t *plen, char *err,
                         size_t errlen);
+
+/* A cursor over JSON text (cli_json.c's reader, for the flow commands):
+ * each call skips nothing but what it reads, returns 0, or -1 with `err`
+ * set to a short reason. Strings are decoded into malloc'd buffers
+ * (NUL-terminated); a payload is a string or {"b64": "..."}. */
+typedef struct emq_cli_jin {
+    const unsigned char *p, *end;
+    const char *err;
+} emq_cli_jin;
+void emq_cli_jws(emq_cli_jin *j);
+int emq_cli_jstring(emq_cli_jin *j, unsigned char **out, size_t *olen);
+int emq_cli_jpayload(emq_cli_jin *j, unsigned char **out, size_t *olen);
+int emq_cli_jskip(emq_cli_jin *j);
+int emq_cli_jlit(emq_cli_jin *j, const char *lit);
 
 /* ------------------------------------------------- replies (cli_call.c) */
 

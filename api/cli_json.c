@@ -186,11 +186,9 @@ void emq_cli_text_bytes(FILE *f, const void *p, size_t len)
 
 /* ---------------------------------------------------------------- input */
 
-/* A cursor over one line of JSON. */
-typedef struct jin {
-    const unsigned char *p, *end;
-    const char *err;
-} jin;
+/* A cursor over one line of JSON (cli.h: the flow commands parse trees
+ * with the same reader). */
+typedef emq_cli_jin jin;
 
 static void ws(jin *j)
 {
@@ -454,6 +452,32 @@ static int jpayload(jin *j, unsigned char **out, size_t *olen)
     *out = bin;
     *olen = (size_t)bn;
     return 0;
+}
+
+/* The reader for the other files of the tool (cli.h). */
+void emq_cli_jws(emq_cli_jin *j)
+{
+    ws(j);
+}
+
+int emq_cli_jstring(emq_cli_jin *j, unsigned char **out, size_t *olen)
+{
+    return jstring(j, out, olen);
+}
+
+int emq_cli_jpayload(emq_cli_jin *j, unsigned char **out, size_t *olen)
+{
+    return jpayload(j, out, olen);
+}
+
+int emq_cli_jskip(emq_cli_jin *j)
+{
+    return jvalue_skip(j, 0);
+}
+
+int emq_cli_jlit(emq_cli_jin *j, const char *lit)
+{
+    return jlit(j, lit);
 }
 
 int emq_cli_ndjson_item(const char *line, size_t len, char *id, size_t idsize,

@@ -97,7 +97,8 @@ const char *emq_sqlite_version(void);
 #define EMQ_EFULL      (-30010) /**< disk or quota full; nothing was applied      */
 #define EMQ_ENOMEM     (-30011) /**< out of memory; nothing was applied           */
 #define EMQ_ENOTEMQ    (-30012) /**< the file is not an emqlite file (untouched)  */
-#define EMQ_ESCHEMA    (-30013) /**< the file has a newer schema (untouched)      */
+#define EMQ_ESCHEMA    (-30013) /**< a newer schema, or an older one through a
+                                     read-only handle (untouched)           */
 #define EMQ_ECORRUPT   (-30014) /**< the file is damaged                          */
 #define EMQ_ETOOBIG    (-30015) /**< a payload exceeds the configured maximum     */
 #define EMQ_EREADONLY  (-30016) /**< the file or its directory is read-only       */
@@ -118,6 +119,12 @@ const char *emq_sqlite_version(void);
 #define EMQ_ENONMONO   (-30028) /**< stream append: the id is not above the top */
 #define EMQ_EENGINE    (-30029) /**< another engine error reply (ERR ...,
                                      BUSYGROUP, NOGROUP), verbatim          */
+#define EMQ_EEXIST     (-30030) /**< transfer: the target already holds the keys  */
+#define EMQ_EREMOTE    (-30031) /**< transfer: the server refused a command       */
+#define EMQ_EEXHAUSTED (-30032) /**< no branded id is left to mint: the snowflake
+                                     clock reached its 41-bit horizon
+                                     (2093-09-06T15:47:35.551Z), or the node-id
+                                     sidecar reserves the node up to it      */
 
 /** A static English description of a result code. Never NULL. */
 const char *emq_strerror(int rc);
@@ -193,6 +200,10 @@ typedef struct emq_db emq_db;
  * exactly once, inside its transaction.
  */
 typedef int64_t (*emq_clock_fn)(void *ctx);
+/** What a clock returns when it cannot tell the time (a binding's callback
+ *  that raised): the transition then fails with EMQ_EINVAL ("the clock
+ *  callback failed") before touching anything. */
+#define EMQ_CLOCK_FAILED INT64_MIN
 
 #define EMQ_SYNC_NORMAL 1 /**< WAL + synchronous=NORMAL (default)           */
 #define EMQ_SYNC_FULL   2 /**< WAL + synchronous=FULL: every commit is synced */
@@ -211,6 +222,15 @@ typedef struct emq_options {
     int checkpoint_frames;/**< run a RESTART checkpoint once the WAL holds this
                                many frames after a commit (1000; 0 = never,
                                call emq_checkpoint yourself)                */
+    int checksums;        /**< 1: keep a checksum of every key row (job rows,
+                               payloads, counters) and verify it on every
+                               read and in emq_check, so damage the disk did
+                               is reported (EMQ_ECORRUPT) instead of served.
+                               Turned on for good, for every handle of the
+                               file, by the file's only open handle (else
+                               EMQ_EBUSY; a read-only handle: EMQ_EREADONLY);
+                               0 (default) keeps what the file has. Costs
+                               and coverage: doc/RELIABILITY.md         */
 } emq_options;
 
 /** Fill `o` with the defaults documented on each field. */
@@ -225,6 +245,20 @@ void emq_options_init(emq_options *o);
  * `opt` may be NULL for the defaults. On success `*out` is a new handle, to be
  * released with emq_close(). On failure `*out` is NULL; when `errbuf` is not
  * NULL the message (naming both wire values for EMQ_EWIRE) is copied there.
+ *
+ * Every refusal is judged before anything is written, and names the path:
+ * EMQ_ECANTOPEN for a directory, a device, FIFO or socket, a dangling
+ * symlink, a file with more than one hard link (one file must have one
+ * name: SQLite keeps one WAL per name), a missing file through a read-only
+ * handle (which never creates the file or its side files), or a side file
+ * (`<file>-emqlock`, `<file>-emqnode`, named after the resolved file) that
+ * is a symlink, not a regular file, or owned by someone else; EMQ_ENOTEMQ
+ * also for a file whose schema objects are not exactly emqlite's (a foreign
+ * trigger, view, index or table); EMQ_ESCHEMA also for an older schema
+ * through a read-only handle (a read-write open upgrades it atomically);
+ * EMQ_EEXHAUSTED when the node-id sidecar reserves the node up to the id
+ * horizon; EMQ_EBUSY when `checksums` must be turned on while other
+ * handles are open.
  */
 int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
                 char *errbuf, size_t errlen);
@@ -257,8 +291,9 @@ int64_t emq_now(emq_db *db);
  * collide. On a file they also stay above every id minted earlier with the
  * same node id, by a handle that closed or a process that died (a
  * reservation kept in the node-id sidecar, doc/IDS.md). Returns EMQ_OK,
- * EMQ_EID (bad namespace), or EMQ_EIO / EMQ_EFULL when that reservation
- * cannot be written (no id is returned).
+ * EMQ_EID (bad namespace), EMQ_EEXHAUSTED once the clock has passed the
+ * id horizon (2093), or EMQ_EIO / EMQ_EFULL when that reservation cannot be
+ * written (no id is returned; each failure sets emq_errmsg).
  */
 int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE]);
 
@@ -403,6 +438,142 @@ int emq_pause(emq_db *db, const char *q);
 /** T2.1 resume: delete the `paused` field. */
 int emq_resume(emq_db *db, const char *q);
 
+/* -------------------------------------------------------------- fair lanes */
+
+/*
+ * Fair lanes (PROTOCOL.md §6.3): tenants sharing one queue each get a lane,
+ * the per-group pending set "emq:{q}:g:<group>:pending", and grouped claims
+ * serve the lanes in turn. The ring "emq:{q}:ring" holds exactly the groups
+ * that may be served now (lane non-empty, group not paused, in-flight count
+ * below its limit); every grouped claim rotates it one step first, so one
+ * heavy tenant cannot starve the others. A group is named by any valid
+ * branded id (EMQ_EID "a lane is named by a valid branded id" otherwise;
+ * "PRT" by convention). Lane jobs are completed, retried and extended with
+ * the Tier 1 calls (their group's in-flight count is released there);
+ * retried jobs wait in the flat schedule and promote returns them to their
+ * lane. The flat claim, browse and pending_size never see lane jobs.
+ *
+ *     emq_lane_enqueue(db, "mail", tenant, id, "hi", 2);  // EMQ_ENQUEUED
+ *     emq_job job;
+ *     char group[EMQ_ID_SIZE];
+ *     if (emq_lane_claim(db, "mail", 30000, &job, group) == EMQ_OK) {
+ *         ... work ...
+ *         emq_complete(db, "mail", job.id, job.attempts);
+ *         emq_job_clear(&job);
+ *     }
+ */
+
+/**
+ * T3.1 lane enqueue: admit job `id` with `payload` into group `g`'s lane
+ * and offer the group to the ring (with a wake token) unless it is paused,
+ * at its limit or already there. Returns EMQ_ENQUEUED; EMQ_DUPLICATE when
+ * a row `id` exists (flat or grouped; nothing changes); EMQ_EKIND for a
+ * non-JOB id. Host gates: EMQ_EQUEUE, EMQ_EID (id or group), EMQ_ETOOBIG.
+ */
+int emq_lane_enqueue(emq_db *db, const char *q, const char *g, const char *id,
+                     const void *payload, size_t len);
+
+/**
+ * T3.2 lane claim: rotate the ring one step and claim the oldest job of the
+ * group rotated onto, leased to NOW + `lease_ms` (> 0). On EMQ_OK `*job`
+ * holds it (release with emq_job_clear) and `group` (EMQ_ID_SIZE bytes)
+ * its group. EMQ_EMPTY when the queue is paused (T2.1), the ring is empty,
+ * or the rotated lane was empty — that group then leaves the ring and the
+ * next call rotates on, even if other lanes hold work. EMQ_ECORRUPT for a
+ * ring or lane member that is not a 14-byte id (nothing changes);
+ * EMQ_EINVAL for a NULL `job` or `group`.
+ */
+int emq_lane_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
+                   char group[EMQ_ID_SIZE]);
+
+/** The jobs of one weighted or batch claim, all of one group. Zero it
+ *  before use; release with emq_lane_batch_clear(). */
+typedef struct emq_lane_batch {
+    emq_job *jobs;               /**< n claimed jobs, oldest first          */
+    size_t n;
+    char group[EMQ_ID_SIZE];     /**< their group                           */
+} emq_lane_batch;
+
+/** Free the jobs of `b` and zero it (NULL is ignored). */
+void emq_lane_batch_clear(emq_lane_batch *b);
+
+/**
+ * T3.3 weighted claim: rotate once and claim k = min(weight, depth, limit -
+ * in-flight) jobs of that group (weight: emq_lane_weight, 1 by default),
+ * all on one deadline NOW + `lease_ms`. On EMQ_OK `b` holds them (n >= 1;
+ * the jobs and their payloads are the caller's: emq_lane_batch_clear).
+ * EMQ_EMPTY as emq_lane_claim, or when the group has no headroom left
+ * under its limit (it leaves the ring); `b` is then empty. A NULL `b` is
+ * EMQ_EINVAL.
+ */
+int emq_wclaim(emq_db *db, const char *q, int64_t lease_ms,
+               emq_lane_batch *b);
+
+/**
+ * T3.4 grouped batch claim: as emq_wclaim with k = min(depth, limit -
+ * in-flight) — the whole rotated lane when the group has no limit.
+ */
+int emq_bclaim(emq_db *db, const char *q, int64_t lease_ms,
+               emq_lane_batch *b);
+
+/** T3.5 weight: set group `g`'s weight (`w` >= 1, else EMQ_EINVAL) for
+ *  weighted claims. Returns EMQ_OK; the ring is not changed. */
+int emq_lane_weight(emq_db *db, const char *q, const char *g, int64_t w);
+
+/** T3.6 lane pause: group `g` leaves the ring and is not offered again
+ *  until resumed; its lane and in-flight jobs stay. Returns EMQ_OK. */
+int emq_lane_pause(emq_db *db, const char *q, const char *g);
+/** T3.7 lane resume: unpause `g` and offer it when its lane holds work.
+ *  Returns EMQ_OK. */
+int emq_lane_resume(emq_db *db, const char *q, const char *g);
+
+/**
+ * T3.8 limit: set group `g`'s concurrency ceiling to `n` (> 0). A group at
+ * or above it leaves the ring; below it an unpaused group with work is put
+ * back on the ring with a wake token. Returns EMQ_OK.
+ */
+int emq_lane_limit(emq_db *db, const char *q, const char *g, int64_t n);
+
+/**
+ * T3.9 reassign: move job `id`, waiting in its lane, to group `dst`'s lane
+ * (its row's group rewritten; dst offered unless paused; an emptied source
+ * lane leaves the ring). Returns EMQ_OK; EMQ_NOOP when it is already in
+ * `dst` (whatever its state); EMQ_GONE when there is no row or the row has
+ * no group; EMQ_NOTPENDING when it is not waiting in its lane (claimed,
+ * scheduled, dead). There is no numeric priority: "more urgent" is a lane.
+ */
+int emq_reassign(emq_db *db, const char *q, const char *id, const char *dst);
+
+/**
+ * T3.10 lane drain: delete every job waiting in group `g`'s lane (rows and
+ * logs), the lane itself, and take `g` off the ring. `*count` (may be NULL)
+ * receives the number deleted. The group's active jobs, in-flight count,
+ * pause, limit and weight stay. Returns EMQ_OK.
+ */
+int emq_lane_drain(emq_db *db, const char *q, const char *g, int64_t *count);
+
+/**
+ * T3.11 reap_group: of the first `limit` (> 0; the protocol's default is
+ * 100) lapsed leases of the queue, return those of group `g` to its lane
+ * (in-flight count released, offered unless paused); leases of other
+ * groups and ungrouped ones are left for emq_reap. `*count` (may be NULL)
+ * receives the number recovered. Returns EMQ_OK.
+ */
+int emq_reap_group(emq_db *db, const char *q, const char *g, int64_t limit,
+                   int64_t *count);
+
+/** T3.12 depth: the number of jobs waiting in group `g`'s lane into
+ *  `*depth` (0 for a lane never filled). Returns EMQ_OK. */
+int emq_lane_depth(emq_db *db, const char *q, const char *g, int64_t *depth);
+
+/**
+ * T3.12 lane_depths: the depth of each of the `n` groups into `depths[i]`,
+ * in one read transaction (a repeated group reads the same depth). n may
+ * be 0. Returns EMQ_OK.
+ */
+int emq_lane_depths(emq_db *db, const char *q, size_t n,
+                    const char *const *groups, int64_t *depths);
+
 /* ------------------------------------------------------------------- reads */
 
 /** One field of a job row, as returned by emq_job_get(). */
@@ -440,6 +611,340 @@ void emq_queues_free(char **queues, size_t n);
 
 /** Free memory the library returned (not a job: see emq_job_clear). */
 void emq_free(void *p);
+
+/* ------------------------------------ Tier 2: the operator and read plane */
+
+/*
+ * PROTOCOL.md §6.2. Each call is one transition (one transaction) over the
+ * registry row of the same wire name (emq_call("drain", ...) answers the
+ * wire reply). Host gates as everywhere: EMQ_EQUEUE, EMQ_EID, EMQ_EINVAL
+ * (naming the argument), EMQ_ETOOBIG. Pause and resume are emq_pause and
+ * emq_resume above.
+ */
+
+/**
+ * T2.2 drain: delete every job of the pending set (row and logs), and of
+ * the schedule too when `include_schedule`; the sets go. Active and dead
+ * jobs, lanes, dedup and lock keys stay. `*removed` (may be NULL) gets the
+ * number of members walked (an id in both sets counts twice). EMQ_OK.
+ */
+int emq_drain(emq_db *db, const char *q, int include_schedule,
+              int64_t *removed);
+
+/**
+ * T2.3 obliterate: on a paused queue, delete at most `budget` (>= 1; the
+ * wire's default is 1000) jobs — active ones first (only with `force`),
+ * then pending, scheduled, dead and the lanes of ringed or paused groups,
+ * each with its row, logs and lock key — and, once none is left, the
+ * queue's structure keys (meta, metrics, ring, wake, limiter, repeats...).
+ * Returns EMQ_OK (done), EMQ_MORE (the budget ran out: call again),
+ * EMQ_ENOTPAUSED ("EMQSTATE not paused") or EMQ_EACTIVE ("EMQSTATE active
+ * jobs present": active jobs without `force`); a refusal changes nothing.
+ * Left by design: dedup keys, the flow outbox, streams, rows in no set.
+ */
+int emq_obliterate(emq_db *db, const char *q, int force, int64_t budget);
+
+/**
+ * T2.4 counts: for each of the `n` names ("pending", "active", "schedule",
+ * "dead": the set's size; "completed", "failed": the metric counter) the
+ * value into `values[i]`. Returns EMQ_OK, or EMQ_EREFUSED when a name is
+ * none of those: emq_errmsg() is "unknown_state(<the first such name>)"
+ * and nothing was read. n may be 0.
+ */
+int emq_counts(emq_db *db, const char *q, size_t n, const char *const *names,
+               int64_t *values);
+
+/** T2.5 job states, as the state lookup answers them. */
+enum emq_state {
+    EMQ_STATE_PENDING = 1,  /**< in the pending set                       */
+    EMQ_STATE_ACTIVE,       /**< in the active set                        */
+    EMQ_STATE_SCHEDULED,    /**< in the schedule                          */
+    EMQ_STATE_DEAD,         /**< in the dead set                          */
+    EMQ_STATE_AWAITING,     /**< a held flow parent ("awaiting_children") */
+    EMQ_STATE_UNKNOWN,      /**< a row in no flat set (a lane job, too)   */
+    EMQ_STATE_ABSENT        /**< no row and no set                        */
+};
+/** The wire string of an EMQ_STATE_* ("pending" ... "absent"), or NULL. */
+const char *emq_state_name(int state);
+
+/**
+ * T2.5 get_job_state: the first of pending, active, schedule, dead that
+ * holds `id`, else awaiting_children from the row, else unknown (a row)
+ * or absent, into `*state` (EMQ_STATE_*). EMQ_OK.
+ * (T2.5 get_job, the row itself, is emq_job_get.)
+ */
+int emq_job_state(emq_db *db, const char *q, const char *id, int *state);
+
+/**
+ * T2.6 get_metrics: `which` is "completed" or "failed"; `*count` gets the
+ * counter (0 when absent), `*data_points` the length of the reserved data
+ * list (either may be NULL). EMQ_OK.
+ */
+int emq_metrics_get(emq_db *db, const char *q, const char *which,
+                    int64_t *count, int64_t *data_points);
+
+/**
+ * T2.7 the dedup read: the value parked under dedup id `did`
+ * ([A-Za-z0-9._-]{1,255}). Returns EMQ_OK with `*value` (free with
+ * emq_free; NUL-terminated, `*len` bytes, len may be NULL) or EMQ_ABSENT.
+ */
+int emq_dedup_get(emq_db *db, const char *q, const char *did, char **value,
+                  size_t *len);
+
+/** T2.8 update_data: replace the payload in any state. EMQ_OK, EMQ_GONE. */
+int emq_update_data(emq_db *db, const char *q, const char *id,
+                    const void *payload, size_t len);
+
+/**
+ * T2.9 update_progress: set the row's `progress` field (bytes) and publish
+ * the event {"event":"progress","job":"<id>","progress":"<progress>"}
+ * (JSON-S escaped) on emq:{q}:events (see emq_subscribe). EMQ_OK, or
+ * EMQ_GONE (no row: nothing written, nothing published).
+ */
+int emq_update_progress(emq_db *db, const char *q, const char *id,
+                        const void *progress, size_t len);
+
+/**
+ * T2.10 add_log: append `line` to the job's log list; with `keep` > 0 keep
+ * only the last `keep` lines. `*count` (may be NULL) gets the wire's
+ * answer: the new length, or `keep` when the trim cut the list. EMQ_OK, or
+ * EMQ_GONE when the job has no row.
+ */
+int emq_add_log(emq_db *db, const char *q, const char *id, const void *line,
+                size_t len, int64_t keep, int64_t *count);
+
+/** A log line (emq_job_logs): `len` bytes at `p`, NUL-terminated. */
+typedef struct emq_line {
+    char *p;
+    size_t len;
+} emq_line;
+void emq_lines_free(emq_line *lines, size_t n);
+
+/**
+ * T2.11 get_job_logs: every log line of the job, in order, into `*lines`
+ * (`*n` of them; free with emq_lines_free). EMQ_OK (n may be 0), or
+ * EMQ_GONE when the job has no row (even if lines linger).
+ */
+int emq_job_logs(emq_db *db, const char *q, const char *id,
+                 emq_line **lines, size_t *n);
+
+/**
+ * T2.12 remove_job: remove the job from the four sets and delete its row
+ * and logs; with `did` (NULL or "" for none), also the dedup key of `did`
+ * when it holds this id. Returns EMQ_OK, EMQ_GONE (no row), or EMQ_ELOCKED
+ * ("EMQLOCK job is locked": its lock key or an unexpired `lock` field; the
+ * job stays). A grouped job's lane entry is left (D-9).
+ */
+int emq_remove_job(emq_db *db, const char *q, const char *id,
+                   const char *did);
+
+/**
+ * T2.13 reprocess_job: a dead job back to pending (last_error cleared,
+ * attempts kept; the pause is not consulted). EMQ_OK, EMQ_GONE (no row),
+ * EMQ_ENOTDEAD ("EMQSTATE not dead").
+ */
+int emq_reprocess_job(emq_db *db, const char *q, const char *id);
+
+/**
+ * T2.14 claim_batch: claim up to `size` (> 0) pending jobs, oldest first,
+ * all leased until one deadline NOW + `lease_ms`. `jobs` has room for
+ * `size`; `*n` gets the number claimed (release each with emq_job_clear).
+ * EMQ_OK, or EMQ_EMPTY (nothing pending, or the queue is paused).
+ */
+int emq_claim_batch(emq_db *db, const char *q, size_t size, int64_t lease_ms,
+                    emq_job *jobs, size_t *n);
+
+#define EMQ_DELAY_IN 0 /**< emq_delay: `ms` from now                         */
+#define EMQ_DELAY_AT 1 /**< emq_delay: at absolute Unix ms `ms`              */
+/**
+ * T2.15 delay: with the current token, move the job from active to the
+ * schedule at NOW + `ms` (EMQ_DELAY_IN) or at `ms` (EMQ_DELAY_AT); its
+ * attempts stay (the next claim mints the next token). Returns EMQ_OK,
+ * EMQ_GONE ("EMQSTALE job gone": no row), EMQ_ESTALE ("EMQSTALE delay
+ * token mismatch") or EMQ_EKIND. Publishes `delayed` (see emq_subscribe).
+ */
+int emq_delay(emq_db *db, const char *q, const char *id, int64_t token,
+              int64_t ms, int mode);
+
+/**
+ * T2.16 is_maxed: EMQ_OK while below the queue's concurrency ceiling
+ * (meta field `concurrency`; none or 0 = no ceiling), EMQ_ERATE ("EMQRATE
+ * at concurrency ceiling") at or above it. Advisory: no claim enforces it.
+ */
+int emq_is_maxed(emq_db *db, const char *q);
+
+/**
+ * T2.16 get_rate_limit_ttl: with the limit `max_jobs` (0: the queue's
+ * meta field `max`) positive and spent by the limiter key, `*ttl_ms` gets
+ * the limiter's remaining TTL; otherwise 0. EMQ_OK.
+ */
+int emq_rate_limit_ttl(emq_db *db, const char *q, int64_t max_jobs,
+                       int64_t *ttl_ms);
+
+/** T2.16 get_global_rate_limit: the meta field `max` (0 when unset). */
+int emq_global_rate_limit(emq_db *db, const char *q, int64_t *max);
+
+/* ---------------------------------- beyond the wire: the operator's reads */
+
+/** A member of a job set or lane with its score (emq_list). */
+typedef struct emq_member {
+    char *member;     /**< the bytes (a 14-byte id), NUL-terminated      */
+    size_t len;
+    int64_t score;    /**< 0 in pending, dead and lanes; the lease
+                           deadline (active) or run-at (schedule), ms    */
+} emq_member;
+void emq_members_free(emq_member *m, size_t n);
+
+/**
+ * A page of a job set: `set` is "pending", "active", "schedule" or "dead"
+ * (`g` NULL), or a lane (`g` the group id; `set` ignored). Skips `offset`
+ * (>= 0) members from the head (lowest score, then bytes) or, with
+ * `from_tail`, from the tail, and returns at most `count` (> 0) into
+ * `*out` (`*n`; free with emq_members_free). One read transaction; the
+ * cost grows with offset + count, not with the set. EMQ_OK.
+ */
+int emq_list(emq_db *db, const char *q, const char *set, const char *g,
+             int64_t offset, int64_t count, int from_tail, emq_member **out,
+             size_t *n);
+
+/** Everything about one job (emq_job_inspect). */
+typedef struct emq_job_info {
+    int state;             /**< EMQ_STATE_* (the T2.5 lookup)            */
+    emq_field *fields;     /**< the row (NULL, nfields 0 when none)       */
+    size_t nfields;
+    int has_deadline;      /**< in the active set: ...                    */
+    int64_t deadline_ms;   /**< ... its lease deadline                     */
+    int has_run_at;        /**< in the schedule: ...                      */
+    int64_t run_at_ms;     /**< ... its run-at                             */
+    int64_t logs;          /**< log lines                                 */
+    int locked;            /**< a lock key or an unexpired lock field     */
+} emq_job_info;
+void emq_job_info_clear(emq_job_info *info);
+
+/**
+ * Read a job's row, state, lease deadline or run-at (from the set scores),
+ * log count and lock in one read transaction into `*info` (release with
+ * emq_job_info_clear). EMQ_OK, or EMQ_GONE when it has no row (`*info` is
+ * still filled: state, sets, logs).
+ */
+int emq_job_inspect(emq_db *db, const char *q, const char *id,
+                    emq_job_info *info);
+
+/**
+ * Requeue every dead job of `q` (T2.13 on each), `batch` (> 0; e.g. 100)
+ * per transaction, so the write lock is never held for more than one
+ * batch. `*requeued` gets the jobs moved to pending, `*skipped` the dead
+ * ids without a row (T2.13 answers gone and leaves them). Several
+ * transactions: on a failure the batches before it stay applied; calling
+ * again finishes the work. EMQ_OK.
+ */
+int emq_requeue_dead(emq_db *db, const char *q, int64_t batch,
+                     int64_t *requeued, int64_t *skipped);
+
+/* ------------------------------------------------------- lifecycle events */
+
+/*
+ * Events (PROTOCOL.md T2.9, T2.17; doc/EVENTS.md). A transition that
+ * publishes writes its message into the file's event log inside its own
+ * transaction, so an event exists exactly when its transition committed,
+ * and the log's order is commit order across every handle and process on
+ * the file. Published: `progress` by update_progress, and after the reply
+ * `completed` (complete answering ok), `failed` (retry answering dead,
+ * member "error"), `delayed` (delay answering ok, member "run_at"); the
+ * message bytes are the wire's (T2.9's JSON-S form, T2.17's form).
+ *
+ * A subscription reads the log from its cursor. Its callback runs for the
+ * events of its queue (or every queue) in commit order: on the handle that
+ * committed them, before that call returns; on any other handle (another
+ * thread's, another process's), at its next emq_sub_poll / emq_sub_wait.
+ * Nothing is lost while the subscriber keeps up with the retention (10000
+ * events, one day, by default: emq_events_retention); events pruned
+ * before it read them are counted by emq_sub_lost. A subscriber that was
+ * not running gets, from EMQ_SUB_NOW, only what is committed after it
+ * subscribed, or, from a cursor it saved, every event still retained
+ * after it. Events are not keys: no export, import or digest sees them.
+ */
+
+/** One event, as a callback sees it (every pointer valid during the
+ *  callback only; strings are NUL-terminated after their length). */
+typedef struct emq_event {
+    int64_t seq;             /**< its place in the file's commit order    */
+    int64_t at_ms;           /**< NOW of the transition that published it */
+    const char *channel;     /**< "emq:{q}:events"                         */
+    size_t channel_len;
+    const char *queue;       /**< q (inside `channel`, not terminated)     */
+    size_t queue_len;
+    const char *name;        /**< "completed", "failed", "delayed",
+                                  "progress", or an emq_publish name       */
+    size_t name_len;
+    const char *job;         /**< the job id                               */
+    size_t job_len;
+    const char *message;     /**< the published bytes, exactly             */
+    size_t message_len;
+} emq_event;
+
+/** A subscription's callback. It may call emqlite on the same handle (the
+ *  events that call publishes are delivered after this callback returns),
+ *  but not emq_unsubscribe nor emq_close: end subscriptions once delivery
+ *  has returned. */
+typedef void (*emq_event_fn)(void *ctx, const emq_event *ev);
+
+typedef struct emq_sub emq_sub;
+
+/** emq_subscribe's `after`: only events committed after the call. */
+#define EMQ_SUB_NOW (-1)
+
+/**
+ * Subscribe on `db` to the events of queue `q` (NULL: every queue),
+ * starting after sequence number `after` (0: every retained event;
+ * EMQ_SUB_NOW: from now on; or a cursor saved from emq_sub_cursor).
+ * `fn(ctx, ev)` receives them. `*out` is released with emq_unsubscribe
+ * (emq_close releases what is left). A subscription belongs to its handle
+ * and its thread. Returns EMQ_OK, EMQ_EQUEUE, EMQ_EINVAL, EMQ_ENOMEM.
+ */
+int emq_subscribe(emq_db *db, const char *q, int64_t after, emq_event_fn fn,
+                  void *ctx, emq_sub **out);
+
+/**
+ * Deliver every committed event after the cursor, up to `max` (0: no
+ * limit), in order; `*delivered` (may be NULL) gets how many. EMQ_OK, or a
+ * read failure (EMQ_EBUSY, EMQ_EIO, EMQ_ENOMEM: the cursor stays where
+ * delivery stopped).
+ */
+int emq_sub_poll(emq_sub *sub, size_t max, size_t *delivered);
+
+/**
+ * As emq_sub_poll, but when nothing is there yet, wait for another
+ * handle's commit for up to `timeout_ms` of real time (it polls, with
+ * naps from 1 to 32 ms). EMQ_OK (something delivered) or EMQ_EMPTY.
+ */
+int emq_sub_wait(emq_sub *sub, int64_t timeout_ms, size_t *delivered);
+
+/** The last sequence number the subscription looked at (save it to resume
+ *  with emq_subscribe(..., after = it, ...)). */
+int64_t emq_sub_cursor(const emq_sub *sub);
+/** Events of any queue pruned from the log before this subscription read
+ *  them. */
+int64_t emq_sub_lost(const emq_sub *sub);
+/** End a subscription (NULL is ignored). */
+void emq_unsubscribe(emq_sub *sub);
+
+/**
+ * T2.17 publish on emq:{q}:events, in a transaction of its own, the
+ * message {"event":"<event>","job":"<id>"[,"<keys[i]>":"<values[i]>"]...}
+ * (values escaped: \ as \\, then " as \"). `event` and the keys match
+ * [A-Za-z0-9_.-]{1,64}; `id` passes GATE-ID. EMQ_OK.
+ */
+int emq_publish(emq_db *db, const char *q, const char *event,
+                const char *id, size_t n, const char *const *keys,
+                const void *const *values, const size_t *value_lens);
+
+/**
+ * Retention of the event log, applied by this handle's publishes: at most
+ * `keep` events and none older than `max_age_ms` (0 for either: the
+ * default, 10000 events and 86400000 ms). EMQ_OK, EMQ_EINVAL.
+ */
+int emq_events_retention(emq_db *db, int64_t keep, int64_t max_age_ms);
 
 /* ------------------------------------------------------- the verb registry */
 
@@ -552,6 +1057,193 @@ int emq_call(emq_db *db, const char *verb, size_t argc,
              const char *const *argv, const size_t *argvlen,
              emq_reply *reply);
 
+/* ------------------------------------------------------------------- flows */
+
+/*
+ * Flows (PROTOCOL.md §6.4): a parent job held in `awaiting_children` until
+ * its children finish, children in the parent's queue or in others, and
+ * trees of them. Same-queue fan-in happens inside the child's complete or
+ * retry; a child in another queue leaves an entry in its queue's outbox,
+ * which emq_flow_sweep() on that queue delivers to the parent.
+ * doc/FLOWS.md describes the procedures, their transactions and recovery.
+ */
+
+#define EMQ_FLOW_FP 0 /**< parent_policy `fp`: the child's death fails the
+                           parent (the default)                          */
+#define EMQ_FLOW_ID 1 /**< parent_policy `id`: the child's death is ignored:
+                           the dependency counts as satisfied            */
+
+/** A node of a flow tree: the root is the parent. The library only reads
+ *  it during the call. */
+typedef struct emq_flow_node {
+    const char *id;            /**< a branded JOB id (GATE-ID; KIND)      */
+    const void *payload;       /**< its payload, `len` bytes              */
+    size_t len;
+    const char *queue;         /**< its queue; NULL: its parent's (for the
+                                    root: the `q` of the call)           */
+    int policy;                /**< EMQ_FLOW_FP or EMQ_FLOW_ID (ignored on
+                                    the root)                            */
+    const struct emq_flow_node *children; /**< n_children nodes          */
+    size_t n_children;
+} emq_flow_node;
+
+/**
+ * Add the flow `root` (its queue is `q`) with one call: T4.1 when every
+ * child is in q and none has children (one transaction: the parent held
+ * with dependencies = N, each child pending with its parent_policy); T4.4
+ * when a child lives in another queue and T4.5 for a deeper tree (one
+ * transaction per node, parent first, depth first, in spec order: a node
+ * with children is held with its link, a leaf admitted with its link).
+ * Existing rows are overwritten field by field (D-14); a root without
+ * children is held forever with dependencies 0.
+ * Returns EMQ_OK; EMQ_EKIND when an id is not JOB-namespaced (a flat flow
+ * then wrote nothing; a cross-queue or nested one keeps the nodes landed
+ * before it, their parents held: fail-closed); EMQ_EREFUSED for a tree
+ * deeper than 8 levels ("flow_too_deep(8)") or with an id twice
+ * ("flow_cycle(<id>)"), nothing written. Host gates: EMQ_EQUEUE, EMQ_EID,
+ * EMQ_ETOOBIG, EMQ_EINVAL (NULL node or children). A failure (EMQ_EBUSY,
+ * EMQ_EIO, ...) after the first transaction of a multi-step add leaves it
+ * journaled: emq_flow_recover() finishes it — do not add it again.
+ */
+int emq_flow_add(emq_db *db, const char *q, const emq_flow_node *root);
+
+/**
+ * T4.6 add_bulk: add `n` flows (roots in q) in order, as emq_flow_add adds
+ * each; every id of every flow is gated before anything is written (one bad
+ * id refuses the whole bulk). `verdicts[i]` (may be NULL) receives flow i's
+ * result (EMQ_OK, EMQ_EKIND, EMQ_EREFUSED); a refused flow does not stop
+ * the rest. Returns EMQ_OK, a host gate's code, or a failure (as for
+ * emq_flow_add, a multi-step bulk is journaled for emq_flow_recover()).
+ */
+int emq_flow_add_bulk(emq_db *db, const char *q, const emq_flow_node *roots,
+                      size_t n, int *verdicts);
+
+/**
+ * T4.10 deliver_flow_completions: one sweep pass over the outbox of the
+ * children's queue `q`, in one transaction: deliver the first `batch`
+ * (> 0) entries in order to their parents (T4.11 for a completion, T4.12
+ * for a death, re-emitting the parent's death one level up when the
+ * delivery killed it), stopping at the first malformed entry or one whose
+ * parent id or queue fails its gate, then drop the delivered entries.
+ * Re-delivering an entry changes nothing. `*delivered` (may be NULL)
+ * receives the count. Returns EMQ_OK.
+ */
+int emq_flow_sweep(emq_db *db, const char *q, int64_t batch,
+                   int64_t *delivered);
+
+/**
+ * Finish every multi-transaction flow add (emq_flow_add, emq_flow_add_bulk)
+ * that a crash or a failure cut between two of its transactions: each lands
+ * its remaining nodes as the interrupted call would have. Safe at any time
+ * and from any handle (a step already taken is never taken again); call it
+ * at start-up, or after a flow add returned a failure. `*finished` (may be
+ * NULL) receives the number of adds finished. Returns EMQ_OK, EMQ_ECORRUPT
+ * (a journal row this version cannot read) or a failure (call it again).
+ */
+int emq_flow_recover(emq_db *db, int64_t *finished);
+
+/**
+ * T4.8 children_values: the fields of the parent's `processed` hash (child
+ * id -> the child's result; its own id when it completed without one), in
+ * byte order of child ids. `*fields` receives `*n` pairs (free with
+ * emq_fields_free; NULL and 0 when none). Returns EMQ_OK.
+ */
+int emq_flow_children_values(emq_db *db, const char *q, const char *parent,
+                             emq_field **fields, size_t *n);
+/** T4.8 ignored_failures: as emq_flow_children_values over `unsuccessful`
+ *  (child id -> error of an EMQ_FLOW_ID child's death). */
+int emq_flow_ignored_failures(emq_db *db, const char *q, const char *parent,
+                              emq_field **fields, size_t *n);
+/** T4.8 dependencies: the parent's outstanding children into `*n` (0 when
+ *  the counter is absent; it can go below 0, D-14). Returns EMQ_OK. */
+int emq_flow_dependencies(emq_db *db, const char *q, const char *parent,
+                          int64_t *n);
+
+/** One node of emq_flow_tree(). Strings are NUL-terminated copies. */
+typedef struct emq_flow_info {
+    int level;             /**< 1: the parent asked about; its children 2 */
+    char *id;              /**< the node's id (a child recorded by a raw
+                                write may not be 14 bytes: see id_len)    */
+    size_t id_len;
+    char *queue;           /**< its queue; NULL when its row is gone and
+                                nothing names it                          */
+    char *state;           /**< its row's state, "completed" (processed,
+                                row gone), or NULL (no row)                */
+    int has_dependencies;  /**< 1 when it has a dependencies counter      */
+    int64_t dependencies;
+    char *outcome;         /**< "processed", "failed", "ignored",
+                                "in_outbox" (not yet delivered), or NULL */
+    char *value;           /**< the recorded result or error, or NULL     */
+    size_t value_len;
+} emq_flow_info;
+
+/**
+ * The flow below `parent` in q, in one read transaction: the parent, then
+ * depth first each child in id order (found by its row's link, by its
+ * field in the parent's processed / failed / unsuccessful hash, or by an
+ * undelivered outbox entry) followed by its own children. Scans every job
+ * row of the file: an operator's read. `*nodes` receives `*n` nodes (free
+ * with emq_flow_tree_free). Returns EMQ_OK (a parent without a row is one
+ * node with a NULL state).
+ */
+int emq_flow_tree(emq_db *db, const char *q, const char *parent,
+                  emq_flow_info **nodes, size_t *n);
+void emq_flow_tree_free(emq_flow_info *nodes, size_t n);
+
+/* The single transitions the procedures above are made of, one
+ * transaction each, as the golden traces record them (callers normally use
+ * emq_flow_add and emq_flow_sweep; these are the protocol's own steps). */
+
+/** T4.1 steps 1-5 enqueue_flow: KIND of every id, then each child (in q)
+ *  pending with `parent`, the parent held with dependencies = n. No
+ *  parent_policy is written (see emq_flow_set_policy). EMQ_OK or EMQ_EKIND
+ *  (nothing written). */
+int emq_flow_enqueue(emq_db *db, const char *q, const char *parent,
+                     const void *payload, size_t len,
+                     const emq_item *children, size_t n);
+/** T4.2 hold_parent: hold `parent` with dependencies = n (>= 0). EMQ_OK or
+ *  EMQ_EKIND. */
+int emq_flow_hold(emq_db *db, const char *q, const char *parent,
+                  const void *payload, size_t len, int64_t n);
+/** T4.3 flow_child on the child's queue cq: pending with `parent`, and
+ *  `parent_queue` = pq unless pq is NULL or "" (the parent shares cq).
+ *  EMQ_OK or EMQ_EKIND. */
+int emq_flow_child(emq_db *db, const char *cq, const char *child,
+                   const void *payload, size_t len, const char *parent,
+                   const char *pq);
+/** The host write of a child's parent_policy (EMQ_FLOW_FP / EMQ_FLOW_ID).
+ *  EMQ_OK. */
+int emq_flow_set_policy(emq_db *db, const char *q, const char *id,
+                        int policy);
+/** The host write linking a held node to its parent (T4.5): `parent`,
+ *  `parent_queue` (NULL or "": same queue, not written) and
+ *  `parent_policy`. EMQ_OK. */
+int emq_flow_set_link(emq_db *db, const char *q, const char *id,
+                      const char *parent, const char *parent_queue,
+                      int policy);
+/** T4.11 flow_deliver on the parent's queue: record `result` for child
+ *  once, count down, release the parent at 0. EMQ_OK. */
+int emq_flow_deliver(emq_db *db, const char *q, const char *parent,
+                     const char *child, const void *result, size_t len);
+/** T4.12 flow_fail_deliver on the parent's queue: policy "fp" records the
+ *  error in `failed` once and kills the parent; any other policy records
+ *  it in `unsuccessful` once and counts down. EMQ_OK. */
+int emq_flow_fail_deliver(emq_db *db, const char *q, const char *parent,
+                          const char *child, const void *error, size_t len,
+                          const char *policy);
+/** T4.10 step 1: the first `batch` (> 0) entries of q's outbox into
+ *  `entries` (an array reply of bulk strings; clear it with
+ *  emq_reply_clear). EMQ_OK. */
+int emq_flow_outbox_read(emq_db *db, const char *q, int64_t batch,
+                         emq_reply *entries);
+/** T4.10 step 3: drop the first n (>= 0) entries of q's outbox. EMQ_OK. */
+int emq_flow_outbox_trim(emq_db *db, const char *q, int64_t n);
+/** T4.14 REEMIT: push the node's death onto q's outbox for its parent.
+ *  EMQ_OK with the outbox length in `*outbox_len` (may be NULL), or
+ *  EMQ_ABSENT when the node has no parent (nothing pushed). */
+int emq_flow_reemit(emq_db *db, const char *q, const char *id,
+                    const void *error, size_t len, int64_t *outbox_len);
+
 /* ------------------------------------------------------ export and import */
 
 /**
@@ -601,26 +1293,71 @@ typedef struct emq_transfer_summary {
 int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
                void *ctx, emq_transfer_summary *sum);
 
+/** Import options; initialise with emq_import_options_init(). */
+typedef struct emq_import_options {
+    int unchecked;  /**< 1: do not judge the result by emq_check's rules
+                         (for forensic copies of a damaged keyspace). The
+                         stream's syntax, the accepted commands, the key
+                         grammar and types, and the version fence are
+                         enforced in every case.                       */
+} emq_import_options;
+
+/** Fill `o` with the defaults: checked. */
+void emq_import_options_init(emq_import_options *o);
+
 /**
  * Import a RESP command stream (an emq_export, or an AOF of the same
- * commands) into the file in one write transaction. Accepted: SET key value
- * [PXAT ms], HSET, ZADD (bare score/member pairs), RPUSH, SADD, PEXPIREAT,
- * HPEXPIREAT key ms FIELDS n f..., and SELECT, MULTI and EXEC, which are
- * ignored. Commands apply as Valkey applies them, on top of what the file
- * holds. The stream must set "{emq}:version" to exactly "echomq:4.0.0":
- * otherwise (or without such a SET) EMQ_EWIRE. Malformed or truncated RESP,
- * an unknown command, bad arguments, a key outside the EchoMQ grammar (or
- * of the wrong type for its name), a member of a job set (pending, active,
- * schedule, dead, a lane) that is not 14 bytes, or an `attempts` field of a
- * job row or `count` of a metrics hash that is not a decimal integer below
- * 2^63-1 (states a claim or complete could only refuse, for good) give
- * EMQ_EPROTO with a message naming the byte offset of the refused frame. On
- * any failure nothing is applied.
+ * commands) into the file in one write transaction, checked. Accepted: SET
+ * key value [PXAT ms], HSET, ZADD (bare score/member pairs), RPUSH, SADD,
+ * PEXPIREAT, HPEXPIREAT key ms FIELDS n f..., and SELECT, MULTI and EXEC,
+ * which are ignored. Commands apply as Valkey applies them, on top of what
+ * the file holds. The stream must set "{emq}:version" to exactly
+ * "echomq:4.0.0": otherwise (or without such a SET) EMQ_EWIRE. Malformed or
+ * truncated RESP, an unknown command, bad arguments, or a key outside the
+ * EchoMQ grammar (or of the wrong type for its name) give EMQ_EPROTO with a
+ * message naming the byte offset of the refused frame.
+ * Then every queue the stream wrote is judged, before the commit, by the
+ * rules emq_check applies (the job sets' members and scores, counters,
+ * rows' states against the sets, expiries, ...): a violation refuses the
+ * import with EMQ_EPROTO, naming the rule, the key and the offset of the
+ * last command that wrote that key. On any failure nothing is applied.
  * `sum` (may be NULL) receives the counts and the digest of the file after
- * the import.
+ * the import. Equivalent to emq_import_begin (default options), one
+ * emq_import_feed and emq_import_finish.
  */
 int emq_import(emq_db *db, const void *bytes, size_t len,
                emq_transfer_summary *sum);
+
+/** A streaming import: emq_import fed in pieces. */
+typedef struct emq_importer emq_importer;
+
+/**
+ * Start an import on `db` with options `opt` (NULL: the defaults): opens the
+ * write transaction (waiting up to the busy timeout, then EMQ_EBUSY) and
+ * reads the clock once. Until emq_import_finish or emq_import_abort every
+ * other call on `db` fails (the transaction is the import's), and other
+ * writers of the file wait. On success *out is the importer; on failure
+ * *out is NULL and nothing is held.
+ */
+int emq_import_begin(emq_db *db, const emq_import_options *opt,
+                     emq_importer **out);
+/**
+ * Feed the next `len` bytes of the stream, split anywhere: every complete
+ * frame is checked and applied; a partial one waits for the next bytes.
+ * Returns EMQ_OK, or the refusal emq_import would give (message on the
+ * handle), after which the import is rolled back and every later feed or
+ * finish returns the same code.
+ */
+int emq_import_feed(emq_importer *im, const void *bytes, size_t len);
+/**
+ * End of the stream: a partial last frame is refused as truncated, the fence
+ * must have been seen, the written queues are judged (unless unchecked),
+ * and the transaction commits. `sum` (may be NULL) as for emq_import. Frees
+ * the importer whatever the result.
+ */
+int emq_import_finish(emq_importer *im, emq_transfer_summary *sum);
+/** Roll back and free the importer (NULL is ignored). */
+void emq_import_abort(emq_importer *im);
 
 /**
  * The logical digest of the file's live keyspace (doc/EXPORT.md), filtered
@@ -768,10 +1505,11 @@ typedef struct emq_stalled {
 
 /**
  * T5.11 stalled sweep: each of up to `limit` (> 0) lapsed leases counts a
- * stall on its row; at `max_stalled` stalls it is dead-lettered with
+ * stall on its row; at `max_stalled` (> 0) stalls it is dead-lettered with
  * last_error "stalled", otherwise returned to pending (a grouped job to its
  * lane, offered unless the lane is paused). Grouped jobs free their
- * in-flight slot either way. `*out` may be NULL.
+ * in-flight slot either way. `*out` may be NULL. EMQ_EINVAL when
+ * max_stalled or limit is not positive.
  */
 int emq_stalled_check(emq_db *db, const char *q, int64_t max_stalled,
                       int64_t limit, emq_stalled *out);
@@ -960,9 +1698,11 @@ void emq_pool_free(emq_pool *p);
 typedef struct emq_finding {
     int severity;        /**< EMQ_CHECK_VIOLATION or EMQ_CHECK_NOTE        */
     const char *code;    /**< a stable short name: "integrity", "stamp",
+                              "schema", "checksum",
                               "fence", "key", "type", "member",
-                              "score", "counter", "ring", "wake", "row",
-                              "state", "state-set", "read" (violations);
+                              "score", "counter", "expiry", "ring", "wake",
+                              "row", "state", "state-set", "read"
+                              (violations);
                               "ghost", "multi", "partial", "reserve" (notes) */
     const char *key;     /**< the key concerned, printable (bytes outside
                               ASCII as \xNN), or "" for the file        */
@@ -975,13 +1715,19 @@ typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
 /**
  * Check the invariants of the whole file in one read transaction, reporting
  * every finding (not just the first) to `cb` (may be NULL): SQLite's
- * PRAGMA integrity_check and the file's stamp; the version fence; every key
+ * PRAGMA integrity_check and the file's stamp; schema objects that are not
+ * exactly emqlite's (a foreign trigger, view, index or table); key rows whose
+ * checksum does not match (files with emq_options.checksums); the version
+ * fence; every key
  * belongs to the EchoMQ grammar with the type the grammar gives it; job sets
  * and lanes hold JOB ids with their score rules (0 in pending, dead and
  * lanes; integer ms in active and schedule); counters
- * are decimal integers; every job row's `state` is one of the five and the
- * set it names holds the id. The tolerated states are reported as notes;
- * doc/RELIABILITY.md lists each with the transition that produces it.
+ * are decimal integers (attempts and counts in [0, 2^63-1)); expiries only
+ * on lock, de: and limiter keys and a row's lock field; every job row's
+ * `state` is one of the five and the set it names holds the id. These are
+ * the rules emq_import judges the queues it writes by (engine/rules.c).
+ * The tolerated states are reported as notes; doc/RELIABILITY.md lists
+ * each with the transition that produces it.
  * Never writes. `*nviolations` (may be NULL) receives the number of
  * violations (notes are not counted).
  * Returns EMQ_OK (no violation), EMQ_ECORRUPT (at least one), or EMQ_EBUSY,

@@ -72,6 +72,7 @@ typedef struct bench_conf {
     const char *path;     /* emqlite / raw: the database file              */
     int sync;             /* EMQ_SYNC_NORMAL or EMQ_SYNC_FULL              */
     int exclusive;        /* emqlite / raw: locking_mode = EXCLUSIVE       */
+    int checksums;        /* emqlite: emq_options.checksums (row sums)     */
     int port;             /* peer: the server's port on 127.0.0.1          */
     int server_pid;       /* peer: for VmHWM                               */
     const char *server_dir;/* peer: its --dir, for the AOF size             */

@@ -9,6 +9,8 @@
  *
  *   emq-enqueue, raw-enqueue   one enqueue per transaction
  *   emq-cycle, raw-cycle       enqueue + claim + complete (3 transactions)
+ *   emq-enqueue-sums,          the same two on a file with row checksums on
+ *   emq-cycle-sums             (emq_options.checksums: the option's cost)
  *   store-hset3-zadd           storage/store.h: HSET of three fields + ZADD,
  *                              one transaction (the floor under an enqueue)
  *
@@ -65,7 +67,8 @@ static int one(bsys *s, int cycle, uint64_t *seq)
     return s->ops->complete(s, id, token);
 }
 
-static int sys_loop(int raw, int cycle, const char *path, int64_t n)
+static int sys_loop(int raw, int cycle, int sums, const char *path,
+                    int64_t n)
 {
     bench_conf c;
     bsys s;
@@ -75,6 +78,7 @@ static int sys_loop(int raw, int cycle, const char *path, int64_t n)
     memset(&c, 0, sizeof c);
     c.path = path;
     c.sync = EMQ_SYNC_NORMAL;
+    c.checksums = sums;
     rc = raw ? bench_raw_open(&c, &s) : bench_emq_open(&c, &s);
     if (rc < 0) goto fail;
     if ((rc = prefill(&s, &seq)) < 0) goto fail;
@@ -116,7 +120,8 @@ static int store_one(emq_store *st, uint64_t seq)
 
 static int store_loop(const char *path, int64_t n)
 {
-    emq_store_opts o = {EMQ_SYNC_NORMAL, 5000, 0, 0, 1000};
+    emq_store_opts o = {.synchronous = EMQ_SYNC_NORMAL, .busy_timeout_ms = 5000,
+                        .checkpoint_frames = 1000};
     emq_store *st = NULL;
     char err[256];
     uint64_t seq = 0;
@@ -143,10 +148,14 @@ int bench_instr_main(const char *what, const char *dir, int64_t n)
     int rc;
     snprintf(path, sizeof path, "%s/emqlite-bench-instr.%d.db", dir,
              (int)getpid());
-    if (strcmp(what, "emq-enqueue") == 0) rc = sys_loop(0, 0, path, n);
-    else if (strcmp(what, "emq-cycle") == 0) rc = sys_loop(0, 1, path, n);
-    else if (strcmp(what, "raw-enqueue") == 0) rc = sys_loop(1, 0, path, n);
-    else if (strcmp(what, "raw-cycle") == 0) rc = sys_loop(1, 1, path, n);
+    if (strcmp(what, "emq-enqueue") == 0) rc = sys_loop(0, 0, 0, path, n);
+    else if (strcmp(what, "emq-cycle") == 0) rc = sys_loop(0, 1, 0, path, n);
+    else if (strcmp(what, "emq-enqueue-sums") == 0)
+        rc = sys_loop(0, 0, 1, path, n);
+    else if (strcmp(what, "emq-cycle-sums") == 0)
+        rc = sys_loop(0, 1, 1, path, n);
+    else if (strcmp(what, "raw-enqueue") == 0) rc = sys_loop(1, 0, 0, path, n);
+    else if (strcmp(what, "raw-cycle") == 0) rc = sys_loop(1, 1, 0, path, n);
     else if (strcmp(what, "store-hset3-zadd") == 0) rc = store_loop(path, n);
     else {
         fprintf(stderr, "emqlite-bench: unknown --instr %s\n", what);
@@ -158,6 +167,8 @@ int bench_instr_main(const char *what, const char *dir, int64_t n)
     snprintf(p2, sizeof p2, "%s-shm", path);
     unlink(p2);
     snprintf(p2, sizeof p2, "%s-emqnode", path);
+    unlink(p2);
+    snprintf(p2, sizeof p2, "%s-emqwake", path);
     unlink(p2);
 #ifdef BENCH_CALLGRIND
     printf("instr %s n=%lld callgrind-macros=yes\n", what, (long long)n);
@@ -313,10 +324,11 @@ int bench_pages_main(const char *dir, FILE *out)
         if (rc != 0) fprintf(stderr, "emqlite-bench: %s\n", s.err);
         if (s.h) s.ops->close(&s);
         {
-            static const char *const sfx[] = {"", "-wal", "-shm", "-emqnode"};
+            static const char *const sfx[] = {"", "-wal", "-shm", "-emqnode",
+                                              "-emqwake"};
             char p[1100];
             size_t k;
-            for (k = 0; k < 4; k++) {
+            for (k = 0; k < 5; k++) {
                 snprintf(p, sizeof p, "%s%s", path, sfx[k]);
                 unlink(p);
             }

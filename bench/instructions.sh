@@ -50,6 +50,8 @@ re=$(per_op raw-enqueue)
 ec=$(per_op emq-cycle)
 rc=$(per_op raw-cycle)
 st=$(per_op store-hset3-zadd)
+es=$(per_op emq-enqueue-sums)
+cs=$(per_op emq-cycle-sums)
 {
     echo "### Instructions per transition (callgrind, N = $n, 10,000 pending, synchronous NORMAL)"
     echo
@@ -58,4 +60,11 @@ st=$(per_op store-hset3-zadd)
     awk -v a="$ee" -v b="$re" 'BEGIN { r = a / b; printf "| enqueue (1 transaction) | %d | %d | %.2f× | ≤ 1.15×: %s |\n", a, b, r, (r <= 1.15 ? "**met**" : "**not met**") }'
     awk -v a="$ec" -v b="$rc" 'BEGIN { r = a / b; printf "| cycle: enqueue + claim + complete (3 transactions) | %d | %d | %.2f× | ≤ 1.15×: %s |\n", a, b, r, (r <= 1.15 ? "**met**" : "**not met**") }'
     awk -v a="$st" -v b="$re" 'BEGIN { printf "| store API: HSET of 3 fields + ZADD, 1 transaction | %d | %d | %.2f× | (for the storage issue) |\n", a, b, a / b }'
+    echo
+    echo "### Row checksums (emq_options.checksums): instructions per transition"
+    echo
+    echo "| loop | checksums off | checksums on | cost |"
+    echo "|---|---:|---:|---:|"
+    awk -v a="$ee" -v b="$es" 'BEGIN { printf "| enqueue | %d | %d | +%.1f%% |\n", a, b, 100 * (b - a) / a }'
+    awk -v a="$ec" -v b="$cs" 'BEGIN { printf "| cycle: enqueue + claim + complete | %d | %d | +%.1f%% |\n", a, b, 100 * (b - a) / a }'
 } | tee "$out/instructions.md"

@@ -87,7 +87,7 @@ static int naive(const char *path, int n)
 
 static int emqlite(const char *path, int n)
 {
-    emq_store_opts o = {EMQ_SYNC_NORMAL, 1000, 0, 0, 0};
+    emq_store_opts o = {.synchronous = EMQ_SYNC_NORMAL, .busy_timeout_ms = 1000};
     emq_store *st;
     if (emq_store_open(path, &o, &st, NULL, 0) != EMQ_OK)
         return 1;

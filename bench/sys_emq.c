@@ -155,6 +155,7 @@ int bench_emq_open(const bench_conf *c, bsys *s)
     emq_options_init(&o);
     o.synchronous = c->sync;
     o.exclusive = c->exclusive;
+    o.checksums = c->checksums;
     rc = emq_open_ex(c->path, &o, &e->db, err, sizeof err);
     if (rc != EMQ_OK) {
         free(e);

@@ -12,7 +12,10 @@
  *    process, holding the next free ts << 12 | seq, so every handle of a
  *    process that shares a node id draws from one strictly increasing
  *    sequence. A cell only ever rises: seeding (from the reservation a
- *    file handle reads at lease time, doc/IDS.md) is a CAS max.
+ *    file handle reads at lease time, doc/IDS.md) is a CAS max;
+ *  - past the 41-bit horizon (2093-09-06T15:47:35.551Z) nothing is minted:
+ *    emq_snow_mint answers EMQ_SNOW_EXHAUSTED and the cell stays, never an
+ *    id that repeats or leaves the 63-bit range.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -148,6 +151,8 @@ unsigned emq_snow_seq(uint64_t snow)
 }
 
 #define TS_MAX ((INT64_C(1) << 41) - 1)
+_Static_assert(EMQ_CELL_MAX == ((uint64_t)TS_MAX << 12 | 0xFFF),
+               "the last cell is the horizon's last sequence number");
 
 /* ms since the epoch for Unix ms `t`, clamped into the 41-bit field. */
 static uint64_t epoch_ms(int64_t t)
@@ -191,6 +196,8 @@ uint64_t emq_snow_mint(unsigned node, int64_t now_ms)
 
     do {
         next = free_ > floor ? free_ : floor;
+        if (next > EMQ_CELL_MAX)
+            return EMQ_SNOW_EXHAUSTED; /* the cell stays where it is */
     } while (!atomic_compare_exchange_weak_explicit(
                  cell, &free_, next + 1, memory_order_relaxed,
                  memory_order_relaxed));
@@ -199,16 +206,13 @@ uint64_t emq_snow_mint(unsigned node, int64_t now_ms)
            (next & 0xFFF);
 }
 
-/* The largest cell value whose id is representable (ts at the horizon). */
-#define CELL_MAX ((uint64_t)TS_MAX << 12 | 0xFFF)
-
 void emq_snow_seed(unsigned node, uint64_t cell)
 {
     _Atomic uint64_t *c = &mint_cells[node & (NODES - 1)];
     uint64_t cur = atomic_load_explicit(c, memory_order_relaxed);
 
-    if (cell > CELL_MAX)
-        cell = CELL_MAX;
+    if (cell > EMQ_CELL_MAX + 1)
+        cell = EMQ_CELL_MAX + 1; /* past the horizon: exhausted */
     while (cur < cell &&
            !atomic_compare_exchange_weak_explicit(c, &cur, cell,
                                                   memory_order_relaxed,

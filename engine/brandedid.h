@@ -39,19 +39,27 @@ unsigned emq_snow_seq(uint64_t snow);
 /** The smallest snowflake mintable at or after Unix ms `t`. */
 uint64_t emq_snow_min_for(int64_t unix_ms);
 
+/** The last cell (ts << 12 | seq) an id can be minted from: sequence 4095
+ *  of the 41-bit horizon's last millisecond, 2093-09-06T15:47:35.551Z. */
+#define EMQ_CELL_MAX ((((uint64_t)1 << 41) - 1) << 12 | 0xFFF)
+/** What emq_snow_mint answers once the node's cell is past EMQ_CELL_MAX. */
+#define EMQ_SNOW_EXHAUSTED UINT64_MAX
+
 /**
  * Mint the next snowflake for `node` (0..1023) at wall time `now_ms`.
  * One process-wide monotonic cell per node id, updated atomically: ids from
  * one node strictly increase across all threads of the process, through
  * clock regressions and bursts beyond 4096 per ms (they borrow the next ms).
+ * EMQ_SNOW_EXHAUSTED when the cell has passed the horizon (no id is left).
  */
 uint64_t emq_snow_mint(unsigned node, int64_t now_ms);
 
 /**
  * Raise the cell of `node` to at least `cell` (ts << 12 | seq of the next id
  * the node may mint); never lowers it. Values past the 41-bit horizon are
- * clamped to it. Thread-safe (a CAS max). File handles seed the cell with
- * the node's persisted reservation when they take its lease (doc/IDS.md).
+ * clamped to one past it (exhausted). Thread-safe (a CAS max). File
+ * handles seed the cell with the node's persisted reservation when they
+ * take its lease (doc/IDS.md).
  */
 void emq_snow_seed(unsigned node, uint64_t cell);
 

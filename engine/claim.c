@@ -1,6 +1,7 @@
 /*
  * claim.c — T1.4 claim (PROTOCOL.md §6.1): pop the oldest pending id, bump
- * its attempts (the new fencing token), mark it active, lease it.
+ * its attempts (the new fencing token), mark it active, lease it; and that
+ * claim of one popped member, which the lane claims (lanes.c) share.
  *
  * Rule: the popped member is not re-validated (a ghost or non-JOB member is
  * claimed and grows a partial row); the only thing checked is that it fits
@@ -11,6 +12,40 @@
 #include <string.h>
 #include "verb.h"
 #include "jobs.h"
+
+int emq_job_take(emq_db *db, emq_store *st, const char *q, const emq_buf *m,
+                 double deadline, emq_reply *arr)
+{
+    char ak[EMQ_KEY_MAX];
+    size_t akl = emq_key(ak, q, EMQ_KT_ACTIVE);
+    emq_buf jk = {0}, pay = {0};
+    emq_reply *e;
+    int rc;
+
+    if (m->len != EMQ_ID_LEN)
+        return emq_db_fail(db, EMQ_ECORRUPT, "a job set holds a member "
+                           "that is not a 14-byte id");
+    if ((rc = emq_key_buf(&jk, q, EMQ_KT_JOB, m->p, m->len)) < 0) goto done;
+    /* Steps 3 and 4 and the payload read of step 6, as one row access:
+     * HINCRBY attempts 1, HSET state active, HGET payload. */
+    emq_hop ops[3] = {
+        {.op = EMQ_HOP_INCR, .f = {"attempts", 8}, .by = 1},
+        {.op = EMQ_HOP_SET, .f = {"state", 5}, .v = {"active", 6}},
+        {.op = EMQ_HOP_GET, .f = {"payload", 7}, .out = &pay},
+    };
+    if ((rc = emq_hash_apply(st, jk.p, jk.len, ops, 3, NULL)) < 0) goto done;
+    rc = emq_zset_add(st, ak, akl, m->p, m->len, deadline, NULL);
+    if (rc < 0) goto done;
+    if ((rc = emq_reply_push_bulk(arr, m->p, m->len)) < 0) goto done;
+    if ((e = emq_reply_push(arr)) == NULL) { rc = EMQ_ENOMEM; goto done; }
+    if (ops[2].found && (rc = emq_reply_bulk(e, pay.p, pay.len)) < 0)
+        goto done;
+    rc = emq_reply_push_int(arr, ops[0].result);
+done:
+    emq_buf_free(&jk);
+    emq_buf_free(&pay);
+    return rc;
+}
 
 /*
  * T1.4 claim(q, lease_ms > 0)
@@ -23,12 +58,10 @@ int emq_v_claim(emq_vctx *c)
 {
     emq_store *st = c->st;
     const char *q = c->a[0].s;
-    char mk[EMQ_KEY_MAX], pk[EMQ_KEY_MAX], ak[EMQ_KEY_MAX];
+    char mk[EMQ_KEY_MAX], pk[EMQ_KEY_MAX];
     size_t mkl = emq_key(mk, q, EMQ_KT_META);
     size_t pkl = emq_key(pk, q, EMQ_KT_PENDING);
-    size_t akl = emq_key(ak, q, EMQ_KT_ACTIVE);
-    emq_buf m = {0}, jk = {0}, pay = {0};
-    emq_reply *e;
+    emq_buf m = {0};
     double s;
     int paused, rc;
 
@@ -39,32 +72,10 @@ int emq_v_claim(emq_vctx *c)
     rc = emq_zset_popmin(st, pk, pkl, &m, &s);
     if (rc < 0) goto done;
     if (rc == EMQ_NOTFOUND) { rc = EMQ_EMPTY; goto done; }
-    if (m.len != EMQ_ID_LEN) {
-        rc = emq_db_fail(c->db, EMQ_ECORRUPT, "the pending set holds a "
-                         "member that is not a 14-byte id");
-        goto done;
-    }
-    if ((rc = emq_key_buf(&jk, q, EMQ_KT_JOB, m.p, m.len)) < 0) goto done;
-    /* Steps 3 and 4 and the payload read of step 6, as one row access:
-     * HINCRBY attempts 1, HSET state active, HGET payload. */
-    emq_hop ops[3] = {
-        {.op = EMQ_HOP_INCR, .f = {"attempts", 8}, .by = 1},
-        {.op = EMQ_HOP_SET, .f = {"state", 5}, .v = {"active", 6}},
-        {.op = EMQ_HOP_GET, .f = {"payload", 7}, .out = &pay},
-    };
-    if ((rc = emq_hash_apply(st, jk.p, jk.len, ops, 3, NULL)) < 0) goto done;
-    rc = emq_zset_add(st, ak, akl, m.p, m.len, emq_score_add(c->now,
-                      c->a[1].i), NULL);
-    if (rc < 0) goto done;
-    if ((rc = emq_reply_push_bulk(c->r, m.p, m.len)) < 0) goto done;
-    if ((e = emq_reply_push(c->r)) == NULL) { rc = EMQ_ENOMEM; goto done; }
-    if (ops[2].found && (rc = emq_reply_bulk(e, pay.p, pay.len)) < 0)
-        goto done;
-    rc = emq_reply_push_int(c->r, ops[0].result);
+    rc = emq_job_take(c->db, st, q, &m, emq_score_add(c->now, c->a[1].i),
+                      c->r);
 done:
     emq_buf_free(&m);
-    emq_buf_free(&jk);
-    emq_buf_free(&pay);
     return rc;
 }
 

@@ -17,8 +17,13 @@
 #include <sqlite3.h>
 #include "db.h"
 #include "brandedid.h"
+#include "events.h"
 
 #define DEFAULT_MAX_PAYLOAD (UINT64_C(512) * 1024 * 1024)
+
+/* The first cell of the 41-bit horizon's last millisecond: a reservation
+ * there leaves at most 4,096 ids (emq_open refuses it). */
+#define HORIZON_CELL (EMQ_CELL_MAX & ~(uint64_t)0xFFF)
 
 const char *emq_version(void) { return EMQLITE_VERSION; }
 const char *emq_sqlite_version(void) { return sqlite3_libversion(); }
@@ -95,10 +100,9 @@ const char *emq_errmsg(const emq_db *db)
 
 /* --------------------------------------------------------------- the runner */
 
-int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
+int emq_db_tx_begin(emq_db *db, int write, int64_t *now)
 {
-    int64_t now;
-    int rc, c;
+    int rc;
     emq_db_clear(db);     /* a body's wire message must not be stale */
     if (write && db->opt.readonly)
         return emq_db_fail(db, EMQ_EREADONLY, "the handle was opened "
@@ -107,9 +111,18 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
     if (rc < 0) return store_fail(db, rc);
     /* NOW is read once, inside the transaction: after the write lock is
      * held, so a wait for the lock never makes it stale. */
-    now = db->clock(db->clock_ctx);
-    emq_store_set_now(db->st, now);
-    rc = fn(db, db->st, now, ctx);
+    *now = db->clock(db->clock_ctx);
+    if (*now == EMQ_CLOCK_FAILED) {
+        emq_store_rollback(db->st);
+        return emq_db_fail(db, EMQ_EINVAL, "the clock callback failed");
+    }
+    emq_store_set_now(db->st, *now);
+    return EMQ_OK;
+}
+
+int emq_db_tx_end(emq_db *db, int rc)
+{
+    int c;
     if (rc < 0) {
         emq_store_rollback(db->st);
         if (db->errmsg[0] == 0) store_fail(db, rc);
@@ -118,6 +131,14 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
     c = emq_store_commit(db->st);
     if (c < 0) return store_fail(db, c);
     return rc;
+}
+
+int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
+{
+    int64_t now;
+    int rc = emq_db_tx_begin(db, write, &now);
+    if (rc < 0) return rc;
+    return emq_db_tx_end(db, fn(db, db->st, now, ctx));
 }
 
 /* ------------------------------------------------------------ open / close */
@@ -165,6 +186,10 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     so.exclusive = o.exclusive;
     so.readonly = o.readonly;
     so.checkpoint_frames = o.checkpoint_frames;
+    /* The fence is judged before the store writes anything. */
+    so.judge_key = EMQ_VERSION_KEY;
+    so.judge = emq_fence_judge;
+    so.judge_ctx = &o.readonly;
     rc = emq_store_open(path, &so, &st, err, sizeof err);
     if (rc < 0) {
         if (err[0] == 0) snprintf(err, sizeof err, "%s", emq_strerror(rc));
@@ -174,7 +199,7 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
                                                 claim signal (wait.c) */
     rc = emq_fence_pass(st, o.readonly, clock(o.clock_ctx), err, sizeof err);
     if (rc < 0) goto fail;
-    rc = emq_node_lease(path, o.node_id, o.readonly, &node, &fd, err,
+    rc = emq_node_lease(st, o.node_id, o.readonly, &node, &fd, err,
                         sizeof err);
     if (rc < 0) goto fail;
     if (fd >= 0) {
@@ -187,7 +212,36 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
                      emq_strerror(rc), node);
             goto fail;
         }
+        /* A reservation at the horizon's last millisecond leaves no id to
+         * mint: a clock set past 2093, or a damaged or hostile sidecar. */
+        if (reserved >= HORIZON_CELL) {
+            rc = EMQ_EEXHAUSTED;
+            snprintf(err, sizeof err, "%s: the node-id sidecar %s-emqnode "
+                     "reserves node id %d up to the 41-bit id horizon "
+                     "(2093-09-06T15:47:35.551Z), so no id is left to mint "
+                     "(a clock set past 2093, or a damaged sidecar: remove "
+                     "it while no handle is open)", emq_strerror(rc),
+                     emq_store_path(st), node);
+            goto fail;
+        }
         emq_snow_seed((unsigned)node, reserved);
+    }
+    if (o.checksums && !emq_store_checksums(st)) {
+        /* Every handle of the file must write sums from the first row on:
+         * turned on only by the file's only handle. */
+        if (o.readonly ||
+            (emq_store_path(st) && (fd < 0 || !emq_node_alone(fd)))) {
+            rc = o.readonly ? EMQ_EREADONLY : EMQ_EBUSY;
+            snprintf(err, sizeof err, "%s: checksums can be turned on only "
+                     "by a read-write handle while no other handle has the "
+                     "file open", emq_strerror(rc));
+            goto fail;
+        }
+        if ((rc = emq_store_enable_checksums(st)) < 0) {
+            snprintf(err, sizeof err, "%s: cannot turn checksums on: %s",
+                     emq_strerror(rc), emq_store_errmsg(st));
+            goto fail;
+        }
     }
 
     db = emq_mem_calloc(1, sizeof *db);
@@ -221,6 +275,7 @@ int emq_open(const char *path, const emq_options *opt, emq_db **out)
 void emq_close(emq_db *db)
 {
     if (db == NULL) return;
+    emq_ev_close(db);
     emq_store_close(db->st);
     /* A clean close lowers the reservation to the exact high-water mark,
      * so the next holder does not start up to RESERVE_AHEAD in the future.
@@ -269,17 +324,24 @@ int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE])
     if (strlen(ns) != 3 || emq_id_encode(ns, 0, out) != EMQ_OK)
         return emq_db_wire(db, EMQ_EID, "a namespace is three bytes A-Z");
     snow = emq_snow_mint((unsigned)db->node_id, db->clock(db->clock_ctx));
+    if (snow == EMQ_SNOW_EXHAUSTED) {
+        out[0] = 0;
+        return emq_db_fail(db, EMQ_EEXHAUSTED, "no id is left to mint: "
+                           "the snowflake's 41-bit millisecond field ends at "
+                           "2093-09-06T15:47:35.551Z (is the clock right?)");
+    }
     if (db->lease_fd >= 0) {
         cell = emq_snow_cell(snow);
         if (cell >= db->reserved) {
-            rc = emq_node_reserve_write(db->lease_fd, db->node_id,
-                                        cell + RESERVE_AHEAD);
+            uint64_t ahead = cell < EMQ_CELL_MAX + 1 - RESERVE_AHEAD
+                                 ? cell + RESERVE_AHEAD : EMQ_CELL_MAX + 1;
+            rc = emq_node_reserve_write(db->lease_fd, db->node_id, ahead);
             if (rc < 0) {
                 out[0] = 0;
                 return emq_db_fail(db, rc, "cannot write the mint "
                                    "reservation to the node-id sidecar");
             }
-            db->reserved = cell + RESERVE_AHEAD;
+            db->reserved = ahead;
         }
         db->minted = cell + 1;
     }

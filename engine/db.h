@@ -36,6 +36,12 @@ struct emq_db {
     uint64_t minted;         /* one past the highest cell this handle
                                 minted, 0 before its first mint          */
     char errmsg[EMQ_ERRMSG_MAX];
+    /* lifecycle events (events.c) */
+    struct emq_sub *subs;    /* this handle's subscriptions              */
+    int ev_dirty;            /* a publish ran since the last delivery    */
+    int ev_depth;            /* > 0 while callbacks run                  */
+    int64_t ev_keep;         /* retention (0: the defaults)              */
+    int64_t ev_max_age;
     emq_sched sched;         /* the scheduling plane's state (plane.h)    */
 };
 
@@ -59,6 +65,11 @@ typedef int (*emq_tx_fn)(emq_db *db, emq_store *st, int64_t now, void *ctx);
  * set a wire message keeps it). Returns the body's result or the failure.
  */
 int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx);
+/** emq_db_run in two halves, for a transaction that spans calls (the
+ *  streaming import): begin reads NOW into *now; end commits when `rc` >= 0
+ *  or rolls back, and returns `rc` or the commit's failure. */
+int emq_db_tx_begin(emq_db *db, int write, int64_t *now);
+int emq_db_tx_end(emq_db *db, int rc);
 
 /** Clear the handle's message (start of every verb). */
 void emq_db_clear(emq_db *db);
@@ -73,8 +84,6 @@ int emq_db_fail(emq_db *db, int rc, const char *detail);
 
 /* ------------------------------------------------------- open-time pieces */
 
-/** 1 for "" and ":memory:" (a private in-memory database). */
-int emq_path_is_memory(const char *path);
 /**
  * The version fence (§5) in one transaction of its own. EMQ_OK, EMQ_EWIRE
  * (message names the found and the expected value; rolled back) or a store
@@ -83,13 +92,22 @@ int emq_path_is_memory(const char *path);
 int emq_fence_pass(emq_store *st, int readonly, int64_t now, char *err,
                    size_t errlen);
 /**
- * Lease a node id for a handle on `path`: `want` 0..1023 is leased as
- * given (EMQ_EBUSY when another live handle holds it), -1 leases the first
- * free one (see nodeid.c). *fd receives the sidecar
- * descriptor holding the lease, or -1; release it with emq_node_release.
+ * The fence as the store's open-time judge (emq_store_opts.judge, `ctx`
+ * points to an int: the handle is read-only): EMQ_OK or EMQ_EWIRE.
  */
-int emq_node_lease(const char *path, int want, int readonly, int *node,
+int emq_fence_judge(void *ctx, int type, const void *val, size_t len,
+                    char *err, size_t errlen);
+/**
+ * Lease a node id for a handle on the store's file: `want` 0..1023 is
+ * leased as given (EMQ_EBUSY when another live handle holds it), -1 leases
+ * the first free one (see nodeid.c). *fd receives the sidecar descriptor
+ * holding the lease, or -1; release it with emq_node_release. A read-only
+ * handle never creates the sidecar.
+ */
+int emq_node_lease(emq_store *st, int want, int readonly, int *node,
                    int *fd, char *err, size_t errlen);
+/** 1 when no handle but the one holding `fd` has a lease on the file. */
+int emq_node_alone(int fd);
 void emq_node_release(int fd);
 /**
  * The mint reservation of `node` in the sidecar `fd` (8 bytes LE at

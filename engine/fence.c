@@ -6,8 +6,13 @@
  * set only-if-absent and read back); a refusal rolls back, so a refused file
  * is left byte-for-byte as it was. A read-only open reads in a read
  * transaction and refuses an absent stamp as well as a foreign one.
+ * The same rule runs earlier too, as the store's judge (emq_fence_judge):
+ * inside the open's first, read-only look at the file, before the store
+ * writes anything (WAL mode, schema), so a file of another wire is refused
+ * without a byte of it changed, whatever its journal mode.
  * Rule: the comparison is exact (no minor-version tolerance, D-1).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "db.h"
@@ -43,6 +48,24 @@ static int refuse(char *err, size_t errlen, const char *found)
 static int matches(const emq_buf *v)
 {
     return v->len == WIRE_LEN && memcmp(v->p, EMQ_WIRE, WIRE_LEN) == 0;
+}
+
+int emq_fence_judge(void *ctx, int type, const void *val, size_t len,
+                    char *err, size_t errlen)
+{
+    const int *readonly = ctx;
+    emq_buf v = {(unsigned char *)(uintptr_t)val, len, len};
+    char shown[300];
+    if (type == EMQ_T_NONE)
+        return *readonly ? refuse(err, errlen, "absent, and a read-only open "
+                                  "cannot stamp")
+                         : EMQ_OK;
+    if (type != EMQ_T_STRING)
+        return refuse(err, errlen, "a key of another type");
+    if (matches(&v))
+        return EMQ_OK;
+    show(shown, sizeof shown, &v);
+    return refuse(err, errlen, shown);
 }
 
 /* The fence body; runs inside an open transaction. */

@@ -1,6 +1,7 @@
 /*
  * groups.c — PROTOCOL.md §6.0 group definitions over the store: lane(g),
- * GACT, WAKE, OFFER, RELEASE, UNCLAIMED, DERING.
+ * GACT, WAKE, OFFER, RELEASE, UNCLAIMED, DERING, the reads of a group's
+ * limit and weight, and the return of a job to its lane (T1.7, T1.8, T3.11).
  *
  * Every helper runs inside the caller's transaction and returns an EMQ_*
  * code; none reads the clock. Rule: ring membership is tested with a
@@ -49,20 +50,42 @@ int emq_g_depth(emq_store *st, const char *q, const void *g, size_t glen,
     return rc;
 }
 
+/* card(lane) > 0, by the key's existence (an emptied zset ceases to exist),
+ * so the test does not count the lane. A key of another type answers what
+ * the count would: WRONGTYPE. */
+static int lane_busy(emq_store *st, const void *lk, size_t lkl, int *busy)
+{
+    int64_t n;
+    int type, rc = emq_key_type(st, lk, lkl, &type);
+    *busy = type == EMQ_T_ZSET;
+    if (rc < 0 || type == EMQ_T_ZSET || type == EMQ_T_NONE) return rc;
+    return emq_zset_card(st, lk, lkl, &n);
+}
+
+int emq_g_busy(emq_store *st, const char *q, const void *g, size_t glen,
+               int *busy)
+{
+    emq_buf lk = {0};
+    int rc = emq_key_buf(&lk, q, EMQ_KT_LANE, g, glen);
+    *busy = 0;
+    if (rc == EMQ_OK) rc = lane_busy(st, lk.p, lk.len, busy);
+    emq_buf_free(&lk);
+    return rc;
+}
+
 int emq_g_wake(emq_store *st, const char *q)
 {
     char k[EMQ_KEY_MAX];
     size_t kl = emq_key(k, q, EMQ_KT_WAKE);
-    int64_t len;
-    int rc = emq_list_push(st, k, kl, 0, "1", 1, &len);
+    int rc = emq_list_push(st, k, kl, 0, "1", 1, NULL);
     if (rc < 0) return rc;
     return emq_list_trim(st, k, kl, 0, WAKE_CAP - 1);
 }
 
-/* Lua's tonumber() over a stored limit: a whole numeric string (the
- * protocol writes decimal integers; a value that is not a number would make
- * the reference script raise, which we report as EMQ_EPROTO). */
-static int limit_value(const emq_buf *v, double *out)
+/* Lua's tonumber() over a stored limit or weight: a whole numeric string
+ * (the protocol writes decimal integers; a limit that is not a number would
+ * make the reference script raise, which we report as EMQ_EPROTO). */
+static int number_value(const emq_buf *v, double *out)
 {
     char tmp[64];
     char *end;
@@ -75,29 +98,53 @@ static int limit_value(const emq_buf *v, double *out)
     return *end == 0 && end != tmp;
 }
 
+int emq_g_limit(emq_store *st, const char *q, const void *g, size_t glen,
+                int *has, double *lim)
+{
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key(k, q, EMQ_KT_GLIMIT);
+    emq_buf v = {0};
+    int rc = emq_hash_get(st, k, kl, g, glen, &v);
+    *has = rc == EMQ_OK;
+    if (rc == EMQ_OK && !number_value(&v, lim))
+        rc = EMQ_EPROTO;
+    emq_buf_free(&v);
+    return rc < 0 ? rc : EMQ_OK;
+}
+
+int emq_g_weight(emq_store *st, const char *q, const void *g, size_t glen,
+                 int64_t *w)
+{
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key(k, q, EMQ_KT_GWEIGHT);
+    emq_buf v = {0};
+    double d;
+    int rc = emq_hash_get(st, k, kl, g, glen, &v);
+    *w = 1;
+    /* Absent, not a number, or < 1: 1. A huge weight is only bounded by
+     * the lane's depth, so clamp it before the conversion (which truncates:
+     * the integer part). */
+    if (rc == EMQ_OK && number_value(&v, &d) && d >= 1)
+        *w = d >= 9007199254740992.0 ? INT64_C(9007199254740992)
+                                     : (int64_t)d;
+    emq_buf_free(&v);
+    return rc < 0 ? rc : EMQ_OK;
+}
+
 int emq_g_offer(emq_store *st, const char *q, const void *g, size_t glen,
                 int64_t act)
 {
-    char kl_[EMQ_KEY_MAX], kr[EMQ_KEY_MAX];
-    size_t kll = emq_key(kl_, q, EMQ_KT_GLIMIT);
+    char kr[EMQ_KEY_MAX];
     size_t krl = emq_key(kr, q, EMQ_KT_RING);
-    emq_buf v = {0};
     double lim;
-    int64_t pos, len;
-    int rc = emq_hash_get(st, kl_, kll, g, glen, &v);
-    if (rc < 0) goto done;
-    if (rc == EMQ_OK) {
-        if (!limit_value(&v, &lim)) { rc = EMQ_EPROTO; goto done; }
-        if (!((double)act < lim)) { rc = EMQ_OK; goto done; }
-    }
-    rc = emq_list_pos(st, kr, krl, g, glen, &pos);
-    if (rc < 0) goto done;
-    if (rc == EMQ_OK) goto done;            /* already on the ring */
-    if ((rc = emq_list_push(st, kr, krl, 1, g, glen, &len)) < 0) goto done;
-    rc = emq_g_wake(st, q);
-done:
-    emq_buf_free(&v);
-    return rc < 0 ? rc : EMQ_OK;
+    int has, rc = emq_g_limit(st, q, g, glen, &has, &lim);
+    if (rc < 0) return rc;
+    if (has && !((double)act < lim)) return EMQ_OK;
+    rc = emq_list_pos(st, kr, krl, g, glen, NULL);
+    if (rc < 0) return rc;
+    if (rc == EMQ_OK) return EMQ_OK;        /* already on the ring */
+    if ((rc = emq_list_push(st, kr, krl, 1, g, glen, NULL)) < 0) return rc;
+    return emq_g_wake(st, q);
 }
 
 int emq_g_charge(emq_store *st, const char *q, const void *g, size_t glen,
@@ -117,18 +164,18 @@ int emq_g_charge(emq_store *st, const char *q, const void *g, size_t glen,
 
 int emq_g_release(emq_store *st, const char *q, const void *g, size_t glen)
 {
-    int64_t act, depth;
-    int paused;
+    int64_t act;
+    int paused, busy;
     int rc = emq_g_charge(st, q, g, glen, -1, &act);
     if (rc < 0) return rc;
     if ((rc = emq_g_paused(st, q, g, glen, &paused)) < 0) return rc;
     if (paused) return EMQ_OK;
-    if ((rc = emq_g_depth(st, q, g, glen, &depth)) < 0) return rc;
-    if (depth > 0) return emq_g_offer(st, q, g, glen, act);
+    if ((rc = emq_g_busy(st, q, g, glen, &busy)) < 0) return rc;
+    if (busy) return emq_g_offer(st, q, g, glen, act);
     return EMQ_OK;
 }
 
-static int dering_all(emq_store *st, const char *q, const void *g, size_t glen)
+int emq_g_unring(emq_store *st, const char *q, const void *g, size_t glen)
 {
     char kr[EMQ_KEY_MAX];
     size_t krl = emq_key(kr, q, EMQ_KT_RING);
@@ -141,14 +188,13 @@ int emq_g_unclaimed(emq_store *st, const char *q, const void *g, size_t glen,
                     const void *id, size_t idlen)
 {
     emq_buf lk = {0};
-    int64_t depth;
+    int removed, busy;
     int rc = emq_key_buf(&lk, q, EMQ_KT_LANE, g, glen);
     if (rc < 0) goto done;
-    int removed;
     if ((rc = emq_zset_rem(st, lk.p, lk.len, id, idlen, &removed)) < 0)
         goto done;
-    if ((rc = emq_zset_card(st, lk.p, lk.len, &depth)) < 0) goto done;
-    rc = depth == 0 ? dering_all(st, q, g, glen) : EMQ_OK;
+    if ((rc = lane_busy(st, lk.p, lk.len, &busy)) < 0) goto done;
+    rc = busy ? EMQ_OK : emq_g_unring(st, q, g, glen);
 done:
     emq_buf_free(&lk);
     return rc;
@@ -157,20 +203,30 @@ done:
 int emq_g_dering(emq_store *st, const char *q, const void *g, size_t glen,
                  int64_t act)
 {
-    char kl_[EMQ_KEY_MAX];
-    size_t kll = emq_key(kl_, q, EMQ_KT_GLIMIT);
-    emq_buf v = {0};
     double lim;
-    int64_t depth;
-    int rc = emq_hash_get(st, kl_, kll, g, glen, &v);
-    if (rc < 0) goto done;
-    if (rc == EMQ_OK) {
-        if (!limit_value(&v, &lim)) { rc = EMQ_EPROTO; goto done; }
-        if ((double)act >= lim) { rc = dering_all(st, q, g, glen); goto done; }
-    }
-    if ((rc = emq_g_depth(st, q, g, glen, &depth)) < 0) goto done;
-    rc = depth == 0 ? dering_all(st, q, g, glen) : EMQ_OK;
+    int has, busy, rc = emq_g_limit(st, q, g, glen, &has, &lim);
+    if (rc < 0) return rc;
+    if (has && (double)act >= lim) return emq_g_unring(st, q, g, glen);
+    if ((rc = emq_g_busy(st, q, g, glen, &busy)) < 0) return rc;
+    return busy ? EMQ_OK : emq_g_unring(st, q, g, glen);
+}
+
+int emq_g_requeue(emq_store *st, const char *q, const void *g, size_t glen,
+                  const void *id, size_t idlen, int lapsed)
+{
+    emq_buf lk = {0};
+    int64_t act = 0;
+    int added, paused, rc = EMQ_OK;
+    if (lapsed && (rc = emq_g_charge(st, q, g, glen, -1, &act)) < 0)
+        goto done;
+    if ((rc = emq_key_buf(&lk, q, EMQ_KT_LANE, g, glen)) < 0) goto done;
+    if ((rc = emq_zset_add(st, lk.p, lk.len, id, idlen, 0, &added)) < 0)
+        goto done;
+    if ((rc = emq_g_paused(st, q, g, glen, &paused)) < 0 || paused)
+        goto done;
+    if (!lapsed && (rc = emq_g_gact(st, q, g, glen, &act)) < 0) goto done;
+    rc = emq_g_offer(st, q, g, glen, act);
 done:
-    emq_buf_free(&v);
-    return rc;
+    emq_buf_free(&lk);
+    return rc < 0 ? rc : EMQ_OK;
 }

@@ -38,4 +38,22 @@ int emq_complete_r(emq_db *db, const char *q, const char *id, int64_t token,
 struct emq_reply;
 int emq_job_from_reply(emq_job *job, struct emq_reply *t);
 
+/**
+ * The claim of one popped member `m` (T1.4 steps 3-6, shared by the lane
+ * claims T3.2-T3.4): attempts + 1, state active, B.active at `deadline`,
+ * and [id, payload (nil if absent), attempts] appended to the array `arr`.
+ * A member that is not 14 bytes is EMQ_ECORRUPT (nothing written).
+ */
+int emq_job_take(emq_db *db, emq_store *st, const char *q, const emq_buf *m,
+                 double deadline, struct emq_reply *arr);
+
+/** A list of members collected from a zset read before a loop writes
+ *  (sweep.c): emq_idlist_cb is the emq_member_cb that appends to it. */
+typedef struct emq_idlist {
+    emq_buf *v;
+    size_t n, cap;
+} emq_idlist;
+int emq_idlist_cb(void *ctx, const unsigned char *m, size_t mlen, double s);
+void emq_idlist_free(emq_idlist *ms);
+
 #endif /* EMQ_JOBS_H */

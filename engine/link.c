@@ -1,5 +1,6 @@
 /*
- * link.c — LINK (§6.0), the outbox entry layouts (T4.9) and REEMIT (T4.14).
+ * link.c — LINK (§6.0), the outbox entry layouts and their parser (T4.9),
+ * and REEMIT (T4.14).
  *
  * Rule: LINK is the host read the reference performs before complete and
  * retry; emqlite performs it inside the transition's transaction, first,
@@ -92,9 +93,42 @@ int emq_outbox_fail(emq_buf *b, const void *pq, size_t pql,
     return put(b, err, el, 0);
 }
 
-int emq_flow_reemit(emq_store *st, const char *nq, const void *node,
-                    size_t nlen, const void *err, size_t elen,
-                    int64_t *outlen)
+/* Cut one NUL-terminated field off [*p, end): 0 when no NUL is left. */
+static int cut(const unsigned char **p, const unsigned char *end,
+               emq_bytes *f)
+{
+    const unsigned char *z = memchr(*p, 0, (size_t)(end - *p));
+    if (z == NULL) return 0;
+    f->p = *p;
+    f->n = (size_t)(z - *p);
+    *p = z + 1;
+    return 1;
+}
+
+int emq_outbox_parse(const void *e, size_t n, emq_outbox_entry *out)
+{
+    const unsigned char *p = e, *end = p + n;
+    emq_bytes tag;
+    memset(out, 0, sizeof *out);
+    if (n > 0 && p[0] == 0) {
+        p++;
+        out->fail = 1;
+        if (!cut(&p, end, &tag) || tag.n != 4 || memcmp(tag.p, "fail", 4) ||
+            !cut(&p, end, &out->pq) || !cut(&p, end, &out->parent) ||
+            !cut(&p, end, &out->child) || !cut(&p, end, &out->policy))
+            return 0;
+    } else if (!cut(&p, end, &out->pq) || !cut(&p, end, &out->parent) ||
+               !cut(&p, end, &out->child)) {
+        return 0;
+    }
+    out->value.p = p;
+    out->value.n = (size_t)(end - p);
+    return 1;
+}
+
+int emq_outbox_reemit(emq_store *st, const char *nq, const void *node,
+                      size_t nlen, const void *err, size_t elen,
+                      int64_t *outlen)
 {
     emq_buf jk = {0}, parent = {0}, pqueue = {0}, pol = {0}, e = {0};
     char ok[EMQ_KEY_MAX];

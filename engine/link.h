@@ -4,7 +4,8 @@
  *
  * Owns: reading `parent`, `parent_queue`, `parent_policy` of J(id) inside
  * the caller's transaction and classifying them none / same / cross; the
- * byte layout of COMPLETE and FAIL outbox entries (T4.9); REEMIT (T4.14).
+ * byte layout of COMPLETE and FAIL outbox entries (T4.9), building and
+ * parsing them; REEMIT (T4.14).
  */
 #ifndef EMQ_LINK_H
 #define EMQ_LINK_H
@@ -40,14 +41,31 @@ int emq_outbox_fail(emq_buf *b, const void *pq, size_t pql,
                     const void *parent, size_t pl, const void *child,
                     size_t cl, int policy_id, const void *err, size_t el);
 
+/** A parsed outbox entry: views into the entry's bytes. */
+typedef struct emq_outbox_entry {
+    int fail;               /* 1: a FAIL entry; 0: a COMPLETE entry      */
+    emq_bytes pq, parent, child;
+    emq_bytes policy;       /* FAIL only                                 */
+    emq_bytes value;        /* COMPLETE: the result; FAIL: the error     */
+} emq_outbox_entry;
+
+/**
+ * Parse an outbox entry (T4.9): a first byte NUL is a FAIL entry (after it
+ * exactly five NUL-terminated fields, the first of which must be `fail`;
+ * the rest is the error, any bytes), anything else a COMPLETE entry (three
+ * NUL-terminated fields; the rest is the result). Returns 1, or 0 for a
+ * malformed entry (fewer separators, a wrong tag).
+ */
+int emq_outbox_parse(const void *e, size_t n, emq_outbox_entry *out);
+
 /**
  * REEMIT(nq, node, error) (T4.14): read the node's link in nq; without a
  * parent nothing happens (*outlen = -1); otherwise push-right the FAIL
  * entry (pq, parent, node, policy(node), error) onto emq:{nq}:flow:outbox
  * and store the outbox's new length in *outlen (may be NULL).
  */
-int emq_flow_reemit(emq_store *st, const char *nq, const void *node,
-                    size_t nlen, const void *err, size_t elen,
-                    int64_t *outlen);
+int emq_outbox_reemit(emq_store *st, const char *nq, const void *node,
+                      size_t nlen, const void *err, size_t elen,
+                      int64_t *outlen);
 
 #endif /* EMQ_LINK_H */

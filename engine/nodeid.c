@@ -3,7 +3,10 @@
  *
  * Owns: leasing a 10-bit node id so that distinct live handles on one file,
  * in one process or in many, never mint with the same node. A file handle
- * opens the sidecar `<path>-emqnode` and takes an open-file-description
+ * opens the sidecar `<file>-emqnode` (a side file: named after the resolved
+ * file, never through a symlink, created with the database file's mode,
+ * storage/side.c; a read-only handle never creates it) and takes an
+ * open-file-description
  * (OFD) write lock on byte N for the first N in 0..1023 that is free (or
  * for the explicit N asked for, refused with EMQ_EBUSY when held). OFD
  * locks belong to the open file description, not the process: two handles
@@ -33,11 +36,6 @@
 
 static atomic_uint mem_next;
 
-int emq_path_is_memory(const char *path)
-{
-    return path[0] == 0 || strcmp(path, ":memory:") == 0;
-}
-
 static int lock_byte(int fd, int n)
 {
     struct flock fl;
@@ -50,42 +48,36 @@ static int lock_byte(int fd, int n)
     return fcntl(fd, F_OFD_SETLK, &fl);
 }
 
-int emq_node_lease(const char *path, int want, int readonly, int *node,
+/* A node of the process counter (in-memory handles, and read-only handles
+ * that cannot open the sidecar: no other handle can lease there). */
+static int counter_node(int want)
+{
+    return want >= 0 ? want
+                     : (int)(atomic_fetch_add(&mem_next, 1) % NODE_COUNT);
+}
+
+int emq_node_lease(emq_store *st, int want, int readonly, int *node,
                    int *fd_out, char *err, size_t errlen)
 {
-    char *side = NULL;
-    size_t pl;
+    const char *path = emq_store_path(st);
     int fd = -1, n, rc;
 
     *fd_out = -1;
-    if (emq_path_is_memory(path)) {
-        *node = want >= 0 ? want
-                          : (int)(atomic_fetch_add(&mem_next, 1) % NODE_COUNT);
+    if (path == NULL) {
+        *node = counter_node(want);
         return EMQ_OK;
     }
-    pl = strlen(path);
-    side = emq_mem_malloc(pl + sizeof "-emqnode");
-    if (side == NULL) return EMQ_ENOMEM;
-    memcpy(side, path, pl);
-    memcpy(side + pl, "-emqnode", sizeof "-emqnode");
-    fd = open(side, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        if (readonly && (e == EACCES || e == EROFS || e == EPERM)) {
-            /* A read-only handle on a read-only file: no other handle can
-             * lease there, so fall back to the process counter. */
-            *node = want >= 0 ? want
-                   : (int)(atomic_fetch_add(&mem_next, 1) % NODE_COUNT);
-            rc = EMQ_OK;
-            goto done;
-        }
-        if (err && errlen)
-            snprintf(err, errlen, "cannot open the node-id sidecar %s: %s",
-                     side, strerror(e));
-        rc = (e == EACCES || e == EROFS || e == EPERM) ? EMQ_EREADONLY
-                                                        : EMQ_ECANTOPEN;
-        goto done;
+    /* The sidecar is a side file (store.h): named after the resolved file,
+     * never followed through a symlink; a read-only handle never creates
+     * it. */
+    rc = emq_store_side_open(st, "-emqnode", !readonly, &fd, err, errlen);
+    if (readonly && (rc == EMQ_NOTFOUND || rc == EMQ_EREADONLY)) {
+        if (err && errlen) err[0] = 0;
+        *node = counter_node(want);
+        return EMQ_OK;
     }
+    if (rc != EMQ_OK)
+        return rc;
     if (want >= 0) {
         /* Used as given, and leased like any other: leasing handles skip
          * it, and a second live handle asking for it is refused, since two
@@ -100,30 +92,26 @@ int emq_node_lease(const char *path, int want, int readonly, int *node,
             } else {
                 if (err && errlen)
                     snprintf(err, errlen, "cannot lock node id %d in the "
-                             "node-id sidecar %s: %s", want, side,
+                             "node-id sidecar %s-emqnode: %s", want, path,
                              strerror(e));
                 rc = EMQ_EIO;
             }
             goto done;
         }
         *node = want;
-        *fd_out = fd;
-        fd = -1;
         rc = EMQ_OK;
         goto done;
     }
     for (n = 0; n < NODE_COUNT; n++) {
         if (lock_byte(fd, n) == 0) {
             *node = n;
-            *fd_out = fd;
-            fd = -1;
             rc = EMQ_OK;
             goto done;
         }
         if (errno != EAGAIN && errno != EACCES) {
             if (err && errlen)
-                snprintf(err, errlen, "cannot lock the node-id sidecar %s: %s",
-                         side, strerror(errno));
+                snprintf(err, errlen, "cannot lock the node-id sidecar "
+                         "%s-emqnode: %s", path, strerror(errno));
             rc = EMQ_EIO;
             goto done;
         }
@@ -133,9 +121,27 @@ int emq_node_lease(const char *path, int want, int readonly, int *node,
                  "handles", NODE_COUNT, path);
     rc = EMQ_EBUSY;
 done:
-    if (fd >= 0) close(fd);
-    emq_mem_free(side);
+    if (rc == EMQ_OK) {
+        *fd_out = fd;
+    } else {
+        close(fd);
+    }
     return rc;
+}
+
+int emq_node_alone(int fd)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = NODE_COUNT;
+    /* Our own lease is held through this very open file description, so
+     * only another handle's shows as a conflict. */
+    if (fcntl(fd, F_OFD_GETLK, &fl) != 0)
+        return 0;
+    return fl.l_type == F_UNLCK;
 }
 
 void emq_node_release(int fd)

@@ -1,7 +1,7 @@
 /*
- * reads.c — the pure reads: T1.9 browse, T1.10 pending_size, the job row
- * (emq_job_get), per-queue figures (emq_stats_get) and the queue list
- * (emq_queues). Each runs in one read transaction and writes nothing.
+ * reads.c — the pure reads: T1.9 browse, T1.10 pending_size, per-queue
+ * figures (emq_stats_get) and the queue list (emq_queues); the job row
+ * (emq_job_get) is T2.5's get_job, in jobread.c. Each runs in one read transaction and writes nothing.
  *
  * Rule: everything returned is a fresh malloc'd copy owned by the caller.
  */
@@ -93,86 +93,6 @@ int emq_pending_size(emq_db *db, const char *q, int64_t *size)
     return rc;
 }
 
-/* ------------------------------------------------------------------ job_get */
-
-typedef struct row_ctx {
-    const char *q, *id;
-    emq_field *f;
-    size_t n, cap;
-} row_ctx;
-
-static char *dup_bytes(const unsigned char *p, size_t n)
-{
-    char *s = emq_mem_malloc(n + 1);
-    if (s == NULL) return NULL;
-    if (n) memcpy(s, p, n);
-    s[n] = 0;
-    return s;
-}
-
-static int row_cb(void *ctx, const unsigned char *f, size_t flen,
-                  const unsigned char *v, size_t vlen, int64_t expire_at)
-{
-    row_ctx *r = ctx;
-    emq_field *e;
-    (void)expire_at;
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 8;
-        emq_field *nf = emq_mem_realloc(r->f, cap * sizeof *nf);
-        if (nf == NULL) return EMQ_ENOMEM;
-        r->f = nf;
-        r->cap = cap;
-    }
-    e = &r->f[r->n];
-    e->name = dup_bytes(f, flen);
-    e->value = dup_bytes(v, vlen);
-    e->name_len = flen;
-    e->value_len = vlen;
-    r->n++;
-    if (e->name == NULL || e->value == NULL) return EMQ_ENOMEM;
-    return 0;
-}
-
-static int row_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
-{
-    row_ctx *r = ctx;
-    char jk[EMQ_KEY_MAX];
-    size_t jkl = emq_key_of(jk, r->q, EMQ_KT_JOB, r->id, EMQ_ID_LEN);
-    int rc;
-    (void)db;
-    (void)now;
-    rc = emq_hash_getall(st, jk, jkl, row_cb, r);
-    if (rc < 0) return rc;
-    return r->n == 0 ? EMQ_GONE : EMQ_OK;
-}
-
-/*
- * The job row J(id) (T2.5 get_job's read): every live field in stored order.
- * Returns EMQ_OK with *fields / *n, or EMQ_GONE when no row exists.
- * Keys: J(id). Clock: none (read transaction; expiry judged at its clock).
- */
-int emq_job_get(emq_db *db, const char *q, const char *id,
-                emq_field **fields, size_t *n)
-{
-    row_ctx r = {q, id, NULL, 0, 0};
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0) return rc;
-    if (fields) *fields = NULL;
-    if (n) *n = 0;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if ((rc = emq_gate_id(db, id)) < 0) return rc;
-    if (fields == NULL || n == NULL)
-        return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL fields or n");
-    rc = emq_db_run(db, 0, row_body, &r);
-    if (rc != EMQ_OK) {
-        emq_fields_free(r.f, r.n);
-        return rc;
-    }
-    *fields = r.f;
-    *n = r.n;
-    return EMQ_OK;
-}
-
 /* -------------------------------------------------------------------- stats */
 
 typedef struct stats_ctx {
@@ -241,6 +161,15 @@ int emq_stats_get(emq_db *db, const char *q, emq_stats *st)
 }
 
 /* ------------------------------------------------------------------- queues */
+
+static char *dup_bytes(const unsigned char *p, size_t n)
+{
+    char *s = emq_mem_malloc(n + 1);
+    if (s == NULL) return NULL;
+    if (n) memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
 
 typedef struct queues_ctx {
     char **v;

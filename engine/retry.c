@@ -1,7 +1,9 @@
 /*
  * retry.c — T1.6 retry (PROTOCOL.md §6.1): record the error and either
  * reschedule the job or dead-letter it at its attempts cap, with the
- * same-queue flow arm and RECURSE-SQ (T4.14) folded into the transaction.
+ * same-queue flow arm and RECURSE-SQ (T4.14) folded into the transaction
+ * (no cut between a parent's death and its re-emit); retry_tx is the
+ * transition alone, as a trace replays it part by part.
  *
  * Rule: `attempts` is never changed here (the next claim increments it); the
  * cap compares the token — which equals the stored attempts byte-for-byte,
@@ -17,6 +19,7 @@ typedef struct retry_ctx {
     int64_t token, delay, max;
     const void *err;
     size_t elen;
+    int recurse;        /* fold RECURSE-SQ (T4.14) into the transaction */
 } retry_ctx;
 
 static int set_state(emq_store *st, const char *k, size_t kl, const char *s)
@@ -80,11 +83,13 @@ static int same_arm(emq_store *st, const retry_ctx *c, const emq_link *l)
         }
     }
     /* RECURSE-SQ: a parent now dead passes the death one level up. */
+    if (!c->recurse) goto done;
     kl = emq_key_of(k, c->q, EMQ_KT_JOB, pid, EMQ_ID_LEN);
     rc = emq_hash_get(st, k, kl, "state", 5, &state);
     if (rc < 0) goto done;
     if (rc == EMQ_OK && state.len == 4 && memcmp(state.p, "dead", 4) == 0)
-        rc = emq_flow_reemit(st, c->q, pid, EMQ_ID_LEN, c->err, c->elen, NULL);
+        rc = emq_outbox_reemit(st, c->q, pid, EMQ_ID_LEN, c->err, c->elen,
+                               NULL);
     else
         rc = EMQ_OK;
 done:
@@ -163,16 +168,34 @@ done:
  * "EMQSTALE job gone" / "EMQSTALE retry token mismatch" (EMQ_ESTALE).
  * Clock: NOW (the schedule arm's run-at = NOW + delay_ms).
  */
-int emq_v_retry(emq_vctx *c)
+static int retry_verb(emq_vctx *c, int recurse)
 {
     retry_ctx x = {c->a[0].s, c->a[1].s, c->a[2].i, c->a[3].i, c->a[4].i,
-                   c->a[5].s, c->a[5].n};
+                   c->a[5].s, c->a[5].n, recurse};
     int rc = retry_body(c->db, c->st, c->now, &x);
     if (rc == EMQ_SCHEDULED) rc = emq_reply_bulk(c->r, "scheduled", 9) < 0
                                       ? EMQ_ENOMEM : rc;
     else if (rc == EMQ_DEAD) rc = emq_reply_bulk(c->r, "dead", 4) < 0
                                       ? EMQ_ENOMEM : rc;
     return rc;
+}
+
+int emq_v_retry(emq_vctx *c)
+{
+    return retry_verb(c, 1);
+}
+
+/*
+ * retry_tx(q, id, token, delay_ms >= 0, max_attempts, error) — T1.6's own
+ * transaction, without the RECURSE-SQ that emqlite folds into retry: the
+ * first part of a retry that a trace records as `retry` + `reemit` (the
+ * reference runs RECURSE-SQ as a separate host step). Keys, replies and
+ * clock: retry's. Not for applications: a death it leaves unpropagated
+ * needs the reemit step after it.
+ */
+int emq_v_retry_tx(emq_vctx *c)
+{
+    return retry_verb(c, 0);
 }
 
 int emq_retry(emq_db *db, const char *q, const char *id, int64_t token,

@@ -108,7 +108,7 @@ done:
 }
 
 /*
- * T5.11 stalled_check(q, max_stalled = 1, limit = 100 > 0)
+ * T5.11 stalled_check(q, max_stalled = 1 > 0, limit = 100 > 0)
  * Keys: B.active, B.pending, B.dead; derived J(*), the lane family,
  * B.metrics:failed. Reply: [recovered ids, dead ids] (c->out, when given:
  * an emq_stalled filled alike). Clock: NOW (lapsed = score <= NOW).

@@ -31,7 +31,9 @@ const char *emq_strerror(int rc)
     case EMQ_EFULL:      return "disk or quota full; nothing was applied";
     case EMQ_ENOMEM:     return "out of memory; nothing was applied";
     case EMQ_ENOTEMQ:    return "not an emqlite file (left untouched)";
-    case EMQ_ESCHEMA:    return "the file has a newer schema (left untouched)";
+    case EMQ_ESCHEMA:    return "the file has a newer schema, or an older one "
+                                "a read-only handle cannot upgrade (left "
+                                "untouched)";
     case EMQ_ECORRUPT:   return "the file is damaged";
     case EMQ_ETOOBIG:    return "payload exceeds the configured maximum";
     case EMQ_EREADONLY:  return "read-only: the file, its directory or the "
@@ -41,6 +43,10 @@ const char *emq_strerror(int rc)
     case EMQ_EINTERNAL:  return "internal error: an unexpected SQLite error";
     case EMQ_EEMPTY:     return "empty batch (empty_pipeline)";
     case EMQ_ENOTSUP:    return "the feature was not built in";
+    case EMQ_EEXIST:     return "the target already holds those keys";
+    case EMQ_EREMOTE:    return "the server refused a command";
+    case EMQ_EEXHAUSTED: return "no branded id is left to mint: the id "
+                                "clock reached its 2093 horizon";
     default:             return "unknown result code";
     }
 }

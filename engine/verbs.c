@@ -14,6 +14,7 @@
 #include "verb.h"
 #include "keys.h"
 #include "brandedid.h"
+#include "events.h"
 
 /* ------------------------------------------------------------------ table */
 
@@ -118,6 +119,14 @@ static int gate_one(emq_db *db, const emq_arg_info *s, const emq_varg *in,
 {
     *o = *in;
     o->present = in->s != NULL;
+    /* An optional queue given as "" is absent (flow_child's pq: the
+     * parent shares the child's queue). */
+    if (o->present && s->kind == EMQ_ARG_QUEUE && (s->flags & EMQ_ARGF_OPT) &&
+        in->n == 0) {
+        o->s = NULL;
+        o->present = 0;
+        return EMQ_OK;
+    }
     if (!o->present) {
         if (s->kind == EMQ_ARG_BYTES && in->n > 0)
             return emq_gate_bytes(db, NULL, in->n);
@@ -227,11 +236,14 @@ static int gate_all(emq_db *db, const emq_verb *v, const emq_varg *in,
 static int run_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
 {
     emq_vctx *c = ctx;
+    int rc;
     (void)db;
     c->st = st;
     c->now = now;
     emq_reply_clear(c->r); /* a retried body starts from an empty reply */
-    return c->v->fn(c);
+    rc = c->v->fn(c);
+    /* L4's publishing after the reply (T2.17), logged with the transition */
+    return rc < 0 ? rc : emq_ev_after(c, rc);
 }
 
 /* The reply of a failed call: a wire error's exact text, a refusal, or
@@ -299,6 +311,7 @@ done:
     if (rc < 0) fail_reply(db, rc, r);
     if (a != stack) emq_mem_free(a);
     emq_reply_clear(&scratch);
+    if (rc >= 0) emq_ev_dispatch(db); /* committed: deliver its events */
     return rc;
 }
 

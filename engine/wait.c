@@ -205,8 +205,9 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
         now = db->clock(db->clock_ctx);
         /* Real time bounds the timeout too (a pinned clock), unless a test
          * hook drives time. */
-        left = timeout_ms < 0 || db->sched.wait ? -1
-                                                : timeout_ms - (mono_ms() - real0);
+        left = timeout_ms < 0 || db->sched.wait
+                   ? -1
+                   : timeout_ms - (mono_ms() - real0);
         if (atomic_exchange(&db->sched.interrupt, 0) || timeout_ms == 0 ||
             now >= deadline || (left >= 0 && left <= 0))
             break;

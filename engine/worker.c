@@ -370,6 +370,12 @@ void emq_pool_free(emq_pool *p)
     emq_mem_free(p);
 }
 
+/* A memory store is private to its handle: the workers could not share it. */
+static int path_is_memory(const char *path)
+{
+    return path[0] == '\0' || strcmp(path, ":memory:") == 0;
+}
+
 int emq_pool_start(const char *path, const emq_options *o,
                    const emq_worker_options *w, emq_pool **out)
 {
@@ -379,7 +385,7 @@ int emq_pool_start(const char *path, const emq_options *o,
     if (out == NULL || path == NULL || w == NULL || w->handler == NULL ||
         !emq_queue_valid(w->queue ? w->queue : "") || w->workers < 1 ||
         w->workers > 1024 || w->lease_ms <= 0 || w->extend_ms < 0 ||
-        w->retry.max_attempts <= 0 || emq_path_is_memory(path))
+        w->retry.max_attempts <= 0 || path_is_memory(path))
         return EMQ_EINVAL;
     {
         int64_t d;

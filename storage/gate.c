@@ -1,6 +1,6 @@
 /*
  * gate.c — the writer gate: an open-file-description lock on a file beside
- * the database (<path>-emqlock) that keeps checkpoints and commits apart.
+ * the database (<file>-emqlock) that keeps checkpoints and commits apart.
  *
  * Why: SQLite 3.7.0–3.51.2 can lose committed pages when a checkpoint races
  * a commit that resets the WAL. A RESTART checkpoint takes the writer lock,
@@ -10,13 +10,21 @@
  * no emqlite commit can be in flight during a checkpoint, whatever mode
  * SQLite falls back to. OFD locks (Linux) belong to the open file, so they
  * conflict between handles of one process too and vanish with a dead
- * process. Handles in exclusive locking mode and in-memory stores need no
- * gate (gate_fd = -1: every call is a no-op).
+ * process. Handles in exclusive locking mode, read-only handles and
+ * in-memory stores need no gate (gate_fd = -1: every call is a no-op).
+ *
+ * Rules: a writer never waits for the gate longer than the handle's busy
+ * timeout (it polls, backing off, then answers EMQ_EBUSY), so a stopped
+ * checkpointer or a foreign lock on the file costs a writer at most that
+ * timeout; the time it waited is taken off SQLite's own wait for the write
+ * lock. The gate file is a side file (side.c): resolved name, no symlink,
+ * the database file's permissions.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "store_int.h"
 
@@ -35,19 +43,23 @@ static int lock(int fd, int cmd, short type)
     return rc;
 }
 
-int emq_wgate_open(emq_store *st, const char *path)
+static int64_t mono_us(void)
 {
-    char p[4096];
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int emq_wgate_open(emq_store *st)
+{
+    char err[sizeof st->errmsg];
+    int rc;
     st->gate_fd = -1;
     if (st->memory || st->opts.exclusive || st->opts.readonly)
         return EMQ_OK;
-    if (snprintf(p, sizeof p, "%s-emqlock", path) >= (int)sizeof p)
-        return emq_store_err(st, EMQ_ECANTOPEN, "path too long");
-    st->gate_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (st->gate_fd < 0)
-        return emq_store_err(st, errno == EROFS || errno == EACCES
-                                     ? EMQ_EREADONLY : EMQ_ECANTOPEN,
-                             "cannot open %s: %s", p, strerror(errno));
+    rc = emq_store_side_open(st, "-emqlock", 1, &st->gate_fd, err, sizeof err);
+    if (rc != EMQ_OK)
+        return emq_store_err(st, rc, "%s", err);
     return EMQ_OK;
 }
 
@@ -58,13 +70,38 @@ void emq_wgate_close(emq_store *st)
     st->gate_fd = -1;
 }
 
-int emq_wgate_enter(emq_store *st)
+int emq_wgate_enter(emq_store *st, int *waited_ms)
 {
-    if (st->gate_fd < 0)
+    int64_t start, limit, now;
+    long pause_us = 50;
+    *waited_ms = 0;
+    if (st->gate_fd < 0 || lock(st->gate_fd, F_OFD_SETLK, F_RDLCK) == 0)
         return EMQ_OK;
-    /* Waits only while a checkpoint runs. */
-    if (lock(st->gate_fd, F_OFD_SETLKW, F_RDLCK) != 0)
-        return emq_store_err(st, EMQ_EIO, "writer gate: %s", strerror(errno));
+    /* Held exclusive: a checkpoint runs (bounded work), or a process that
+     * holds it is stopped, or someone else locked the file. Poll with a
+     * growing pause, up to the busy timeout. */
+    start = mono_us();
+    limit = start + (int64_t)st->opts.busy_timeout_ms * 1000;
+    do {
+        int e = errno;
+        now = mono_us();
+        *waited_ms = (int)((now - start) / 1000);
+        if (e != EAGAIN && e != EACCES)
+            return emq_store_err(st, EMQ_EIO, "writer gate %s-emqlock: %s",
+                                 st->path, strerror(e));
+        if (now >= limit)
+            return emq_store_err(st, EMQ_EBUSY, "the writer gate "
+                                 "%s-emqlock stayed locked for %d ms (a "
+                                 "checkpoint, a stopped process or another "
+                                 "lock on that file)", st->path, *waited_ms);
+        struct timespec ts = {0, 0};
+        ts.tv_nsec = (pause_us < limit - now ? pause_us : (long)(limit - now))
+                     * 1000;
+        nanosleep(&ts, NULL);
+        if (pause_us < 8000)
+            pause_us *= 2;
+    } while (lock(st->gate_fd, F_OFD_SETLK, F_RDLCK) != 0);
+    *waited_ms = (int)((mono_us() - start) / 1000);
     return EMQ_OK;
 }
 

@@ -167,11 +167,13 @@ int emq_hash_create(emq_store *st, const void *key, size_t klen,
         *created = 1;
         return EMQ_OK;
     }
-    /* The name exists: it still counts as absent if it has expired. */
-    emq_keyrow kr;
-    if ((rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0)) != EMQ_OK)
+    /* The name exists: it still counts as absent if it has expired, or if
+     * it is a hash whose every field has expired (emq_key_type drops
+     * either). */
+    int type;
+    if ((rc = emq_key_type(st, key, klen, &type)) != EMQ_OK)
         return rc;
-    if (kr.type != EMQ_T_NONE)
+    if (type != EMQ_T_NONE)
         return EMQ_OK;
     return emq_hash_create(st, key, klen, fv, n, created);
 }

@@ -6,18 +6,12 @@
  * is the same with or without it. (The engine keeps retry policies here,
  * PROTOCOL.md L4: host configuration is free.)
  *
- * Schema: the table is created with a fresh file (store.c runs
- * emq_hostconf_ddl with the schema); a file made before it gets the table
- * from its first write here (CREATE TABLE IF NOT EXISTS, in that write's
- * transaction). A read of a file without the table finds nothing.
- * Statements are prepared per call: these are rare, configuration calls.
+ * Schema: the table is schema version 5 of the ladder (schema.c,
+ * EMQ_HOSTCONF_DDL), so every file an open accepts has it. Statements are
+ * prepared per call: these are rare, configuration calls.
  */
 #include <string.h>
 #include "store_int.h"
-
-const char *const emq_hostconf_ddl =
-    "CREATE TABLE IF NOT EXISTS hostconf(ns TEXT NOT NULL, k BLOB NOT NULL,"
-    " v BLOB NOT NULL, PRIMARY KEY(ns, k)) WITHOUT ROWID;";
 
 static int prepare(emq_store *st, const char *q, sqlite3_stmt **s)
 {
@@ -25,27 +19,11 @@ static int prepare(emq_store *st, const char *q, sqlite3_stmt **s)
     return rc == SQLITE_OK ? EMQ_OK : emq_store_fail(st, rc);
 }
 
-/* 1 when the file has the table. */
-static int have_table(emq_store *st, int *have)
-{
-    sqlite3_stmt *s = NULL;
-    int rc = prepare(st, "SELECT 1 FROM sqlite_schema WHERE type = 'table'"
-                         " AND name = 'hostconf'", &s);
-    if (rc != EMQ_OK) return rc;
-    rc = sqlite3_step(s);
-    *have = rc == SQLITE_ROW;
-    sqlite3_finalize(s);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? EMQ_OK
-                                                 : emq_store_fail(st, rc);
-}
-
 int emq_hostconf_get(emq_store *st, const char *ns, const void *k,
                      size_t klen, emq_buf *out)
 {
     sqlite3_stmt *s = NULL;
-    int have, rc;
-    if ((rc = have_table(st, &have)) != EMQ_OK) return rc;
-    if (!have) return EMQ_NOTFOUND;
+    int rc;
     if ((rc = prepare(st, "SELECT v FROM hostconf WHERE ns = ?1 AND k = ?2",
                       &s)) != EMQ_OK)
         return rc;
@@ -69,14 +47,10 @@ int emq_hostconf_put(emq_store *st, const char *ns, const void *k,
                      size_t klen, const void *v, size_t vlen)
 {
     sqlite3_stmt *s = NULL;
-    char *msg = NULL;
     int rc;
     if (!st->tx_write)
         return emq_store_err(st, EMQ_EINTERNAL, "hostconf: no write "
                              "transaction");
-    rc = sqlite3_exec(st->db, emq_hostconf_ddl, NULL, NULL, &msg);
-    sqlite3_free(msg);
-    if (rc != SQLITE_OK) return emq_store_fail(st, rc);
     rc = prepare(st, v ? "INSERT OR REPLACE INTO hostconf(ns, k, v)"
                          " VALUES(?1, ?2, ?3)"
                        : "DELETE FROM hostconf WHERE ns = ?1 AND k = ?2",

@@ -2,6 +2,8 @@
  * kv.c — the key table: one row per live key (name, type, element id,
  * expiry, and the value of strings and hashes), the generic key commands
  * (TYPE, DEL, PEXPIREAT, PTTL, the ordered scan) and the string type.
+ * What differs by type (its name, where an aggregate's elements live) is
+ * its row in types.c.
  *
  * Rules: a key holds one type; aggregates keep their elements in the zset,
  * list and sset tables under a `kid` that is never reused; an expired key is
@@ -19,17 +21,12 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include "store_int.h"
+#include "types.h"
 
 const char *emq_type_name(int type)
 {
-    switch (type) {
-    case EMQ_T_STRING: return "string";
-    case EMQ_T_HASH: return "hash";
-    case EMQ_T_LIST: return "list";
-    case EMQ_T_SET: return "set";
-    case EMQ_T_ZSET: return "zset";
-    default: return "none";
-    }
+    const emq_typedef *t = emq_typedef_of(type);
+    return t ? t->name : "none";
 }
 
 static int expired(const emq_store *st, int64_t expire)
@@ -39,17 +36,17 @@ static int expired(const emq_store *st, int64_t expire)
 
 /* ------------------------------------------------------------ key rows */
 
+/* Aggregates keep their elements in a table of their own (types.h). */
 static int is_aggregate(int type)
 {
-    return type == EMQ_T_ZSET || type == EMQ_T_LIST || type == EMQ_T_SET;
+    const emq_typedef *t = emq_typedef_of(type);
+    return t && t->s_any >= 0;
 }
 
 /* 1 when aggregate `kid` of `type` has no element (or on error: *rc). */
 static int agg_empty(emq_store *st, int type, int64_t kid, int *rc)
 {
-    int id = type == EMQ_T_ZSET ? S_Z_ANY
-           : type == EMQ_T_LIST ? S_L_ANY : S_S_ANY;
-    sqlite3_stmt *s = emq_stmt(st, id);
+    sqlite3_stmt *s = emq_stmt(st, emq_typedef_of(type)->s_any);
     *rc = EMQ_OK;
     if (!s) {
         *rc = emq_store_fail(st, sqlite3_errcode(st->db));
@@ -237,13 +234,10 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
                  int64_t kid)
 {
     int rc = EMQ_OK;
+    const emq_typedef *t = emq_typedef_of(type);
     kc_forget(st, key, klen);
-    if (type == EMQ_T_ZSET)
-        rc = run_kid(st, S_Z_DROP, kid);
-    else if (type == EMQ_T_LIST)
-        rc = run_kid(st, S_L_DROP, kid);
-    else if (type == EMQ_T_SET)
-        rc = run_kid(st, S_S_DROP, kid);
+    if (t && t->s_drop >= 0)
+        rc = run_kid(st, t->s_drop, kid);
     if (rc != EMQ_OK)
         return rc;
     sqlite3_stmt *s = emq_stmt(st, S_KEY_DELETE);

@@ -17,7 +17,8 @@ static int find(emq_store *st, const void *key, size_t klen, int64_t *kid)
     return rc;
 }
 
-/* min(pos), max(pos) and count of list kid. */
+/* min(pos) and max(pos) of list kid, and its length when `n` is not NULL
+ * (the ends are two b-tree descents; the length walks the list). */
 static int bounds(emq_store *st, int64_t kid, int64_t *lo, int64_t *hi,
                   int64_t *n)
 {
@@ -29,10 +30,11 @@ static int bounds(emq_store *st, int64_t kid, int64_t *lo, int64_t *hi,
     if (rc == SQLITE_ROW) {
         *lo = sqlite3_column_int64(s, 0);
         *hi = sqlite3_column_int64(s, 1);
-        *n = sqlite3_column_int64(s, 2);
     }
     emq_stmt_done(s);
-    return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
+    if (rc != SQLITE_ROW)
+        return emq_store_fail(st, rc);
+    return n ? emq_kid_count(st, S_L_COUNT, kid, n) : EMQ_OK;
 }
 
 int emq_list_len(emq_store *st, const void *key, size_t klen, int64_t *n)
@@ -56,7 +58,7 @@ int emq_list_push(emq_store *st, const void *key, size_t klen, int right,
         if ((rc = emq_key_create(st, key, klen, EMQ_T_LIST, &kid)) != EMQ_OK)
             return rc;
     } else {
-        if ((rc = bounds(st, kid, &lo, &hi, &n)) != EMQ_OK)
+        if ((rc = bounds(st, kid, &lo, &hi, len ? &n : NULL)) != EMQ_OK)
             return rc;
         pos = right ? hi + 1 : lo - 1;
     }
@@ -224,7 +226,22 @@ int emq_list_rem(emq_store *st, const void *key, size_t klen, int64_t count,
         *removed = 0;
     if (rc != EMQ_OK || !kid)
         return rc;
-    int64_t limit = count == 0 ? -1 : (count < 0 ? -count : count);
+    if (count == 0) {
+        /* Every occurrence: one statement, no walk in C. */
+        sqlite3_stmt *s = emq_stmt(st, S_L_DEL_VAL);
+        if (!s)
+            return emq_store_fail(st, sqlite3_errcode(st->db));
+        sqlite3_bind_int64(s, 1, kid);
+        emq_bind_blob(s, 2, v, vlen);
+        rc = sqlite3_step(s);
+        emq_stmt_done(s);
+        if (rc != SQLITE_DONE)
+            return emq_store_fail(st, rc);
+        if (removed)
+            *removed = sqlite3_changes(st->db);
+        return EMQ_OK;
+    }
+    int64_t limit = count < 0 ? -count : count;
     struct del_ctx d = {st, kid, v, vlen, limit, 0};
     rc = rows(st, kid, count < 0, 0, -1, del_row, &d);
     if (rc < 0)
@@ -234,39 +251,40 @@ int emq_list_rem(emq_store *st, const void *key, size_t klen, int64_t count,
     return EMQ_OK;
 }
 
-struct pos_ctx {
-    const void *v;
-    size_t vlen;
-    int64_t index, found;
-};
-
-static int pos_row(void *ctx, int64_t pos, const unsigned char *v, size_t n)
-{
-    struct pos_ctx *p = ctx;
-    (void)pos;
-    if (n == p->vlen && memcmp(v, p->v, n) == 0) {
-        p->found = p->index;
-        return 1;
-    }
-    p->index++;
-    return 0;
-}
-
+/* The first position holding `v` (SQLite walks the list; nothing is
+ * copied out), then its index: the rows before it. Membership alone walks
+ * from the tail, where a value pushed or rotated lately sits. */
 int emq_list_pos(emq_store *st, const void *key, size_t klen, const void *v,
                  size_t vlen, int64_t *pos)
 {
-    int64_t kid;
+    int64_t kid, at = 0;
     int rc = find(st, key, klen, &kid);
     if (rc != EMQ_OK || !kid)
         return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
-    struct pos_ctx p = {v, vlen, 0, -1};
-    rc = rows(st, kid, 0, 0, -1, pos_row, &p);
-    if (rc < 0)
-        return rc;
-    if (p.found < 0)
+    sqlite3_stmt *s = emq_stmt(st, pos ? S_L_FIND : S_L_HAS);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    emq_bind_blob(s, 2, v, vlen);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        at = sqlite3_column_int64(s, 0);  /* S_L_HAS: 1, unused */
+    emq_stmt_done(s);
+    if (rc == SQLITE_DONE)
         return EMQ_NOTFOUND;
-    *pos = p.found;
-    return EMQ_OK;
+    if (rc != SQLITE_ROW)
+        return emq_store_fail(st, rc);
+    if (!pos)
+        return EMQ_OK;
+    if (!(s = emq_stmt(st, S_L_RANK)))
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    sqlite3_bind_int64(s, 2, at);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *pos = sqlite3_column_int64(s, 0);
+    emq_stmt_done(s);
+    return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
 }
 
 int emq_list_pop(emq_store *st, const void *key, size_t klen, int right,

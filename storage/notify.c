@@ -83,57 +83,38 @@ static int open_private(emq_notify *n)
     return EMQ_OK;
 }
 
-int emq_notify_open(const char *dbpath, emq_notify **out, char *err,
+int emq_notify_open(emq_store *st, emq_notify **out, char *err,
                     size_t errlen)
 {
     emq_notify *n;
-    char p[4200];
-    struct stat db, sb;
-    mode_t mode = 0644;
+    char p[EMQ_PATH_MAX + 16];
+    struct stat sb;
     _Atomic uint64_t *magic;
     uint64_t want = 0;
-    int rc, flags = O_NOFOLLOW | O_CLOEXEC, created = 0;
+    int rc;
 
     *out = NULL;
     if ((n = emq_mem_calloc(1, sizeof *n)) == NULL) return EMQ_ENOMEM;
     n->fd = -1;
-    if (dbpath == NULL || dbpath[0] == 0 || strcmp(dbpath, ":memory:") == 0) {
+    if (st->memory) {
         if ((rc = open_private(n)) < 0) goto fail;
         *out = n;
         return EMQ_OK;
     }
-    if (snprintf(p, sizeof p, "%s%s", dbpath, EMQ_NOTIFY_SUFFIX) >=
-        (int)sizeof p) {
-        rc = nerr(err, errlen, EMQ_ECANTOPEN, "path too long", dbpath, 0);
+    if (st->opts.readonly) {
+        rc = nerr(err, errlen, EMQ_EREADONLY, "a read-only handle opens none",
+                  st->path, 0);
         goto fail;
     }
-    if (stat(dbpath, &db) == 0)
-        mode = db.st_mode & 0666;
-    /* Create it with exactly the database's permissions (umask aside),
-     * or open the one there. */
-    n->fd = open(p, O_RDWR | O_CREAT | O_EXCL | flags, mode);
-    if (n->fd >= 0) {
-        created = 1;
-        if (fchmod(n->fd, mode) != 0 ||
-            (geteuid() == 0 && fchown(n->fd, db.st_uid, db.st_gid) != 0)) {
-            /* best effort: the file works with the mode umask left */
-        }
-    } else if (errno == EEXIST) {
-        n->fd = open(p, O_RDWR | flags);
-        if (n->fd < 0 && (errno == EACCES || errno == EROFS))
-            n->fd = open(p, O_RDONLY | flags);
-        else if (n->fd >= 0)
-            n->writable = 1;
-    }
-    if (n->fd < 0) {
-        int e = errno;
-        rc = nerr(err, errlen, e == EACCES || e == EROFS ? EMQ_EREADONLY
-                  : EMQ_ECANTOPEN, "cannot open", p, e);
+    snprintf(p, sizeof p, "%s%s", st->path, EMQ_NOTIFY_SUFFIX);
+    if ((rc = emq_store_side_open(st, EMQ_NOTIFY_SUFFIX, 1, &n->fd, err,
+                                  errlen)) != EMQ_OK) {
+        n->fd = -1;
         goto fail;
     }
-    if (created) n->writable = 1;
-    if (fstat(n->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        rc = nerr(err, errlen, EMQ_ECANTOPEN, "not a regular file", p, 0);
+    n->writable = 1;
+    if (fstat(n->fd, &sb) != 0) {
+        rc = nerr(err, errlen, EMQ_EIO, "cannot inspect", p, errno);
         goto fail;
     }
     if (sb.st_size > 0) {
@@ -314,11 +295,9 @@ void emq_store_set_watch(emq_store *st, const emq_watch_rule *rules)
 
 int emq_store_notifier(emq_store *st, emq_notify **out)
 {
-    const char *path;
     int rc;
     if (st->notify == NULL) {
-        path = st->memory ? "" : sqlite3_db_filename(st->db, "main");
-        rc = emq_notify_open(path ? path : "", &st->notify, st->errmsg,
+        rc = emq_notify_open(st, &st->notify, st->errmsg,
                              sizeof st->errmsg);
         if (rc < 0) {
             st->notify = NULL;

@@ -31,14 +31,18 @@
 
 typedef struct emq_notify emq_notify;
 
+struct emq_store;
+
 /**
- * Open (creating when absent) the wake file of the database at `dbpath`
- * ("" or ":memory:": a private region). A handle that cannot write it
- * opens it read-only: it can wait, its signals do nothing. Returns EMQ_OK
- * with `*out`, or EMQ_ECANTOPEN / EMQ_EREADONLY / EMQ_ECORRUPT / EMQ_ENOMEM
+ * Open (creating when absent) the wake file of store `st`: its side file
+ * `<file>-emqwake` (side.c's rules: named after the resolved file, no
+ * symlink, one link, its owner, the database's permissions), or a private
+ * region for a memory store. A read-only handle has none (it never claims
+ * and never creates a side file). Returns EMQ_OK with `*out`, or
+ * EMQ_ECANTOPEN / EMQ_EREADONLY / EMQ_ECORRUPT / EMQ_EIO / EMQ_ENOMEM
  * with `err` filled.
  */
-int emq_notify_open(const char *dbpath, emq_notify **out, char *err,
+int emq_notify_open(struct emq_store *st, emq_notify **out, char *err,
                     size_t errlen);
 void emq_notify_close(emq_notify *n);
 

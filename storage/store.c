@@ -2,53 +2,58 @@
  * store.c — the store's file: open with ownership checks, pragmas, schema,
  * the prepared-statement cache, transactions and checkpoints.
  *
- * Rules: a file that is not emqlite's is refused before a single byte of it
- * is written (we look at it read-only first); `synchronous` is always set
- * explicitly; WAL auto-checkpoints are off and checkpoints run only while
- * holding the writer gate exclusive (gate.c), so a checkpoint never races a
- * commit that resets the WAL (see doc/RELIABILITY.md).
+ * Rules: a file is resolved (symlinks followed, one name only, a regular
+ * file) and judged through a private read-only connection before a single
+ * byte of it — or of a side file — is written: its stamps, its schema
+ * objects against the schema ladder (schema.c) and the caller's judge key
+ * (the engine's version fence); only then is it switched to WAL and
+ * created or upgraded. `synchronous` is always set explicitly; WAL
+ * auto-checkpoints are off and checkpoints run only while holding the
+ * writer gate exclusive (gate.c), so a checkpoint never races a commit that
+ * resets the WAL (see doc/RELIABILITY.md).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+#include "journal.h"
 #include "store_int.h"
+#include "evlog.h"
 #include "notify.h"
 
 /* ------------------------------------------------------------------ SQL */
 
-static const char *const schema_sql =
-    "CREATE TABLE kv("
-    " name BLOB PRIMARY KEY,"        /* the key, byte-exact              */
-    " type INTEGER NOT NULL,"        /* enum emq_type                    */
-    " kid INTEGER NOT NULL,"         /* element id of an aggregate, or 0  */
-    " expire INTEGER,"               /* absolute ms, NULL for none       */
-    " val BLOB"                      /* string value or encoded hash     */
-    ") WITHOUT ROWID;"
-    /* Sorted sets are stored in rank order; only members with a score
-     * other than 0 need the member index (zset.c explains). */
-    "CREATE TABLE zset(kid INTEGER NOT NULL, score REAL NOT NULL,"
-    " member BLOB NOT NULL, PRIMARY KEY(kid, score, member)) WITHOUT ROWID;"
-    "CREATE INDEX zset_member ON zset(kid, member) WHERE score <> 0;"
-    "CREATE TABLE list(kid INTEGER NOT NULL, pos INTEGER NOT NULL,"
-    " val BLOB NOT NULL, PRIMARY KEY(kid, pos)) WITHOUT ROWID;"
-    "CREATE TABLE sset(kid INTEGER NOT NULL, member BLOB NOT NULL,"
-    " PRIMARY KEY(kid, member)) WITHOUT ROWID;"
-    "CREATE TABLE emq_meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
-    "INSERT INTO emq_meta VALUES('next_kid', 1);";
 
 static const char *const sql[S_COUNT] = {
-    [S_KEY_GET] = "SELECT type, kid, expire, val FROM kv WHERE name = ?1",
-    [S_KEY_INSERT] = "INSERT INTO kv(name, type, kid, expire, val)"
-                     " VALUES(?1, ?2, ?3, ?4, ?5)",
+    /* Every statement that writes a key row computes its checksum (NULL
+     * while the file's checksums are off) and every read verifies it
+     * (rowsum.c); the extra column of S_KEY_GET is always NULL. */
+    [S_KEY_GET] = "SELECT type, kid, expire, val,"
+                  " emq_verify(name, type, kid, expire, val, sum)"
+                  " FROM kv WHERE name = ?1",
+    [S_KEY_INSERT] = "INSERT INTO kv(name, type, kid, expire, val, sum)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5,"
+                     " emq_sum(?1, ?2, ?3, ?4, ?5))",
     [S_KEY_DELETE] = "DELETE FROM kv WHERE name = ?1",
-    [S_KEY_PUT_VAL] = "UPDATE kv SET val = ?2 WHERE name = ?1",
-    [S_KEY_SET_EXPIRE] = "UPDATE kv SET expire = ?2 WHERE name = ?1",
-    [S_KEY_UPSERT] = "INSERT OR REPLACE INTO kv(name, type, kid, expire, val)"
-                     " VALUES(?1, ?2, 0, ?3, ?4)",
-    [S_KEY_CREATE_NX] = "INSERT INTO kv(name, type, kid, expire, val)"
-                        " VALUES(?1, ?2, 0, NULL, ?3) ON CONFLICT DO NOTHING",
+    [S_KEY_PUT_VAL] = "UPDATE kv SET val = ?2,"
+                      " sum = emq_sum(name, type, kid, expire, ?2)"
+                      " WHERE name = ?1",
+    [S_KEY_SET_EXPIRE] = "UPDATE kv SET expire = ?2,"
+                         " sum = emq_sum(name, type, kid, ?2, val)"
+                         " WHERE name = ?1",
+    [S_KEY_UPSERT] = "INSERT OR REPLACE INTO kv(name, type, kid, expire, val,"
+                     " sum) VALUES(?1, ?2, 0, ?3, ?4,"
+                     " emq_sum(?1, ?2, 0, ?3, ?4))",
+    [S_KEY_CREATE_NX] = "INSERT INTO kv(name, type, kid, expire, val, sum)"
+                        " VALUES(?1, ?2, 0, NULL, ?3,"
+                        " emq_sum(?1, ?2, 0, NULL, ?3))"
+                        " ON CONFLICT DO NOTHING",
     [S_KID_NEXT] = "UPDATE emq_meta SET v = v + 1 WHERE k = 'next_kid'"
                    " RETURNING v - 1",
     [S_Z_PROBE0] = "SELECT 0.0 FROM zset WHERE kid = ?1 AND score = 0"
@@ -78,8 +83,10 @@ static const char *const sql[S_COUNT] = {
                      " AND (?3 IS NULL OR member <= ?3)"
                      " ORDER BY score DESC, member DESC LIMIT ?4",
     [S_Z_DROP] = "DELETE FROM zset WHERE kid = ?1",
-    [S_L_MINMAX] = "SELECT min(pos), max(pos), count(*) FROM list"
-                   " WHERE kid = ?1",
+    /* Each end through the primary key alone: a lone min() or max() is
+     * one b-tree descent, a count is a walk of the whole list. */
+    [S_L_MINMAX] = "SELECT (SELECT min(pos) FROM list WHERE kid = ?1),"
+                   " (SELECT max(pos) FROM list WHERE kid = ?1)",
     [S_L_INSERT] = "INSERT INTO list(kid, pos, val) VALUES(?1, ?2, ?3)",
     [S_L_ASC] = "SELECT pos, val FROM list WHERE kid = ?1 ORDER BY pos"
                 " LIMIT ?2 OFFSET ?3",
@@ -95,6 +102,12 @@ static const char *const sql[S_COUNT] = {
     [S_L_POP_RIGHT] = "DELETE FROM list WHERE kid = ?1 AND pos ="
                       " (SELECT max(pos) FROM list WHERE kid = ?1)"
                       " RETURNING val",
+    [S_L_FIND] = "SELECT pos FROM list WHERE kid = ?1 AND val = ?2"
+                 " ORDER BY pos LIMIT 1",
+    [S_L_RANK] = "SELECT count(*) FROM list WHERE kid = ?1 AND pos < ?2",
+    [S_L_HAS] = "SELECT 1 FROM list WHERE kid = ?1 AND val = ?2"
+                " ORDER BY pos DESC LIMIT 1",
+    [S_L_DEL_VAL] = "DELETE FROM list WHERE kid = ?1 AND val = ?2",
     [S_S_ADD] = "INSERT INTO sset(kid, member) VALUES(?1, ?2)"
                 " ON CONFLICT DO NOTHING",
     [S_S_REM] = "DELETE FROM sset WHERE kid = ?1 AND member = ?2",
@@ -107,7 +120,47 @@ static const char *const sql[S_COUNT] = {
     [S_BEGIN_R] = "BEGIN DEFERRED",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
-    [S_DATA_VERSION] = "PRAGMA data_version",
+    [S_Z_PAGE_ASC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                     " ORDER BY score, member LIMIT ?2 OFFSET ?3",
+    [S_Z_PAGE_DESC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                      " ORDER BY score DESC, member DESC LIMIT ?2 OFFSET ?3",
+    /* The event log (evlog.c): seq is the rowid, so an insert takes
+     * max(seq) + 1 and the log reads in commit order. */
+    [S_EV_INSERT] = "INSERT INTO emq_events(at, channel, kind, subject,"
+                    " payload) VALUES(?1, ?2, ?3, ?4, ?5)",
+    [S_EV_LAST] = "SELECT coalesce(max(seq), 0) FROM emq_events",
+    [S_EV_READ] = "SELECT seq, at, channel, kind, subject, payload"
+                  " FROM emq_events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+    [S_EV_HEAD] = "SELECT seq, at FROM emq_events ORDER BY seq LIMIT ?1",
+    [S_EV_DROP_TO] = "DELETE FROM emq_events WHERE seq <= ?1",
+    [S_EV_EXISTS] = "SELECT 1 FROM sqlite_schema WHERE type = 'table'"
+                    " AND name = 'emq_events'",
+    [S_J_CREATE] = JOURNAL_DDL,
+    [S_J_EXISTS] = "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+                   " AND name = 'emq_journal'",
+    [S_J_INSERT] = "INSERT INTO emq_journal(kind, next, body)"
+                   " VALUES(?1, ?2, ?3) RETURNING jid",
+    [S_J_NEXT] = "SELECT next FROM emq_journal WHERE jid = ?1",
+    [S_J_SET] = "UPDATE emq_journal SET next = ?2 WHERE jid = ?1",
+    [S_J_DEL] = "DELETE FROM emq_journal WHERE jid = ?1",
+    [S_J_SCAN] = "SELECT jid, kind, next, body FROM emq_journal ORDER BY jid",
+    [S_META_SUMS] = "SELECT v FROM emq_meta WHERE k = 'checksums'",
+    [S_PAGE_COUNT] = "PRAGMA page_count",
+};
+
+/* The key-row statements of a file whose checksums are off: the same rows,
+ * no checksum computed or verified (a function call per row costs about a
+ * thousand instructions). The column `sum` stays NULL. */
+static const char *const sql_plain[S_COUNT] = {
+    [S_KEY_GET] = "SELECT type, kid, expire, val FROM kv WHERE name = ?1",
+    [S_KEY_INSERT] = "INSERT INTO kv(name, type, kid, expire, val)"
+                     " VALUES(?1, ?2, ?3, ?4, ?5)",
+    [S_KEY_PUT_VAL] = "UPDATE kv SET val = ?2 WHERE name = ?1",
+    [S_KEY_SET_EXPIRE] = "UPDATE kv SET expire = ?2 WHERE name = ?1",
+    [S_KEY_UPSERT] = "INSERT OR REPLACE INTO kv(name, type, kid, expire, val)"
+                     " VALUES(?1, ?2, 0, ?3, ?4)",
+    [S_KEY_CREATE_NX] = "INSERT INTO kv(name, type, kid, expire, val)"
+                        " VALUES(?1, ?2, 0, NULL, ?3) ON CONFLICT DO NOTHING",
 };
 
 /* ------------------------------------------------------------- errors */
@@ -168,12 +221,28 @@ sqlite3_stmt *emq_stmt(emq_store *st, int id)
         break;
     }
     if (!st->stmt[id] &&
-        sqlite3_prepare_v3(st->db, sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-                           &st->stmt[id], NULL) != SQLITE_OK) {
+        sqlite3_prepare_v3(st->db, !st->sums && sql_plain[id] ? sql_plain[id]
+                                                              : sql[id],
+                           -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id],
+                           NULL) != SQLITE_OK) {
         emq_store_fail(st, sqlite3_errcode(st->db));
         return NULL;
     }
     return st->stmt[id];
+}
+
+void emq_store_set_sums(emq_store *st, int on)
+{
+    if (st->sums == on)
+        return;
+    st->sums = on;
+    /* The key-row statements are prepared again in the other form; none
+     * is in use between statements of the store. */
+    for (int i = 0; i < S_COUNT; i++)
+        if (sql_plain[i]) {
+            sqlite3_finalize(st->stmt[i]);
+            st->stmt[i] = NULL;
+        }
 }
 
 /* Reset a statement after use. Bindings are kept: every caller binds every
@@ -238,97 +307,7 @@ static int pragma_int(sqlite3 *db, const char *q, int64_t *out)
     return rc;
 }
 
-/* A signed big-endian 32-bit header field. */
-static int32_t be32(const unsigned char *p)
-{
-    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-                     (uint32_t)p[2] << 8 | p[3]);
-}
-
-/*
- * Look at an existing file read-only and decide whether it is ours. Returns
- * EMQ_OK (ours, or empty and free to initialise), EMQ_ENOTEMQ, EMQ_ESCHEMA,
- * or an open error. Never writes to the file.
- */
-static int inspect(emq_store *st, const char *path)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0 || sb.st_size == 0)
-        return EMQ_OK; /* new file: nothing to protect */
-
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return emq_store_err(st, EMQ_ECANTOPEN, "cannot read %s", path);
-    unsigned char hdr[100];
-    size_t got = fread(hdr, 1, sizeof hdr, f);
-    fclose(f);
-    if (got < sizeof hdr || memcmp(hdr, "SQLite format 3", 16) != 0)
-        return emq_store_err(st, EMQ_ENOTEMQ,
-                             "%s is not an emqlite file (not SQLite)", path);
-
-    /* The stamps live in the header: user_version at byte 60,
-     * application_id at 68, both big-endian. A file stamped ours (or
-     * another application's) is judged from them alone, without opening
-     * it: other processes may be writing and checkpointing it right now. */
-    int64_t appid = be32(hdr + 68), uver = be32(hdr + 60);
-    int64_t ntab = 0;
-    int rc = SQLITE_OK;
-    if (appid == 0) {
-        /* Unstamped header: an empty database, a foreign one, or one of
-         * ours whose first transaction still sits in its WAL. With a WAL
-         * beside it, open it as a reader among the others (the WAL is part
-         * of the content); without one, nobody has it open in WAL mode and
-         * an immutable read creates no side file. */
-        char wal[4200];
-        snprintf(wal, sizeof wal, "%s-wal", path);
-        int has_wal = stat(wal, &sb) == 0;
-        char uri[4200];
-        size_t u = (size_t)snprintf(uri, sizeof uri, "file:");
-        for (const unsigned char *c = (const unsigned char *)path;
-             *c && u + 4 < sizeof uri; c++) {
-            if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 ||
-                *c >= 0x7f)
-                u += (size_t)snprintf(uri + u, sizeof uri - u, "%%%02X", *c);
-            else
-                uri[u++] = (char)*c;
-        }
-        snprintf(uri + u, sizeof uri - u, "%s",
-                 has_wal ? "?mode=ro" : "?immutable=1");
-        sqlite3 *db = NULL;
-        rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                             NULL);
-        if (rc == SQLITE_OK)
-            rc = pragma_int(db, "PRAGMA application_id", &appid);
-        if (rc == SQLITE_OK)
-            rc = pragma_int(db, "PRAGMA user_version", &uver);
-        if (rc == SQLITE_OK)
-            rc = pragma_int(db, "SELECT count(*) FROM sqlite_schema", &ntab);
-        sqlite3_close(db);
-    }
-    if (rc != SQLITE_OK) {
-        int code = map_rc(rc);
-        if (code == EMQ_ECORRUPT || code == EMQ_EINTERNAL)
-            return emq_store_err(st, EMQ_ENOTEMQ,
-                                 "%s is not an emqlite file (%s)", path,
-                                 sqlite3_errstr(rc));
-        return emq_store_err(st, code, "cannot inspect %s: %s", path,
-                             sqlite3_errstr(rc));
-    }
-    if (appid == 0 && uver == 0 && ntab == 0)
-        return EMQ_OK; /* an empty SQLite database: adopt it */
-    if (appid != EMQ_APPLICATION_ID)
-        return emq_store_err(st, EMQ_ENOTEMQ,
-                             "%s is an SQLite file of another application "
-                             "(application_id %lld)", path, (long long)appid);
-    if (uver > EMQ_SCHEMA_VERSION)
-        return emq_store_err(st, EMQ_ESCHEMA,
-                             "%s has schema version %lld; this emqlite reads "
-                             "up to %d", path, (long long)uver,
-                             EMQ_SCHEMA_VERSION);
-    return EMQ_OK;
-}
-
-static int exec_sql(emq_store *st, const char *q)
+int emq_store_exec(emq_store *st, const char *q)
 {
     char *msg = NULL;
     int rc = sqlite3_exec(st->db, q, NULL, NULL, &msg);
@@ -341,69 +320,561 @@ static int exec_sql(emq_store *st, const char *q)
     return EMQ_OK;
 }
 
-/* Create the schema in a fresh file, or check the stamp of an old one. */
-static int init_schema(emq_store *st)
+/* A signed big-endian 32-bit header field. */
+static int32_t be32(const unsigned char *p)
 {
-    int64_t appid = 0, uver = 0, ntab = 0;
-    int rc = emq_store_begin(st, 1, 0);
+    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+                     (uint32_t)p[2] << 8 | p[3]);
+}
+
+/* "file:" + the path, %-escaped, + `query`, for SQLITE_OPEN_URI. */
+static void uri_of(char *uri, size_t cap, const char *path, const char *query)
+{
+    size_t u = (size_t)snprintf(uri, cap, "file:");
+    for (const unsigned char *c = (const unsigned char *)path;
+         *c && u + 4 < cap; c++) {
+        if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c >= 0x7f)
+            u += (size_t)snprintf(uri + u, cap - u, "%%%02X", *c);
+        else
+            uri[u++] = (char)*c;
+    }
+    snprintf(uri + u, cap - u, "%s", query);
+}
+
+/* 1 when `<path>-wal` exists. */
+static int has_wal(const emq_store *st)
+{
+    char w[EMQ_PATH_MAX + 8];
+    struct stat sb;
+    snprintf(w, sizeof w, "%s-wal", st->path);
+    return lstat(w, &sb) == 0;
+}
+
+/*
+ * Resolve `path` into st->path and stat it. A file that exists is named by
+ * its real path (every symlink followed, as SQLite follows them); a new one
+ * by its directory's real path and its own name. *exists and *size say what
+ * was found. Refused (EMQ_ECANTOPEN, the path in the message): a dangling
+ * symlink, a missing directory, anything but a regular file, more than one
+ * hard link; a missing file for a read-only open.
+ */
+static int resolve(emq_store *st, const char *path, int *exists,
+                   int64_t *size)
+{
+    char dir[EMQ_PATH_MAX], real[PATH_MAX];
+    struct stat sb;
+    const char *base;
+    *exists = 0;
+    *size = 0;
+    if (strlen(path) >= EMQ_PATH_MAX)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %.64s...: the "
+                             "path is too long", path);
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode))
+            return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: it is "
+                                 "a directory", path);
+        if (!S_ISREG(sb.st_mode))
+            return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: it is "
+                                 "not a regular file (a device, FIFO or "
+                                 "socket)", path);
+        if (sb.st_nlink > 1)
+            return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: it has "
+                                 "%lu hard links, and SQLite keeps a "
+                                 "separate WAL for each name, which loses "
+                                 "commits; give the file one name", path,
+                                 (unsigned long)sb.st_nlink);
+        if (realpath(path, real) == NULL || strlen(real) >= EMQ_PATH_MAX)
+            return emq_store_err(st, EMQ_ECANTOPEN, "cannot resolve %s: %s",
+                                 path, strerror(errno));
+        snprintf(st->path, sizeof st->path, "%s", real);
+        *exists = 1;
+        *size = (int64_t)sb.st_size;
+        return EMQ_OK;
+    }
+    if (errno != ENOENT)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: %s", path,
+                             strerror(errno));
+    if (lstat(path, &sb) == 0)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: it is a "
+                             "symbolic link to a file that does not exist",
+                             path);
+    if (st->opts.readonly)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: no such "
+                             "file (a read-only open never creates one)",
+                             path);
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    base = slash ? slash + 1 : path;
+    if (slash == dir)
+        dir[1] = '\0';           /* "/x.db": the root directory */
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: not a file "
+                             "name", path);
+    if (realpath(dir, real) == NULL)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: the "
+                             "directory %s: %s", path, dir, strerror(errno));
+    if (snprintf(st->path, sizeof st->path, "%s/%s",
+                 strcmp(real, "/") ? real : "", base) >= (int)sizeof st->path)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: the path is "
+                             "too long", path);
+    return EMQ_OK;
+}
+
+/* Remember what the database file is (side files copy its owner and
+ * permissions); with `want_same`, refuse a file that is not the one
+ * judged (renamed or replaced meanwhile). */
+static int identify(emq_store *st, int want_same)
+{
+    struct stat sb;
+    if (stat(st->path, &sb) != 0)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: %s",
+                             st->path, strerror(errno));
+    if (want_same && (st->file_dev != (unsigned long)sb.st_dev ||
+                      st->file_ino != (unsigned long)sb.st_ino))
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: the file "
+                             "was replaced while it was being opened",
+                             st->path);
+    if (!S_ISREG(sb.st_mode) || sb.st_nlink > 1)
+        return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: not a "
+                             "regular file with one name", st->path);
+    st->file_dev = (unsigned long)sb.st_dev;
+    st->file_ino = (unsigned long)sb.st_ino;
+    st->file_uid = (unsigned)sb.st_uid;
+    st->file_gid = (unsigned)sb.st_gid;
+    st->file_mode = (unsigned)sb.st_mode;
+    return EMQ_OK;
+}
+
+/* The first finding of the schema judge becomes the refusal's reason. */
+static void first_finding(void *ctx, const char *f)
+{
+    char *m = ctx;
+    if (m[0] == '\0')
+        snprintf(m, 200, "%s", f);
+}
+
+/*
+ * Decide from the stamps and the schema objects (on connection `db`, inside
+ * a read or write transaction) whether the file is ours: EMQ_OK with
+ * *version 0 (empty: to be created) or 1..EMQ_SCHEMA_VERSION, else
+ * EMQ_ENOTEMQ or EMQ_ESCHEMA with the message set.
+ */
+static int classify(emq_store *st, sqlite3 *db, int *version)
+{
+    int64_t appid = 0, uver = 0, nobj = 0;
+    char why[200] = "";
+    int rc;
+    *version = 0;
+    if ((rc = pragma_int(db, "PRAGMA application_id", &appid)) != SQLITE_OK ||
+        (rc = pragma_int(db, "PRAGMA user_version", &uver)) != SQLITE_OK ||
+        (rc = pragma_int(db, "SELECT count(*) FROM sqlite_schema", &nobj)) !=
+            SQLITE_OK)
+        return rc;  /* an SQLite code: the caller maps it */
+    if (appid == 0 && uver == 0 && nobj == 0)
+        return EMQ_OK; /* an empty SQLite database: adopt it */
+    if (appid != EMQ_APPLICATION_ID)
+        return emq_store_err(st, EMQ_ENOTEMQ, appid == 0
+                             ? "%s is not an emqlite file (an SQLite file "
+                               "with tables and no application_id)"
+                             : "%s is an SQLite file of another application "
+                               "(application_id %lld)", st->path,
+                             (long long)appid);
+    if (uver > EMQ_SCHEMA_VERSION)
+        return emq_store_err(st, EMQ_ESCHEMA, "%s has schema version %lld; "
+                             "this emqlite reads up to %d", st->path,
+                             (long long)uver, EMQ_SCHEMA_VERSION);
+    if (uver < 1)
+        return emq_store_err(st, EMQ_ENOTEMQ, "%s carries emqlite's "
+                             "application_id but no schema version", st->path);
+    rc = emq_schema_judge(db, (int)uver, first_finding, why);
+    if (rc < 0)
+        return emq_store_err(st, rc, "cannot read the schema of %s",
+                             st->path);
+    if (rc > 0)
+        return emq_store_err(st, EMQ_ENOTEMQ, "%s is not an emqlite file: "
+                             "its schema has a %s", st->path, why);
+    if (uver < EMQ_SCHEMA_VERSION && st->opts.readonly)
+        return emq_store_err(st, EMQ_ESCHEMA, "%s has schema version %lld "
+                             "and this emqlite needs %d: open it once "
+                             "read-write to upgrade it", st->path,
+                             (long long)uver, EMQ_SCHEMA_VERSION);
+    *version = (int)uver;
+    return EMQ_OK;
+}
+
+/* The judge of `opts.judge_key`, on connection `db` of a file of schema
+ * `version` (0: no tables yet, the key is absent). Every schema version
+ * has kv(name, type, val) (schema.c). */
+static int judge_key(emq_store *st, sqlite3 *db, int version)
+{
+    sqlite3_stmt *s = NULL;
+    char err[sizeof st->errmsg] = "";
+    int rc, type = EMQ_T_NONE;
+    const void *v = NULL;
+    size_t n = 0;
+    if (!st->opts.judge || !st->opts.judge_key)
+        return EMQ_OK;
+    if (version > 0) {
+        rc = sqlite3_prepare_v2(db, "SELECT type, val FROM kv WHERE name = ?1",
+                                -1, &s, NULL);
+        if (rc == SQLITE_OK) {
+            emq_bind_blob(s, 1, st->opts.judge_key,
+                          strlen(st->opts.judge_key));
+            rc = sqlite3_step(s);
+        }
+        if (rc == SQLITE_ROW) {
+            type = sqlite3_column_int(s, 0);
+            v = sqlite3_column_blob(s, 1);
+            n = (size_t)sqlite3_column_bytes(s, 1);
+        } else if (rc != SQLITE_DONE) {
+            sqlite3_finalize(s);
+            return rc; /* an SQLite code: the caller maps it */
+        }
+    }
+    rc = st->opts.judge(st->opts.judge_ctx, type, v, n, err, sizeof err);
+    sqlite3_finalize(s);
     if (rc != EMQ_OK)
-        return rc;
-    if (pragma_int(st->db, "PRAGMA application_id", &appid) != SQLITE_OK ||
-        pragma_int(st->db, "PRAGMA user_version", &uver) != SQLITE_OK ||
-        pragma_int(st->db, "SELECT count(*) FROM sqlite_schema", &ntab)) {
-        rc = emq_store_fail(st, sqlite3_errcode(st->db));
-        goto fail;
-    }
-    if (appid == 0 && uver == 0 && ntab > 0) {
-        rc = emq_store_err(st, EMQ_ENOTEMQ, "not an emqlite file");
-        goto fail;
-    }
-    if (appid == 0 && uver == 0) {
-        char stamp[96];
-        snprintf(stamp, sizeof stamp,
-                 "PRAGMA application_id = %d; PRAGMA user_version = %d;",
-                 EMQ_APPLICATION_ID, EMQ_SCHEMA_VERSION);
-        if ((rc = exec_sql(st, schema_sql)) != EMQ_OK ||
-            (rc = exec_sql(st, emq_hostconf_ddl)) != EMQ_OK ||
-            (rc = exec_sql(st, stamp)) != EMQ_OK)
-            goto fail;
-    } else if (appid != EMQ_APPLICATION_ID) {
-        rc = emq_store_err(st, EMQ_ENOTEMQ, "not an emqlite file");
-        goto fail;
-    } else if (uver > EMQ_SCHEMA_VERSION) {
-        rc = emq_store_err(st, EMQ_ESCHEMA, "newer schema version %lld",
-                           (long long)uver);
-        goto fail;
-    }
-    return emq_store_commit(st);
-fail:
-    emq_store_rollback(st);
+        return emq_store_err(st, rc, "%s", err);
+    return EMQ_OK;
+}
+
+/* Map an SQLite failure of the read-only look at a file. */
+static int look_failed(emq_store *st, int rc)
+{
+    int code = map_rc(rc);
+    if (code == EMQ_ECORRUPT || code == EMQ_EINTERNAL)
+        return emq_store_err(st, EMQ_ENOTEMQ, "%s is not an emqlite file "
+                             "(%s)", st->path, sqlite3_errstr(rc));
+    return emq_store_err(st, code, "cannot inspect %s: %s", st->path,
+                         sqlite3_errstr(rc));
+}
+
+/* One read-only look at the file: immutable (no side file created) or as
+ * an ordinary reader. */
+static int look(emq_store *st, int immutable, int *version)
+{
+    char uri[EMQ_PATH_MAX * 3 + 32];
+    sqlite3 *db = NULL;
+    int rc;
+    uri_of(uri, sizeof uri, st->path, immutable ? "?immutable=1" : "?mode=ro");
+    rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+                         SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    /* Writers may hold the file right now (a checkpoint, a WAL reset):
+     * the look waits for them as the handle's own calls would. */
+    if (rc == SQLITE_OK)
+        rc = sqlite3_busy_timeout(db, st->opts.busy_timeout_ms);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && (rc = classify(st, db, version)) == EMQ_OK)
+        rc = judge_key(st, db, *version);
+    if (rc > 0)
+        rc = look_failed(st, rc);
+    sqlite3_close(db); /* ends the read transaction */
     return rc;
 }
 
+/* The file's size and modification time, to see whether it changed. */
+static int same_file(const emq_store *st, const struct stat *a)
+{
+    struct stat b;
+    return stat(st->path, &b) == 0 && b.st_size == a->st_size &&
+           b.st_mtim.tv_sec == a->st_mtim.tv_sec &&
+           b.st_mtim.tv_nsec == a->st_mtim.tv_nsec && b.st_ino == a->st_ino;
+}
+
+/*
+ * Judge an existing, non-empty file before anything is written to it. The
+ * header alone settles garbage, another application's stamp and a newer
+ * schema. Otherwise the file is read through a private read-only
+ * connection: immutable when no WAL is beside it (nobody has it open in WAL
+ * mode, and nothing — no -wal, no -shm — is created), unless the file
+ * changed during that look (a writer came), then as an ordinary reader.
+ * *version receives the file's schema version (0: an empty database).
+ */
+static int judge_file(emq_store *st, int *version)
+{
+    unsigned char hdr[100];
+    struct stat before;
+    ssize_t got = 0, r;
+    int fd, rc;
+    *version = 0;
+    if ((fd = open(st->path, O_RDONLY | O_CLOEXEC)) < 0)
+        return emq_store_err(st, errno == EACCES ? EMQ_EREADONLY
+                                                 : EMQ_ECANTOPEN,
+                             "cannot read %s: %s", st->path, strerror(errno));
+    while (got < (ssize_t)sizeof hdr &&
+           ((r = read(fd, hdr + got, sizeof hdr - (size_t)got)) > 0 ||
+            (r < 0 && errno == EINTR)))
+        got += r > 0 ? r : 0;
+    close(fd);
+    if (got < (ssize_t)sizeof hdr || memcmp(hdr, "SQLite format 3", 16) != 0)
+        return emq_store_err(st, EMQ_ENOTEMQ,
+                             "%s is not an emqlite file (not SQLite)",
+                             st->path);
+    /* The stamps live in the header: user_version at byte 60,
+     * application_id at 68, both big-endian (an unstamped header may still
+     * be ours, its first transaction in the WAL). */
+    int64_t appid = be32(hdr + 68), uver = be32(hdr + 60);
+    if (appid != 0 && appid != EMQ_APPLICATION_ID)
+        return emq_store_err(st, EMQ_ENOTEMQ, "%s is an SQLite file of "
+                             "another application (application_id %lld)",
+                             st->path, (long long)appid);
+    if (appid == EMQ_APPLICATION_ID && uver > EMQ_SCHEMA_VERSION)
+        return emq_store_err(st, EMQ_ESCHEMA, "%s has schema version %lld; "
+                             "this emqlite reads up to %d", st->path,
+                             (long long)uver, EMQ_SCHEMA_VERSION);
+    if (has_wal(st) || stat(st->path, &before) != 0)
+        return look(st, 0, version);
+    rc = look(st, 1, version);
+    if (!same_file(st, &before) || has_wal(st)) {
+        st->errmsg[0] = '\0';
+        rc = look(st, 0, version);
+    }
+    return rc;
+}
+
+/* 1 when the directory of the file accepts new files (an -shm). */
+static int dir_writable(const emq_store *st)
+{
+    char dir[EMQ_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", st->path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    return access(dir, W_OK) == 0;
+}
+
+/* Connection settings; none of them writes to the file. */
 static int set_pragmas(emq_store *st)
 {
     char q[160];
     int rc;
+    sqlite3_extended_result_codes(st->db, 1);
     sqlite3_busy_timeout(st->db, st->opts.busy_timeout_ms);
     if (st->opts.exclusive &&
-        (rc = exec_sql(st, "PRAGMA locking_mode = EXCLUSIVE")) != EMQ_OK)
+        (rc = emq_store_exec(st, "PRAGMA locking_mode = EXCLUSIVE")) !=
+            EMQ_OK)
         return rc;
-    if (!st->memory && !st->opts.readonly) {
-        if ((rc = exec_sql(st, "PRAGMA journal_mode = WAL")) != EMQ_OK)
-            return rc;
-    }
     snprintf(q, sizeof q,
              "PRAGMA synchronous = %s; PRAGMA wal_autocheckpoint = 0;"
              " PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF;",
              st->opts.synchronous == EMQ_SYNC_FULL ? "FULL" : "NORMAL");
-    return exec_sql(st, q);
+    if ((rc = emq_store_exec(st, q)) != EMQ_OK)
+        return rc;
+    if ((rc = emq_rowsum_register(st)) != EMQ_OK)
+        return rc;
+    /* The transaction statements, prepared now: ending a transaction must
+     * never need memory, and here a failure can still refuse the open. */
+    for (int i = S_BEGIN_W; i <= S_ROLLBACK; i++)
+        if (!emq_stmt(st, i))
+            return emq_store_fail(st, sqlite3_errcode(st->db));
+    return EMQ_OK;
+}
+
+/* The handle's own connection: read-write (creating the file), or
+ * read-only — immutable where nobody can be writing (no WAL beside the
+ * file and a directory that refuses new files: a read-only mount), so a
+ * read-only handle works there and never creates a file. */
+static int connect(emq_store *st)
+{
+    char uri[EMQ_PATH_MAX * 3 + 32];
+    int rc;
+    if (st->memory)
+        rc = sqlite3_open_v2(":memory:", &st->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    else if (!st->opts.readonly)
+        rc = sqlite3_open_v2(st->path, &st->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                             SQLITE_OPEN_NOMUTEX, NULL);
+    else {
+        uri_of(uri, sizeof uri, st->path,
+               !has_wal(st) && !dir_writable(st) ? "?immutable=1"
+                                                 : "?mode=ro");
+        rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY |
+                             SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+    }
+    if (rc != SQLITE_OK)
+        return emq_store_fail(st, rc);
+    return set_pragmas(st);
+}
+
+/*
+ * A writable file: WAL mode, then the schema in one write transaction —
+ * created in an empty file, climbed from an older version — unless the
+ * look already found it current. The stamps are read again under the write
+ * lock: another process may have created or upgraded the file meanwhile.
+ */
+static int make_current(emq_store *st, int version)
+{
+    int rc, now;
+    if (!st->memory &&
+        (rc = emq_store_exec(st, "PRAGMA journal_mode = WAL")) != EMQ_OK)
+        return rc;
+    if (version == EMQ_SCHEMA_VERSION)
+        return EMQ_OK;
+    if ((rc = emq_store_begin(st, 1, 0)) != EMQ_OK)
+        return rc;
+    rc = classify(st, st->db, &now);
+    if (rc > 0)
+        rc = emq_store_fail(st, rc);
+    if (rc == EMQ_OK && now < EMQ_SCHEMA_VERSION)
+        rc = emq_schema_climb(st, now, EMQ_SCHEMA_VERSION, now == 0);
+    if (rc != EMQ_OK) {
+        emq_store_rollback(st);
+        return rc;
+    }
+    return emq_store_commit(st);
+}
+
+/* ------------------------------------------------------------- room */
+
+/*
+ * A full disk must not wedge the workers: the transitions that shrink a
+ * queue (complete, retry, extend, claim, reap...) must still commit, and a
+ * checkpoint must still run, so that retiring jobs frees space. Two rules
+ * give them the room:
+ *   - the WAL owns its blocks: once it went round a checkpoint cycle, a
+ *     RESTART checkpoint makes later commits reuse them from its start;
+ *     before that, on a disk close to full, a writable handle preallocates
+ *     room for a cycle of frames past the WAL's end (FALLOC_FL_KEEP_SIZE:
+ *     its size and content are untouched);
+ *   - every committed page owns its blocks in the database file, with a
+ *     headroom past them: before a commit the handle compares the pages
+ *     in use (PRAGMA page_count) with the file's size and has SQLite extend
+ *     the file (SQLITE_FCNTL_SIZE_HINT, ROOM_CHUNK steps) to ROOM_HEAD past
+ *     them when less than half of it is left. A PRAGMA is compiled again
+ *     at every run (7k instructions), so this look is taken every
+ *     ROOM_EVERY commits, for every transaction that changed more than
+ *     ROOM_ROWS rows, after every checkpoint of the handle (which truncates
+ *     the file to its pages), and at every commit once the disk could not
+ *     give the headroom ("low"). Then a commit that needs pages the file
+ *     cannot get is refused with EMQ_EFULL, nothing applied, and the
+ *     checkpoints only write blocks the file owns.
+ * A transition that needs no new page commits into room already owned;
+ * only growth — enqueues past the free pages, imports — is refused. Not
+ * covered: copy-on-write file systems (btrfs, ZFS), where overwriting a
+ * block needs a new one; growth of more than half the headroom between two
+ * looks while the disk fills.
+ */
+#define ROOM_CHUNK (64 * 1024)
+#define ROOM_HEAD (1024 * 1024) /* the file's headroom past its pages */
+#define ROOM_EVERY 8            /* commits between two looks        */
+#define ROOM_ROWS 64            /* a bigger transaction is looked at */
+
+/* The WAL's room: (checkpoint_frames + 64) frames, or as much of it as
+ * the disk gives, halving down to 128 frames; then the handle checkpoints
+ * before the WAL outgrows it. Best effort, and only when the disk has less
+ * than 64 times that free (a WAL that went once round its cycle owns the
+ * blocks anyway): at open and after this handle's checkpoints. */
+static void reserve_wal(emq_store *st)
+{
+    char w[EMQ_PATH_MAX + 8];
+    int64_t want = (st->opts.checkpoint_frames > 0
+                        ? st->opts.checkpoint_frames : 1000) + 64;
+    struct statvfs vb;
+    int fd, got = 0;
+    if (!st->room || statvfs(st->path, &vb) != 0 ||
+        (int64_t)vb.f_bavail * (int64_t)vb.f_frsize >
+            64 * want * (st->page_size + 24))
+        return;
+    snprintf(w, sizeof w, "%s-wal", st->path);
+    fd = open(w, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    for (int64_t f = want; f >= 128 && !got; f /= 2) {
+        if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0,
+                      (off_t)(f * (st->page_size + 24) + 32)) == 0)
+            got = 1;
+        else if (errno != ENOSPC)
+            break;
+        else if (f / 2 >= 128 && st->opts.checkpoint_frames > f / 2 - 64)
+            st->opts.checkpoint_frames = (int)(f / 2 - 64);
+    }
+    close(fd);
+}
+
+/* A writable file handle: SQLite grows the file in chunks (and so can
+ * extend it on request), the WAL gets its room. */
+static int room_init(emq_store *st)
+{
+    int64_t ps = 0;
+    int chunk = ROOM_CHUNK, rc;
+    if (st->memory || st->opts.readonly)
+        return EMQ_OK;
+    if ((rc = pragma_int(st->db, "PRAGMA page_size", &ps)) != SQLITE_OK)
+        return emq_store_fail(st, rc);
+    st->page_size = ps > 0 ? ps : 4096;
+    if ((rc = sqlite3_file_control(st->db, "main", SQLITE_FCNTL_CHUNK_SIZE,
+                                   &chunk)) != SQLITE_OK)
+        return emq_store_fail(st, rc);
+    st->room = 1;
+    st->room_tick = ROOM_EVERY; /* the first commit looks */
+    reserve_wal(st);
+    return EMQ_OK;
+}
+
+/* Have SQLite extend the database file to at least `to` bytes. */
+static int extend(emq_store *st, sqlite3_int64 to)
+{
+    return sqlite3_file_control(st->db, "main", SQLITE_FCNTL_SIZE_HINT,
+                                &to) == SQLITE_OK ? 0 : -1;
+}
+
+/* Before a commit: the pages of the database own their blocks, and the
+ * file keeps a headroom when the disk allows. */
+static int ensure_room(emq_store *st)
+{
+    sqlite3_stmt *s;
+    sqlite3_int64 need;
+    struct stat sb;
+    struct statvfs vb;
+    int rc;
+    if (!st->room ||
+        (!st->room_low && ++st->room_tick < ROOM_EVERY &&
+         sqlite3_total_changes64(st->db) - st->tx_changes <= ROOM_ROWS))
+        return EMQ_OK;
+    st->room_tick = 0;
+    if ((s = emq_stmt(st, S_PAGE_COUNT)) == NULL)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    rc = sqlite3_step(s);
+    need = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) * st->page_size : 0;
+    emq_stmt_done(s);
+    if (rc != SQLITE_ROW)
+        return emq_store_fail(st, rc);
+    if (stat(st->path, &sb) != 0)
+        return emq_store_err(st, EMQ_EIO, "cannot stat %s: %s", st->path,
+                             strerror(errno));
+    if (need + ROOM_HEAD / 2 <= (sqlite3_int64)sb.st_size)
+        return EMQ_OK;
+    st->room_low = extend(st, need + ROOM_HEAD) != 0;
+    if (!st->room_low || need <= (sqlite3_int64)sb.st_size ||
+        extend(st, need) == 0)
+        return EMQ_OK;
+    int full = statvfs(st->path, &vb) == 0 &&
+               (int64_t)vb.f_bavail * (int64_t)vb.f_frsize <
+                   need - (int64_t)sb.st_size + ROOM_CHUNK;
+    return emq_store_err(st, full ? EMQ_EFULL : EMQ_EIO, full
+                         ? "the disk is full: the file would grow to %lld "
+                           "bytes (transitions that need no new space still "
+                           "commit)"
+                         : "cannot extend the file to %lld bytes",
+                         (long long)need);
 }
 
 int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
                    char *err, size_t errlen)
 {
-    int rc;
+    int rc, exists = 0, version = 0;
+    int64_t size = 0;
     emq_store *st = emq_mem_calloc(1, sizeof *st);
     *out = NULL;
     if (!st) {
@@ -417,29 +888,27 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
     if (st->opts.busy_timeout_ms < 0)
         st->opts.busy_timeout_ms = 0;
     st->memory = is_memory(path);
-    if (!st->memory && (rc = inspect(st, path)) != EMQ_OK)
-        goto fail;
-
-    int flags = st->opts.readonly ? SQLITE_OPEN_READONLY
-                                  : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    rc = sqlite3_open_v2(st->memory ? ":memory:" : path, &st->db,
-                         flags | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        rc = emq_store_fail(st, rc);
-        goto fail;
-    }
-    sqlite3_extended_result_codes(st->db, 1);
-    if ((rc = emq_wgate_open(st, path)) != EMQ_OK ||
-        (rc = set_pragmas(st)) != EMQ_OK)
-        goto fail;
-    /* The transaction statements, prepared now: ending a transaction must
-     * never need memory, and here a failure can still refuse the open. */
-    for (int i = S_BEGIN_W; i <= S_ROLLBACK; i++)
-        if (!emq_stmt(st, i)) {
-            rc = emq_store_fail(st, sqlite3_errcode(st->db));
+    if (!st->memory) {
+        if ((rc = resolve(st, path, &exists, &size)) != EMQ_OK ||
+            (exists && (rc = identify(st, 0)) != EMQ_OK))
             goto fail;
-        }
-    if (!st->opts.readonly && (rc = init_schema(st)) != EMQ_OK)
+        /* Nothing is written before the file is judged. */
+        if (exists && size > 0)
+            rc = judge_file(st, &version);
+        else
+            rc = judge_key(st, NULL, 0); /* a new file: the key is absent */
+        if (rc != EMQ_OK)
+            goto fail;
+    }
+    if ((rc = connect(st)) != EMQ_OK ||
+        (!st->memory && (rc = identify(st, exists)) != EMQ_OK) ||
+        (rc = emq_wgate_open(st)) != EMQ_OK)
+        goto fail;
+    if (!st->opts.readonly && ((rc = make_current(st, version)) != EMQ_OK ||
+                               (rc = room_init(st)) != EMQ_OK))
+        goto fail;
+    st->current = !st->opts.readonly || version == EMQ_SCHEMA_VERSION;
+    if (st->current && (rc = emq_rowsum_load(st)) != EMQ_OK)
         goto fail;
     sqlite3_wal_hook(st->db, wal_hook, st);
     *out = st;
@@ -449,6 +918,11 @@ fail:
         snprintf(err, errlen, "%s", st->errmsg);
     emq_store_close(st);
     return rc;
+}
+
+const char *emq_store_path(const emq_store *st)
+{
+    return st->memory ? NULL : st->path;
 }
 
 void emq_store_close(emq_store *st)
@@ -474,6 +948,14 @@ void emq_store_close(emq_store *st)
 
 /* ------------------------------------------------------- transactions */
 
+/* The pager's data version of the main database, or -1. */
+static int64_t data_version(emq_store *st)
+{
+    unsigned v = 0;
+    return sqlite3_file_control(st->db, "main", SQLITE_FCNTL_DATA_VERSION,
+                                &v) == SQLITE_OK ? (int64_t)v : -1;
+}
+
 int emq_store_begin(emq_store *st, int write, int64_t now_ms)
 {
     if (st->in_tx)
@@ -483,28 +965,42 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
      * open: end it before starting ours. */
     if (!sqlite3_get_autocommit(st->db))
         exec_stmt(st, S_ROLLBACK);
-    int rc = write ? emq_wgate_enter(st) : EMQ_OK;
+    int waited = 0;
+    int rc = write ? emq_wgate_enter(st, &waited) : EMQ_OK;
     if (rc != EMQ_OK)
         return rc;
-    if ((rc = exec_stmt(st, write ? S_BEGIN_W : S_BEGIN_R)) != EMQ_OK) {
+    /* The gate's wait counts against the busy timeout. */
+    if (waited)
+        sqlite3_busy_timeout(st->db, waited < st->opts.busy_timeout_ms
+                                         ? st->opts.busy_timeout_ms - waited
+                                         : 0);
+    rc = exec_stmt(st, write ? S_BEGIN_W : S_BEGIN_R);
+    if (waited)
+        sqlite3_busy_timeout(st->db, st->opts.busy_timeout_ms);
+    if (rc != EMQ_OK) {
         if (write)
             emq_wgate_leave(st);
         return rc;
     }
     st->in_tx = 1;
     st->tx_write = write;
+    st->tx_changes = sqlite3_total_changes64(st->db);
     st->now = now_ms;
     st->hvalid = 0;
     if (write) {
-        /* Another connection's commit invalidates the registration cache;
-         * our own commits leave data_version unchanged. */
-        sqlite3_stmt *s = emq_stmt(st, S_DATA_VERSION);
-        int64_t v = -1;
-        if (s && sqlite3_step(s) == SQLITE_ROW)
-            v = sqlite3_column_int64(s, 0);
-        emq_stmt_done(s);
-        if (v < 0 || v != st->kc_version)
+        /* Another connection's commit invalidates the registration cache
+         * and may have turned the file's checksums on. The pager's data
+         * version (no SQL: a PRAGMA is compiled again at every run) moves
+         * with every commit; commit() notes it after our own. */
+        int64_t v = data_version(st);
+        if (v < 0 || v != st->kc_version) {
             emq_kc_clear(st);
+            if (st->current && !st->sums &&
+                (rc = emq_rowsum_load(st)) != EMQ_OK) {
+                emq_store_rollback(st);
+                return rc;
+            }
+        }
         st->kc_version = v;
     }
     return EMQ_OK;
@@ -521,14 +1017,26 @@ int emq_store_commit(emq_store *st)
     if (!st->in_tx)
         return emq_store_err(st, EMQ_EINTERNAL, "no transaction open");
     st->hvalid = 0;
-    int rc = exec_stmt(st, S_COMMIT);
+    int rc = st->tx_write ? ensure_room(st) : EMQ_OK;
+    if (rc == EMQ_OK)
+        rc = exec_stmt(st, S_COMMIT);
     if (rc != EMQ_OK) {
         emq_store_rollback(st);
+        /* A WAL that could not grow: a checkpoint lets the next commit
+         * start the WAL over, in blocks it already owns. */
+        if (rc == EMQ_EFULL && st->room) {
+            char keep[sizeof st->errmsg];
+            memcpy(keep, st->errmsg, sizeof keep);
+            (void)emq_store_checkpoint(st);
+            memcpy(st->errmsg, keep, sizeof keep);
+        }
         return rc;
     }
     st->in_tx = 0;
-    if (st->tx_write)
+    if (st->tx_write) {
+        st->kc_version = data_version(st); /* our own commit moved it */
         emq_wgate_leave(st);
+    }
     emq_store_watch_end(st, 1); /* visible to every reader now */
     if (st->tx_write && st->opts.checkpoint_frames > 0 &&
         st->wal_frames >= st->opts.checkpoint_frames)
@@ -577,6 +1085,8 @@ int emq_store_checkpoint(emq_store *st)
     emq_wgate_leave(st);
     if (rc == SQLITE_OK) {
         st->wal_frames = 0;
+        st->room_tick = ROOM_EVERY; /* it truncated the file to its pages */
+        reserve_wal(st);
         return EMQ_OK;
     }
     return emq_store_fail(st, rc);

@@ -42,8 +42,14 @@ const char *emq_type_name(int type);
 
 /** The application_id stamped in emqlite files ("EMQL"). */
 #define EMQ_APPLICATION_ID 0x454D514C
-/** The schema version this build writes (PRAGMA user_version). */
-#define EMQ_SCHEMA_VERSION 1
+/** The schema version this build writes (PRAGMA user_version): the number
+ *  of steps of the schema ladder, storage/schema.def. */
+enum {
+    EMQ_SCHEMA_VERSION = 0
+#define STEP(version, fn) + 1
+#include "schema.def"
+#undef STEP
+};
 
 /*
  * emqlite's own heap (alloc.c): every allocation in storage/ and engine/
@@ -76,6 +82,14 @@ typedef struct emq_bytes {
 
 typedef struct emq_store emq_store;
 
+/**
+ * The open's judge of one string key, called before anything is written:
+ * `type` is EMQ_T_STRING with the stored bytes, another type, or
+ * EMQ_T_NONE when the key is absent or the file is new. Returns EMQ_OK to
+ * go on or a refusal code, with its message in err.
+ */
+typedef int (*emq_judge_fn)(void *ctx, int type, const void *val, size_t len,
+                            char *err, size_t errlen);
 /* Watch rules (notify.c): a write of kind `event` to a key whose bytes
  * after its hash tag ("{...}") equal `rest` marks the tag's bucket of the
  * wake file, signalled when the transaction commits. A table ends with a
@@ -96,17 +110,68 @@ typedef struct emq_store_opts {
     int exclusive;
     int readonly;
     int checkpoint_frames; /* 0: never checkpoint automatically */
+    const char *judge_key; /* NULL: no judge */
+    emq_judge_fn judge;
+    void *judge_ctx;
 } emq_store_opts;
 
 /**
- * Open or create the store at `path` (":memory:" or "" for memory). A file
- * that is not emqlite's (another application_id, or tables without our
- * stamp), a newer schema, or garbage is refused without a byte written.
+ * Open or create the store at `path` (":memory:" or "" for memory).
+ *
+ * The path is resolved first (symlinks followed; side files are named after
+ * the result, emq_store_path). Refused with EMQ_ECANTOPEN and the path in
+ * the message: a directory or any other file that is not a regular file, a
+ * dangling symlink, a file with more than one hard link (SQLite would keep a
+ * WAL per name), a missing file or directory for a read-only open.
+ *
+ * Before a single byte is written the file is judged through a private
+ * read-only connection (immutable when no WAL is beside it, so no side file
+ * is created): not SQLite, another application's stamp or tables without
+ * ours → EMQ_ENOTEMQ; a newer schema, or an older one through a read-only
+ * handle → EMQ_ESCHEMA; schema objects that are not exactly those of its
+ * version (a foreign trigger, view, index or table; a missing or altered
+ * one) → EMQ_ENOTEMQ; then o->judge on o->judge_key. A refused file is left
+ * byte for byte as it was. A writable open then switches the file to WAL
+ * and climbs the schema ladder (schema.def) in one write transaction.
  * On failure *out is NULL and `err` (if given) receives the message.
  */
 int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
                    char *err, size_t errlen);
 void emq_store_close(emq_store *st);
+
+/** The resolved path of the file (NULL for an in-memory store). */
+const char *emq_store_path(const emq_store *st);
+
+/**
+ * Open the side file <emq_store_path> + `suffix` (side.c) read-write into
+ * *fd:
+ * never through a symlink, refused unless a regular file with one link
+ * owned by the database file's owner or this process's user; with `create`
+ * made (the database file's permissions) when absent. EMQ_OK,
+ * EMQ_NOTFOUND (absent, !create), EMQ_ECANTOPEN (refused), EMQ_EREADONLY,
+ * EMQ_EIO; the message goes to err.
+ */
+int emq_store_side_open(emq_store *st, const char *suffix, int create,
+                        int *fd, char *err, size_t errlen);
+
+/** One finding of the schema judge (a sentence). */
+typedef void (*emq_schema_cb)(void *ctx, const char *finding);
+/** Inside a read transaction: report every schema object that differs from
+ *  those of the file's version (schema.c). EMQ_OK or the failure. */
+int emq_store_check_schema(emq_store *st, emq_schema_cb cb, void *ctx);
+
+/** Row checksums (rowsum.c). 1 when the file's checksums are on (as this
+ *  handle last saw). */
+int emq_store_checksums(const emq_store *st);
+/** Turn the file's checksums on, for good: every key row gets its sum, in
+ *  one write transaction. EMQ_OK (also when already on) or the failure. */
+int emq_store_enable_checksums(emq_store *st);
+/** One damaged key row: its name and a sentence. */
+typedef void (*emq_row_cb)(void *ctx, const void *key, size_t klen,
+                           const char *why);
+/** Inside a read transaction: report every key row whose checksum does not
+ *  match, or is missing while the file's checksums are on. */
+int emq_store_check_rows(emq_store *st, emq_row_cb cb, void *ctx);
 
 /** The last error message of the store ("" if none). */
 const char *emq_store_errmsg(const emq_store *st);
@@ -132,7 +197,6 @@ int emq_store_checkpoint(emq_store *st);
 /* hostconf.c: byte values under (namespace, key) outside the keyspace —
  * never exported, digested or checked. Inside a transaction; put needs a
  * write one and deletes with v NULL. get: EMQ_OK or EMQ_NOTFOUND. */
-extern const char *const emq_hostconf_ddl;
 int emq_hostconf_get(emq_store *st, const char *ns, const void *k,
                      size_t klen, emq_buf *out);
 int emq_hostconf_put(emq_store *st, const char *ns, const void *k,
@@ -280,6 +344,10 @@ int emq_zset_range_score(emq_store *st, const void *key, size_t klen,
  *  score-0 zset this is ZRANGEBYLEX - + / ZREVRANGEBYLEX + - with LIMIT. */
 int emq_zset_range(emq_store *st, const void *key, size_t klen, int rev,
                    int64_t limit, emq_member_cb cb, void *ctx);
+/** ZRANGE by rank with an offset: skip `offset` members from the start
+ *  (rev = 0) or the end (rev = 1), then at most `limit` (< 0: all). */
+int emq_zset_page(emq_store *st, const void *key, size_t klen, int rev,
+                  int64_t offset, int64_t limit, emq_member_cb cb, void *ctx);
 /** ZRANGEBYLEX/ZREVRANGEBYLEX over [min, max] (NULL bound = open end,
  *  inclusive bounds), at most `limit` (< 0: all). */
 int emq_zset_range_lex(emq_store *st, const void *key, size_t klen,
@@ -301,7 +369,9 @@ int emq_list_trim(emq_store *st, const void *key, size_t klen, int64_t start,
 /** LREM count value (0 = all, > 0 from head, < 0 from tail); *removed. */
 int emq_list_rem(emq_store *st, const void *key, size_t klen, int64_t count,
                  const void *v, size_t vlen, int64_t *removed);
-/** LPOS: first index of value into *pos, or EMQ_NOTFOUND. */
+/** LPOS: first index of value into *pos, or EMQ_NOTFOUND. With pos NULL
+ *  only membership is answered (EMQ_OK / EMQ_NOTFOUND), without the walk
+ *  that counts the index. */
 int emq_list_pos(emq_store *st, const void *key, size_t klen, const void *v,
                  size_t vlen, int64_t *pos);
 /** LLEN into *n. */

@@ -22,22 +22,33 @@ enum {
     S_Z_DROP,
     S_L_MINMAX, S_L_INSERT, S_L_ASC, S_L_DESC, S_L_DEL, S_L_COUNT, S_L_DROP,
     S_L_ANY,
-    S_L_POP_LEFT, S_L_POP_RIGHT,
+    S_L_POP_LEFT, S_L_POP_RIGHT, S_L_FIND, S_L_RANK, S_L_HAS,
+    S_L_DEL_VAL,
     S_S_ADD, S_S_REM, S_S_IS, S_S_ALL, S_S_CARD, S_S_ANY, S_S_DROP,
-    S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK, S_DATA_VERSION,
+    S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK,
+    S_META_SUMS, S_PAGE_COUNT,
+    /* paged rank ranges (zset.c) and the event log (evlog.c) */
+    S_Z_PAGE_ASC, S_Z_PAGE_DESC,
+    S_EV_INSERT, S_EV_LAST, S_EV_READ, S_EV_HEAD, S_EV_DROP_TO,
+    S_EV_EXISTS,
+    /* the procedure journal (journal.c) */
+    S_J_CREATE, S_J_EXISTS, S_J_INSERT, S_J_NEXT, S_J_SET, S_J_DEL, S_J_SCAN,
     S_COUNT
 };
 
 /* The aggregate registrations (name -> type, kid) used lately, kept across
  * this handle's own transactions and dropped whenever another connection
- * committed (PRAGMA data_version), a transaction rolled back, or the key was
- * dropped or given an expiry (kv.c). */
+ * committed (the pager's data version moved), a transaction rolled back, or
+ * the key was dropped or given an expiry (kv.c). */
 #define EMQ_KCACHE 8
 typedef struct emq_kc_entry {
     emq_buf name;
     int type;        /* EMQ_T_NONE: the slot is free */
     int64_t kid;
 } emq_kc_entry;
+
+/* The longest resolved path of a database file. */
+#define EMQ_PATH_MAX 4096
 
 struct emq_store {
     sqlite3 *db;
@@ -48,6 +59,20 @@ struct emq_store {
     int wal_frames;      /* frames in the WAL after the last commit         */
     int memory;
     int gate_fd;         /* the writer gate (gate.c), or -1               */
+    /* The database file as opened: its resolved name (symlinks followed,
+     * side files are named after it) and what stat said of it. */
+    char path[EMQ_PATH_MAX];
+    unsigned long file_dev, file_ino;
+    unsigned file_uid, file_gid, file_mode;
+    int current;         /* the file has this build's schema             */
+    /* Room on the disk (store.c): every committed page owns its blocks in
+     * the file, so a checkpoint never needs new space. */
+    int room;            /* writable file: commits make sure of it      */
+    int room_low;        /* the disk could not give the headroom         */
+    int room_tick;       /* commits since the last look                  */
+    int64_t page_size;
+    int64_t tx_changes;  /* sqlite3_total_changes64 when the tx began    */
+    int sums;            /* the file's row checksums are on (rowsum.c)     */
     emq_buf hraw, henc;  /* scratch for hash reads and writes              */
     emq_hfields hf;      /* decoded view of hraw                           */
     /* The last hash read or written in this transaction (hash.c): hkey's
@@ -58,7 +83,8 @@ struct emq_store {
     emq_kc_entry kc[EMQ_KCACHE];
     int kc_next;
     int64_t kc_version;
-    char errmsg[256];
+    int ev_table;        /* evlog.c: 1 once emq_events is known to exist */
+    char errmsg[512];
     /* The wake file (notify.c), opened on first use, and the buckets the
      * open transaction marked (signalled at commit). */
     const emq_watch_rule *watch; /* emq_store_set_watch()               */
@@ -102,15 +128,42 @@ int emq_key_create(emq_store *st, const void *key, size_t klen, int type,
 int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
                  int64_t kid);
 
-/** The writer gate (gate.c): open beside `path`, close, enter shared for a
- *  write transaction, leave, and try to take it exclusive (1 = taken; leave
- *  releases it) for a checkpoint. */
-int emq_wgate_open(emq_store *st, const char *path);
+/** The writer gate (gate.c): open beside the file, close, enter shared for a
+ *  write transaction (waiting at most the busy timeout, then EMQ_EBUSY;
+ *  *waited_ms receives the time waited), leave, and try to take it
+ *  exclusive (1 = taken; leave releases it) for a checkpoint. */
+int emq_wgate_open(emq_store *st);
 void emq_wgate_close(emq_store *st);
-int emq_wgate_enter(emq_store *st);
+int emq_wgate_enter(emq_store *st, int *waited_ms);
 void emq_wgate_leave(emq_store *st);
 int emq_wgate_try_exclusive(emq_store *st);
 
+/** The host configuration table (hostconf.c), schema step 5. */
+#define EMQ_HOSTCONF_DDL                                                  \
+    "CREATE TABLE hostconf(ns TEXT NOT NULL, k BLOB NOT NULL,"            \
+    " v BLOB NOT NULL, PRIMARY KEY(ns, k)) WITHOUT ROWID;"
+
+/** Run fixed SQL text (one or more statements); EMQ_OK or the failure with
+ *  its message. */
+int emq_store_exec(emq_store *st, const char *sql);
+
+/** The schema ladder (schema.c): climb a file from version `from` to `to`
+ *  (EMQ_SCHEMA_VERSION but in tests) inside the open write transaction,
+ *  then stamp user_version (and application_id when `stamp_app`). */
+int emq_schema_climb(emq_store *st, int from, int to, int stamp_app);
+/** Compare the schema objects of connection `db` with those schema
+ *  `version` has; `cb` (may be NULL) receives each difference. Returns
+ *  their number, or a negative code when the comparison could not run. */
+int emq_schema_judge(sqlite3 *db, int version, emq_schema_cb cb, void *ctx);
+
+/** Row checksums (rowsum.c): register the SQL functions on the handle's
+ *  connection; read the file's mode into st->sums. */
+int emq_rowsum_register(emq_store *st);
+int emq_rowsum_load(emq_store *st);
+/** Set st->sums; the key-row statements switch between the forms that
+ *  compute and verify checksums and those that do not (store.c). Call it
+ *  only between statements. */
+void emq_store_set_sums(emq_store *st, int on);
 /** Watch rules (notify.c): mark the bucket of a write that matches one;
  *  at the end of a transaction signal the marks (committed) or drop them. */
 void emq_store_watch(emq_store *st, int event, const void *key, size_t klen);

@@ -256,3 +256,19 @@ int emq_zset_range_lex(emq_store *st, const void *key, size_t klen,
     sqlite3_bind_int64(s, 4, limit);
     return walk(st, s, cb, ctx);
 }
+
+int emq_zset_page(emq_store *st, const void *key, size_t klen, int rev,
+                  int64_t offset, int64_t limit, emq_member_cb cb, void *ctx)
+{
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid || limit == 0)
+        return rc;
+    sqlite3_stmt *s = emq_stmt(st, rev ? S_Z_PAGE_DESC : S_Z_PAGE_ASC);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    sqlite3_bind_int64(s, 2, limit);
+    sqlite3_bind_int64(s, 3, offset < 0 ? 0 : offset);
+    return walk(st, s, cb, ctx);
+}

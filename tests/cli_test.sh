@@ -35,129 +35,7 @@ failed=0
 
 # ------------------------------------------------------------------ harness
 
-# run CMD...: run it, keeping stdout in $tmp/out, stderr in $tmp/err, $rc.
-run() {
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-    out=$(tr -d '\000' <"$tmp/out")
-    err=$(tr -d '\000' <"$tmp/err")
-}
-
-# e ARGS...: run emqlite on the test file.
-e() {
-    run "$EMQLITE" --db "$db" "$@"
-}
-
-# at MS ARGS...: the same with the clock pinned at Unix ms MS.
-at() {
-    ms=$1
-    shift
-    run env EMQLITE_NOW_MS="$ms" "$EMQLITE" --db "$db" "$@"
-}
-
-pass() { passed=$((passed + 1)); }
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $1"
-    echo "  exit $rc; stdout: $(head -c 400 "$tmp/out")"
-    echo "  stderr: $(head -c 400 "$tmp/err")"
-}
-
-# rc_is NAME WANT
-rc_is() { if [ "$rc" -eq "$2" ]; then pass; else fail "$1 (exit $rc, want $2)"; fi; }
-# out_is NAME TEXT: stdout equals TEXT exactly
-out_is() { if [ "$out" = "$2" ]; then pass; else fail "$1 (stdout != '$2')"; fi; }
-# out_has NAME ERE: some stdout line matches
-out_has() { if grep -Eq -- "$2" "$tmp/out"; then pass; else fail "$1 (stdout !~ $2)"; fi; }
-# err_is NAME TEXT: stderr equals TEXT exactly
-err_is() { if [ "$err" = "$2" ]; then pass; else fail "$1 (stderr != '$2')"; fi; }
-# err_has NAME ERE
-err_has() { if grep -Eq -- "$2" "$tmp/err"; then pass; else fail "$1 (stderr !~ $2)"; fi; }
-# check NAME CONDITION...: a test(1) condition
-check() {
-    name=$1
-    shift
-    if [ "$@" ]; then pass; else fail "$name ($*)"; fi
-}
-
-# json NAME: stdout is exactly one line holding one valid JSON document.
-json() {
-    if [ "$(wc -l <"$tmp/out")" -eq 1 ] && awk "$json_awk" "$tmp/out"; then
-        pass
-    else
-        fail "$1 (not one JSON document)"
-    fi
-}
-
-# A JSON validator in portable awk: exits 0 when the input is exactly one
-# JSON value (RFC 8259 grammar; bytes >= 0x80 are accepted in strings).
-json_awk='
-function err(m) { bad = 1; pos = n + 1 }
-function ws() { while (pos <= n && index(" \t\r\n", substr(s, pos, 1))) pos++ }
-function str(   c) {
-    pos++
-    while (pos <= n) {
-        c = substr(s, pos, 1)
-        if (c == "\"") { pos++; return }
-        if (c == "\\") {
-            c = substr(s, pos + 1, 1)
-            if (c == "u") {
-                if (substr(s, pos + 2, 4) !~ /^[0-9a-fA-F][0-9a-fA-F][0-9a-fA-F][0-9a-fA-F]$/) { err("u"); return }
-                pos += 6
-            } else if (index("\"\\/bfnrt", c)) pos += 2
-            else { err("esc"); return }
-        } else if (c < " ") { err("ctl"); return }
-        else pos++
-    }
-    err("unterminated")
-}
-function num(   t) {
-    t = substr(s, pos)
-    if (match(t, /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/)) pos += RLENGTH
-    else err("num")
-}
-function value(depth,   c) {
-    if (depth > 100) { err("deep"); return }
-    ws()
-    c = substr(s, pos, 1)
-    if (c == "{") {
-        pos++; ws()
-        if (substr(s, pos, 1) == "}") { pos++; return }
-        while (!bad) {
-            ws()
-            if (substr(s, pos, 1) != "\"") { err("key"); return }
-            str(); ws()
-            if (substr(s, pos, 1) != ":") { err("colon"); return }
-            pos++
-            value(depth + 1); ws()
-            c = substr(s, pos, 1)
-            if (c == ",") { pos++; continue }
-            if (c == "}") { pos++; return }
-            err("obj"); return
-        }
-    } else if (c == "[") {
-        pos++; ws()
-        if (substr(s, pos, 1) == "]") { pos++; return }
-        while (!bad) {
-            value(depth + 1); ws()
-            c = substr(s, pos, 1)
-            if (c == ",") { pos++; continue }
-            if (c == "]") { pos++; return }
-            err("arr"); return
-        }
-    } else if (c == "\"") str()
-    else if (substr(s, pos, 4) == "true" || substr(s, pos, 4) == "null") pos += 4
-    else if (substr(s, pos, 5) == "false") pos += 5
-    else if (c == "-" || (c >= "0" && c <= "9")) num()
-    else err("value")
-}
-{ s = s (NR > 1 ? "\n" : "") $0 }
-END {
-    n = length(s); pos = 1; bad = 0
-    value(0); ws()
-    if (bad || pos != n + 1) exit 1
-    exit 0
-}'
+. "$(dirname "$0")/cli_harness.sh"
 
 ID='JOB[0-9A-Za-z]{11}'
 
@@ -181,15 +59,8 @@ out_has "--help lists the commands" '^  enqueue-many '
 out_has "--help lists bench" '^  bench '
 out_has "--help lists the transfer commands" '^  push +--to HOST:PORT'
 
-for cmd in enqueue enqueue-many claim complete retry extend promote reap \
-           browse stats job slot version pause resume demo export bench; do
-    run "$EMQLITE" "$cmd" --help
-    if [ "$rc" -eq 0 ] && grep -q "^usage: emqlite .*$cmd" "$tmp/out"; then
-        pass
-    else
-        fail "$cmd --help"
-    fi
-done
+helps enqueue enqueue-many claim complete retry extend promote reap \
+      browse stats job slot version pause resume demo export bench
 check "--help does not create the file" ! -e "$db"
 
 run "$EMQLITE" help claim

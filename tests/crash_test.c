@@ -22,9 +22,25 @@
  * 60, 400 under EMQ_TEST_QUICK), EMQ_CRASH_SEED, EMQ_CRASH_DIR (keep the
  * file and ledgers there).
  * Long mode: EMQ_CRASH_KILLS=100000 tests/crash_test.sh
+ *
+ * With --soak (tests/soak.sh), the contention soak instead: producers,
+ * workers and a reaper run all the time on one file with a 100 ms busy
+ * timeout, and every few tens of milliseconds one of them, picked at
+ * random, is SIGKILLed and a fresh one started in its place; at the end
+ * all are killed and the same accounting runs once over everything the
+ * ledgers say: every acknowledged enqueue completed exactly once or still
+ * present, no (id, token) claimed twice, no id in two sets, no violation or
+ * note. Each process counts its calls in shared memory (rel_tally), so the
+ * figures survive the kills: transitions per second, EMQ_EBUSY returned,
+ * the longest wait (the longest call that answered EMQ_EBUSY, which must
+ * stay within a few busy timeouts) and the longest call of all. Knobs:
+ * EMQ_SOAK_SECONDS (3; 2 under EMQ_TEST_QUICK), EMQ_SOAK_PRODUCERS (2),
+ * EMQ_SOAK_WORKERS (3), EMQ_SOAK_KILL_MS (the mean pause between kills,
+ * 40), EMQ_CRASH_SEED, EMQ_CRASH_DIR. Long form: tests/soak.sh 60 4 8.
  */
 #include <signal.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,7 +54,10 @@
 #include "relwork.h"
 
 #define Q "crash"
-#define NPROC 5
+#define NPROC 5       /* a crash round: 2 producers, 2 workers, 1 reaper */
+#define MAXPROC 64
+
+static int nproc = NPROC;
 
 
 /* -------------------------------------------------- what the ledgers say */
@@ -158,7 +177,7 @@ static int claim_add(const char *id, int64_t tok)
 
 /* --------------------------------------------------- incremental ledgers */
 
-static long off[NPROC];
+static long off[MAXPROC];
 static long n_enq, n_done, n_claim, dup_enq, dup_done, dup_claim, phantom;
 
 /* Read the new whole lines of ledger i. */
@@ -249,7 +268,7 @@ static void verify(const char *path, const char *dir, long round)
     EXPECT(rc == EMQ_OK && viol == 0 && notes == 0,
            "round %ld: checker rc %d, %zu violations, %zu notes", round, rc,
            viol, notes);
-    for (int i = 0; i < NPROC; i++) ingest(dir, i);
+    for (int i = 0; i < nproc; i++) ingest(dir, i);
 
     emq_store *st = emq_db_store(db);
     static const char pre[] = "emq:{" Q "}:job:";
@@ -311,9 +330,17 @@ static void sleep_ms(long ms)
     while (nanosleep(&ts, &ts) != 0) {}
 }
 
+/* How the processes work: a crash round's, or the soak's. */
+static struct {
+    int busy_ms, ckpt_frames, pause_us, producers, workers;
+    int64_t lease_ms;
+    volatile rel_tally *tally; /* shared memory, one per slot, or NULL */
+} cfg = {10000, 16, 300, 2, 2, 30, NULL};
+
 static pid_t spawn(const char *path, const char *dir, int slot)
 {
     pid_t pid;
+    uint64_t seed = rel_rnd(&rs) | 1;
     fflush(NULL);
     pid = fork();
     if (pid != 0) return pid;
@@ -323,46 +350,129 @@ static pid_t spawn(const char *path, const char *dir, int slot)
     w.path = path;
     w.queue = Q;
     w.sync = EMQ_SYNC_NORMAL;
-    w.busy_ms = 10000;
-    w.ckpt_frames = 16;
+    w.busy_ms = cfg.busy_ms;
+    w.ckpt_frames = cfg.ckpt_frames;
     w.produce = -1;
-    w.lease_ms = 30;
+    w.lease_ms = cfg.lease_ms;
     w.max_attempts = 1000000;
     w.pct_retry = 10;
     w.pct_abandon = 5;
-    w.seed = rel_rnd(&rs) | 1;
+    w.seed = seed;
     w.intents = 1;
-    w.pause_us = 300;
+    w.pause_us = cfg.pause_us;
+    w.tally = cfg.tally ? &cfg.tally[slot] : NULL;
     rel_ledger_path(lp, sizeof lp, dir, slot);
     if (rel_ledger_open(&w.ledger, lp) != 0) _exit(2);
-    int rc = rel_run(&w, slot < 2 ? REL_PRODUCER
-                         : slot < 4 ? REL_WORKER : REL_REAPER);
+    int rc = rel_run(&w, slot < cfg.producers ? REL_PRODUCER
+                         : slot < cfg.producers + cfg.workers ? REL_WORKER
+                                                              : REL_REAPER);
     _exit(rc == 0 ? 0 : 1);
 }
 
-int main(void)
+/* -------------------------------------------------------------- the soak */
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reap the process of slot i after a SIGKILL (or find it ended early). */
+static void reap_slot(pid_t pid, int i, int killed)
+{
+    int st = 0;
+    EXPECT(waitpid(pid, &st, 0) == pid, "waitpid");
+    EXPECT(killed ? WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL : 0,
+           "soak: process %d ended by itself (status %d)", i, st);
+}
+
+static int soak(const char *path, const char *dir)
+{
+    long secs = rel_env_long("EMQ_SOAK_SECONDS", rel_size(3, 2));
+    long gap = rel_env_long("EMQ_SOAK_KILL_MS", 40);
+    pid_t pid[MAXPROC];
+    int64_t t0, end, ops = 0, maxcall = 0, maxbusy = 0;
+    const char *maxverb = "none";
+    long kills = 0, busy = 0;
+    size_t mapsz = MAXPROC * sizeof(rel_tally);
+    cfg.producers = (int)rel_env_long("EMQ_SOAK_PRODUCERS", 2);
+    cfg.workers = (int)rel_env_long("EMQ_SOAK_WORKERS", 3);
+    nproc = cfg.producers + cfg.workers + 1;
+    if (cfg.producers < 1 || cfg.workers < 1 || nproc > MAXPROC || gap < 1) {
+        fprintf(stderr, "soak: bad knobs\n");
+        return 1;
+    }
+    cfg.busy_ms = 100;          /* as the outside campaign ran it */
+    cfg.ckpt_frames = 64;       /* checkpoints (and the gate) all the time */
+    cfg.lease_ms = 250;
+    cfg.pause_us = 200;
+    cfg.tally = mmap(NULL, mapsz, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (cfg.tally == MAP_FAILED) {
+        perror("mmap");
+        return 1;
+    }
+    memset((void *)cfg.tally, 0, mapsz);
+    printf("soak: seed %llu, %ld s, %d producers, %d workers, 1 reaper, a "
+           "SIGKILL every ~%ld ms, busy timeout %d ms\n",
+           (unsigned long long)rs, secs, cfg.producers, cfg.workers, gap,
+           cfg.busy_ms);
+    for (int i = 0; i < nproc; i++) pid[i] = spawn(path, dir, i);
+    t0 = mono_ms();
+    end = t0 + secs * 1000;
+    while (mono_ms() < end && rel_failed == 0) {
+        sleep_ms(1 + (long)(rel_rnd(&rs) % (uint64_t)(2 * gap)));
+        int i = (int)(rel_rnd(&rs) % (uint64_t)nproc);
+        kill(pid[i], SIGKILL);
+        reap_slot(pid[i], i, 1);
+        kills++;
+        pid[i] = spawn(path, dir, i);
+    }
+    for (int i = 0; i < nproc; i++) {
+        kill(pid[i], SIGKILL);
+        reap_slot(pid[i], i, 1);
+    }
+    end = mono_ms();
+    for (int i = 0; i < nproc; i++) {
+        ops += cfg.tally[i].ops;
+        busy += cfg.tally[i].busy;
+        if (cfg.tally[i].max_busy_us > maxbusy)
+            maxbusy = cfg.tally[i].max_busy_us;
+        if (cfg.tally[i].max_call_us > maxcall) {
+            maxcall = cfg.tally[i].max_call_us;
+            maxverb = cfg.tally[i].max_call ? cfg.tally[i].max_call : "?";
+        }
+    }
+    verify(path, dir, 0);
+    printf("soak: %.1f s, %ld SIGKILLs; %lld transitions (%.0f/s), %ld "
+           "EMQ_EBUSY returned (the longest after %.1f ms), longest call %.1f "
+           "ms (%s); %ld enqueues and %ld "
+           "completions acknowledged, %ld claims, %ld completions landed "
+           "unacknowledged, %ld jobs left in the file, %ld lost\n",
+           (double)(end - t0) / 1000, kills, (long long)ops,
+           (double)ops * 1000 / (double)(end - t0 > 0 ? end - t0 : 1), busy,
+           (double)maxbusy / 1000, (double)maxcall / 1000, maxverb, n_enq,
+           n_done, n_claim, settled, max_present, lost_total);
+    EXPECT(kills > 0 && n_enq > 0 && n_done > 0, "soak: nothing happened");
+    /* A wait is bounded by the busy timeout; scheduling on a loaded
+     * machine adds to it, but not a multiple of it. */
+    EXPECT(maxbusy < (int64_t)(5 * cfg.busy_ms) * 1000, "soak: an "
+           "EMQ_EBUSY came after %.1f ms with a %d ms timeout",
+           (double)maxbusy / 1000, cfg.busy_ms);
+    munmap((void *)cfg.tally, mapsz);
+    return 0;
+}
+
+/* ---------------------------------------------------------- the rounds */
+
+static void crash_rounds(const char *path, const char *dir)
 {
     long kills_goal = rel_env_long("EMQ_CRASH_KILLS", rel_size(500, 50));
     long window = rel_env_long("EMQ_CRASH_WINDOW_MS", rel_size(60, 400));
-    const char *keep = getenv("EMQ_CRASH_DIR");
-    char dir[256], path[300];
     long kills = 0, rounds = 0, early = 0;
-    emq_db *db;
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    rs = (uint64_t)rel_env_long("EMQ_CRASH_SEED", (long)time(NULL)) | 1;
     printf("crash_test: seed %llu, %ld kills, window %ld ms\n",
            (unsigned long long)rs, kills_goal, window);
-    if (keep && keep[0]) {
-        snprintf(dir, sizeof dir, "%s", keep);
-        mkdir(dir, 0755);
-    } else if (rel_mkdtemp(dir, sizeof dir, "crash") != 0) {
-        perror("mkdtemp");
-        return 1;
-    }
-    rel_path(path, sizeof path, dir, "crash.emq");
-    EXPECT(emq_open(path, NULL, &db) == EMQ_OK, "create");
-    emq_close(db);
-
     while (kills < kills_goal && rel_failed == 0) {
         pid_t pid[NPROC];
         long at[NPROC], t = 0;
@@ -413,10 +523,35 @@ int main(void)
            "unacknowledged; at most %ld jobs in the file; %ld lost\n",
            rounds, kills, n_enq, n_done, n_claim, settled, max_present,
            lost_total);
+}
+
+int main(int argc, char **argv)
+{
+    int soaking = argc > 1 && strcmp(argv[1], "--soak") == 0;
+    const char *keep = getenv("EMQ_CRASH_DIR");
+    char dir[256], path[300];
+    emq_db *db;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    rs = (uint64_t)rel_env_long("EMQ_CRASH_SEED", (long)time(NULL)) | 1;
+    if (keep && keep[0]) {
+        snprintf(dir, sizeof dir, "%s", keep);
+        mkdir(dir, 0755);
+    } else if (rel_mkdtemp(dir, sizeof dir, soaking ? "soak" : "crash") != 0) {
+        perror("mkdtemp");
+        return 1;
+    }
+    rel_path(path, sizeof path, dir, "crash.emq");
+    EXPECT(emq_open(path, NULL, &db) == EMQ_OK, "create");
+    emq_close(db);
+    if (soaking) {
+        if (soak(path, dir) != 0) rel_failed++;
+    } else {
+        crash_rounds(path, dir);
+    }
     printf("%ld passed, %ld failed\n", rel_passed, rel_failed);
     if (!(keep && keep[0]) && rel_failed == 0) rel_rmrf(dir);
-    else if (rel_failed) printf("crash_test: the file and ledgers are in %s\n",
-                            dir);
+    else if (rel_failed) printf("%s: the file and ledgers are in %s\n",
+                                soaking ? "soak" : "crash_test", dir);
     free(jobs);
     free(claims);
     return rel_failed == 0 ? 0 : 1;

@@ -118,6 +118,14 @@ int emq_golden_reply_diff(const emq_json *expected, const emq_json *actual,
 int emq_golden_keyspace_diff(const emq_json *expected, const emq_json *actual,
                              emq_json_buf *msg);
 
+/**
+ * A published value against the trace's (README "Reproducing a case"):
+ * [channel, message] pairs match when the channels are equal and the
+ * messages hold the same `"name":"value"` members, each byte for byte, in
+ * any order; anything else compares as JSON. 1 when equal.
+ */
+int emq_golden_published_equal(const emq_json *want, const emq_json *got);
+
 /* ------------------------------------------------------------ executors */
 
 /** What one step produced. `published` is compared only when the executor
@@ -151,6 +159,22 @@ typedef struct emq_golden_exec {
     void (*case_end)(void *ctx);
 } emq_golden_exec;
 
+/**
+ * What an executor may add (every member optional, NULL: never; each gets
+ * the executor's ctx):
+ *   whole     1 when the executor runs the multi-part verb `seq_verb` as one
+ *             verb: at a step with seq part 1 it gets a step whose verb and
+ *             args are seq.verb and seq.args, whose reply is the last
+ *             part's seq.reply and whose keyspace the last part's; the parts
+ *             in between are not run;
+ *   case_skip a sentence why case `c` cannot run on this executor (the case
+ *             is reported as SKIP and counted apart), or NULL.
+ */
+typedef struct emq_golden_opts {
+    int (*whole)(void *ctx, const char *seq_verb);
+    const char *(*case_skip)(void *ctx, const emq_golden_case *c);
+} emq_golden_opts;
+
 /** The outcome of one case. */
 typedef struct emq_golden_outcome {
     int passed;
@@ -160,13 +184,6 @@ typedef struct emq_golden_outcome {
 } emq_golden_outcome;
 
 /**
- * Replay each multi-part verb whole (1) — at its part 1 run `seq.verb` with
- * `seq.args`, compare `seq.reply` and part m's keyspace, skip the other
- * parts — or part by part (0, the default). --whole sets it.
- */
-void emq_golden_set_whole(int whole);
-
-/**
  * Run every step of `c` on `ex`: set the clock to the step's `now`, run it,
  * compare its reply, its published message and the keyspace after it, and
  * stop at the first difference. Returns 0 when the case passed, 1 on a
@@ -174,19 +191,30 @@ void emq_golden_set_whole(int whole);
  */
 int emq_golden_run_case(const emq_golden_exec *ex, const emq_golden_case *c,
                         emq_golden_outcome *out);
+/** As emq_golden_run_case, with the executor's options (may be NULL). */
+int emq_golden_run_case_opts(const emq_golden_exec *ex,
+                             const emq_golden_opts *opts,
+                             const emq_golden_case *c,
+                             emq_golden_outcome *out);
 
 /**
  * The whole replay program, shared by every executor's main():
  *   PROG [--quiet] [--parse-only] [--case NAME] [--stop] [--whole] FILE...
  * replays every case of each file on `ex` and prints one line per case,
  * "PASS <case>" (not with --quiet) or "FAIL <case>: step N (<verb>): what
- * differed", then exactly "N passed, N failed". --parse-only loads and
+ * differed" (or "SKIP <case>: why" for a case the executor's case_skip
+ * refuses), then exactly "N passed, N failed" (", N skipped" appended when
+ * a case was skipped). --parse-only loads and
  * decodes every step without running anything (`ex` may be NULL); --case
  * runs only the cases of that name; --stop ends at the first failure;
- * --whole replays multi-part verbs whole (emq_golden_set_whole).
+ * --whole replays multi-part verbs whole (the executor's choice of verbs,
+ * else every one).
  * Returns the exit status: 0 when every case passed, 1 when one failed, 2 on
  * a usage or load error.
  */
 int emq_golden_main(int argc, char **argv, const emq_golden_exec *ex);
+/** As emq_golden_main, with the executor's options (may be NULL). */
+int emq_golden_main_opts(int argc, char **argv, const emq_golden_exec *ex,
+                         const emq_golden_opts *opts);
 
 #endif /* EMQ_TEST_GOLDEN_H */

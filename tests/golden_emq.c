@@ -8,6 +8,11 @@
  * emqlite.h; `raw` store writes and the keyspace dump go through the store
  * (storage/store.h) under the handle, reached with emq_db_store().
  *
+ * Published messages: each case's handle carries a subscription to every
+ * queue's events channel (emq_subscribe), whose callback keeps the
+ * `progress` events published during a step; an update_progress step
+ * reports them as its `published` value ([channel, message], or null).
+ *
  * Rules: a verdict maps to the trace's reply value exactly as the reference
  * script answers (enqueue 1/0, complete 1/0, extend_lock 1/-1, retry
  * "scheduled"/"dead"); a wire error becomes {"error": emq_errmsg(db)}; any
@@ -29,9 +34,33 @@
 
 typedef struct emqx {
     emq_db *db;
+    emq_sub *sub;
     int64_t now;
+    emq_json *published;   /* the last progress event of the step, or NULL */
+    int npublished;        /* progress events seen during the step          */
+    int oom;
     uint64_t cell;   /* the trace's mint cell (ts << 12 | seq), per case */
 } emqx;
+
+/* The subscription's callback: keep the step's progress event. */
+static void on_event(void *ctx, const emq_event *ev)
+{
+    emqx *x = ctx;
+    emq_json *m;
+    if (ev->name_len != 8 || memcmp(ev->name, "progress", 8) != 0)
+        return; /* completed / failed / delayed: no trace records them */
+    m = emq_json_new_array();
+    if (!m || emq_json_push(m, emq_json_new_str(ev->channel,
+                                                ev->channel_len)) ||
+        emq_json_push(m, emq_json_new_str(ev->message, ev->message_len))) {
+        emq_json_free(m);
+        x->oom = 1;
+        return;
+    }
+    emq_json_free(x->published);
+    x->published = m;
+    x->npublished++;
+}
 
 static int64_t virtual_clock(void *ctx)
 {
@@ -78,6 +107,13 @@ static int x_begin(void *ctx, const emq_golden_case *c, emq_json_buf *err)
                                                            : emq_strerror(rc));
         return -1;
     }
+    rc = emq_subscribe(x->db, NULL, EMQ_SUB_NOW, on_event, x, &x->sub);
+    if (rc != EMQ_OK) {
+        say(err, "emq_subscribe failed: %s", emq_strerror(rc));
+        emq_close(x->db);
+        x->db = NULL;
+        return -1;
+    }
     x->cell = 0;
     emq_sched_set_mint_hook(x->db, trace_mint, x);
     return 0;
@@ -86,8 +122,12 @@ static int x_begin(void *ctx, const emq_golden_case *c, emq_json_buf *err)
 static void x_end(void *ctx)
 {
     emqx *x = ctx;
+    emq_unsubscribe(x->sub);
+    x->sub = NULL;
     emq_close(x->db);
     x->db = NULL;
+    emq_json_free(x->published);
+    x->published = NULL;
 }
 
 static void x_clock(void *ctx, int64_t now)
@@ -176,7 +216,7 @@ static int raw_body(emq_store *st, int64_t now, const emq_json *cmd,
         int64_t at = -1, px;
         if (n == 5) {
             if (strcasecmp(it[3]->s, "PX") != 0 ||
-                !emq_parse_i64(it[4]->s, it[4]->len, &px) || px <= 0) {
+                emq_parse_i64(it[4]->s, it[4]->len, &px) != 0 || px <= 0) {
                 say(err, "raw: %s", "SET takes only PX <ms> here");
                 return -1;
             }
@@ -250,12 +290,33 @@ static int x_raw(emqx *x, const emq_golden_step *s, emq_golden_result *res,
 
 /* ================================================================ verbs */
 
+/*
+ * The registry row a step runs. A step that is one part of a multi-part
+ * verb and carries that verb's own name (a retry followed by its reemit)
+ * is the verb's first transaction alone, registered as <verb>_tx: emqlite
+ * folds the later parts (RECURSE-SQ) into the verb itself, which is what a
+ * whole replay runs.
+ */
+static const emq_verb_info *row_of(const emq_golden_step *s)
+{
+    const emq_json *sv = s->seq ? emq_json_get(s->seq, "verb") : NULL;
+    const emq_json *parts = s->seq ? emq_json_get(s->seq, "parts") : NULL;
+    if (sv && sv->type == EMQ_JSON_STRING && strcmp(sv->s, s->verb) == 0 &&
+        parts && parts->type == EMQ_JSON_INT && parts->i > 1) {
+        char name[128];
+        const emq_verb_info *v;
+        snprintf(name, sizeof name, "%s_tx", s->verb);
+        if ((v = emq_verb_find(name)) != NULL) return v;
+    }
+    return emq_verb_find(s->verb);
+}
+
 /* Every other verb is a registry row, run by its wire name with the step's
  * arguments (tests/vjson.h maps them). */
 static int x_verb(emqx *x, const emq_golden_step *s, emq_golden_result *res,
                   emq_json_buf *err)
 {
-    const emq_verb_info *v = emq_verb_find(s->verb);
+    const emq_verb_info *v = row_of(s);
     emq_vargv av;
     emq_reply r = {0};
     char msg[300] = "";
@@ -268,13 +329,29 @@ static int x_verb(emqx *x, const emq_golden_step *s, emq_golden_result *res,
         say(err, "%s", msg);
         return -1;
     }
+    emq_json_free(x->published);
+    x->published = NULL;
+    x->npublished = 0;
     rc = emq_call(x->db, v->name, av.argc, av.argv, av.len, &r);
     res->reply = emq_vjson_reply(&r, rc, emq_errmsg(x->db));
     emq_reply_clear(&r);
     emq_vargv_free(&av);
-    if (!res->reply) {
+    if (!res->reply || x->oom) {
         say(err, "%s: out of memory", s->verb);
         return -1;
+    }
+    if (strcmp(s->verb, "update_progress") == 0) {
+        if (x->npublished > 1) {
+            say(err, "%s published more than one progress event", s->verb);
+            return -1;
+        }
+        res->has_published = 1;
+        res->published = x->published ? x->published : emq_json_new_null();
+        x->published = NULL;
+        if (!res->published) {
+            say(err, "%s: out of memory", s->verb);
+            return -1;
+        }
     }
     return 0;
 }
@@ -497,7 +574,101 @@ done:
     return ok;
 }
 
+/* ============================================================ loading */
+
+static int load_key(emq_store *st, const emq_json_member *m)
+{
+    const emq_json *t = emq_json_get(m->val, "type");
+    const emq_json *v = emq_json_get(m->val, "value");
+    const emq_json *ex = emq_json_get(m->val, "expire_at");
+    int64_t at = ex && ex->type == EMQ_JSON_INT ? ex->i : -1;
+    size_t j;
+    int rc = EMQ_OK, d;
+    if (!t || t->type != EMQ_JSON_STRING || !v)
+        return -1;
+    if (strcmp(t->s, "stream") == 0)
+        return 1;
+    if (strcmp(t->s, "string") == 0 && v->type == EMQ_JSON_STRING)
+        return emq_str_set(st, m->key, m->klen, v->s, v->len, at, 0, NULL) < 0
+                   ? -1 : 0;
+    if (strcmp(t->s, "hash") == 0 && v->type == EMQ_JSON_OBJECT) {
+        for (j = 0; j < v->n && rc >= 0; j++) {
+            emq_bytes fv[2] = {{v->members[j].key, v->members[j].klen},
+                               {v->members[j].val->s,
+                                v->members[j].val->len}};
+            rc = emq_hash_set(st, m->key, m->klen, fv, 1, &d);
+        }
+    } else if (strcmp(t->s, "zset") == 0 && v->type == EMQ_JSON_ARRAY) {
+        for (j = 0; j < v->n && rc >= 0; j++) {
+            const emq_json *pr = v->items[j];
+            double sc = pr->items[1]->type == EMQ_JSON_INT
+                            ? (double)pr->items[1]->i : pr->items[1]->d;
+            rc = emq_zset_add(st, m->key, m->klen, pr->items[0]->s,
+                              pr->items[0]->len, sc, &d);
+        }
+    } else if (strcmp(t->s, "list") == 0 && v->type == EMQ_JSON_ARRAY) {
+        for (j = 0; j < v->n && rc >= 0; j++) {
+            int64_t len;
+            rc = emq_list_push(st, m->key, m->klen, 1, v->items[j]->s,
+                               v->items[j]->len, &len);
+        }
+    } else if (strcmp(t->s, "set") == 0 && v->type == EMQ_JSON_ARRAY) {
+        for (j = 0; j < v->n && rc >= 0; j++)
+            rc = emq_sset_add(st, m->key, m->klen, v->items[j]->s,
+                              v->items[j]->len, &d);
+    } else {
+        return -1;
+    }
+    if (rc >= 0 && at >= 0)
+        rc = emq_key_expire_at(st, m->key, m->klen, at);
+    return rc < 0 ? -1 : 0;
+}
+
+int emq_golden_emq_load(emq_golden_exec *ex, const emq_json *ks,
+                        emq_json_buf *err)
+{
+    emqx *x = ex->ctx;
+    emq_store *st = emq_db_store(x->db);
+    size_t i;
+    int rc = emq_store_begin(st, 1, x->now), r = 0;
+    if (rc != EMQ_OK) {
+        say(err, "load: begin: %s", emq_strerror(rc));
+        return -1;
+    }
+    for (i = 0; i < ks->n && r == 0; i++)
+        r = load_key(st, &ks->members[i]);
+    if (r != 0) {
+        emq_store_rollback(st);
+        if (r < 0)
+            say(err, "load: cannot write key %s", ks->members[i - 1].key);
+        return r;
+    }
+    rc = emq_store_commit(st);
+    if (rc != EMQ_OK) {
+        say(err, "load: commit: %s", emq_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
 /* ============================================================== public */
+
+emq_db *emq_golden_emq_db(const emq_golden_exec *ex)
+{
+    return ex && ex->ctx ? ((const emqx *)ex->ctx)->db : NULL;
+}
+
+void emq_golden_emq_observe(emq_golden_exec *ex, const char *id, size_t n)
+{
+    emqx *x = ex->ctx;
+    char ns[4];
+    uint64_t snow, cell;
+    if (emq_id_parse(id, n, ns, &snow) != EMQ_OK)
+        return;
+    cell = (snow >> 22) << 12 | (snow & 0xFFF);
+    if (cell + 1 > x->cell)
+        x->cell = cell + 1;
+}
 
 int emq_golden_emq_exec(emq_golden_exec *ex)
 {
@@ -519,7 +690,9 @@ void emq_golden_emq_exec_free(emq_golden_exec *ex)
 {
     if (ex && ex->ctx) {
         emqx *x = ex->ctx;
+        emq_unsubscribe(x->sub);
         emq_close(x->db);
+        emq_json_free(x->published);
         free(x);
         ex->ctx = NULL;
     }

@@ -109,6 +109,7 @@ struct emq_rx {
     int old_consumers;   /* the engine predates Redis 7.2's eager consumer
                           * creation (see consumer_compat)               */
     long compat_steps;   /* steps consumer_compat completed             */
+    uint64_t cell;       /* the host's mint cell (ts << 12 | seq), per case */
 };
 
 static void say(emq_json_buf *b, const char *fmt, ...)
@@ -431,6 +432,7 @@ typedef struct sc {
     argv_t ttl;              /* [key, ttl]: an expiry this step wrote   */
     char link_p[256];        /* LINK(id): the parent, or ""             */
     char link_pq[256];       /* its queue when cross-queue, or ""       */
+    int part;                /* a part of a multi-part verb (see rx_run) */
 } sc;
 
 static void bad_arg(sc *k, const char *name, const char *what)
@@ -474,6 +476,25 @@ static int arg_b(sc *k, const char *name)
         return 0;
     }
     return v->type == EMQ_JSON_TRUE;
+}
+
+/* An optional argument: absent or null takes the protocol's default (the
+ * traces always give these; a differential caller may leave them out, as
+ * emqlite's registry allows). */
+static int absent(sc *k, const char *name)
+{
+    const emq_json *v = emq_json_get(k->args, name);
+    return !v || v->type == EMQ_JSON_NULL;
+}
+
+static int arg_b_or(sc *k, const char *name, int dflt)
+{
+    return absent(k, name) ? dflt : arg_b(k, name);
+}
+
+static int64_t arg_i_or(sc *k, const char *name, int64_t dflt)
+{
+    return absent(k, name) ? dflt : arg_i(k, name);
 }
 
 static const emq_json *arg_a(sc *k, const char *name)
@@ -638,12 +659,18 @@ static void b_claim_batch(sc *k)
     push_i(&k->a, arg_i(k, "size"));
 }
 
+static int branded(const char *p, size_t n, uint64_t *snow);
+
+#define GATE_ID_TEXT "job_key requires a valid branded id"
+
 /*
  * LINK(id) as the reference's host reads it before complete and retry:
  * fields parent, parent_queue, parent_policy of J(id). *p gets the parent
  * ("" for none), *pq the parent's queue when the link is cross-queue (else
  * ""), *pid 1 when parent_policy is exactly "id"; both buffers hold 256
- * bytes.
+ * bytes. Returns 0; 1 when the link is same-queue and its parent fails
+ * GATE-ID (PROTOCOL.md §6.0 LINK: the host refuses before the script);
+ * -1 with err filled when the read failed.
  */
 static int read_link(sc *k, char *p, char *pq, int *pid)
 {
@@ -661,6 +688,14 @@ static int read_link(sc *k, char *p, char *pq, int *pid)
     }
     const redisReply *par = r->element[0], *prq = r->element[1],
                      *pol = r->element[2];
+    uint64_t snow;
+    if (par->type == REDIS_REPLY_STRING &&
+        !(prq->type == REDIS_REPLY_STRING &&
+          (prq->len != strlen(k->q) || memcmp(prq->str, k->q, prq->len))) &&
+        !branded(par->str, par->len, &snow)) {
+        freeReplyObject(r);
+        return 1;
+    }
     if (par->type == REDIS_REPLY_STRING && par->len < 256) {
         memcpy(p, par->str, par->len);
         p[par->len] = '\0';
@@ -685,8 +720,11 @@ static void b_complete(sc *k)
     const char *id = arg_s(k, "id", &idl);
     const emq_json *result = arg_sn(k, "result");
     int64_t token = arg_i(k, "token");
-    if (k->bad || read_link(k, link_p, link_pq, &pid) != 0) {
-        k->bad = 1;
+    int lk = k->bad ? -1 : read_link(k, link_p, link_pq, &pid);
+    if (lk != 0) {
+        if (lk > 0)
+            k->res->reply = refused(GATE_ID_TEXT);
+        k->bad = lk < 0;
         return;
     }
     push_key(k, k->q, "active");
@@ -724,8 +762,11 @@ static void b_retry(sc *k)
     const char *e = arg_s(k, "error", &el);
     int64_t token = arg_i(k, "token"), delay = arg_i(k, "delay_ms"),
             max = arg_i(k, "max_attempts");
-    if (k->bad || read_link(k, link_p, link_pq, &pid) != 0) {
-        k->bad = 1;
+    int lk = k->bad ? -1 : read_link(k, link_p, link_pq, &pid);
+    if (lk != 0) {
+        if (lk > 0)
+            k->res->reply = refused(GATE_ID_TEXT);
+        k->bad = lk < 0;
         return;
     }
     push_key(k, k->q, "active");
@@ -815,7 +856,7 @@ static void b_meta(sc *k)
 
 static void b_drain(sc *k)
 {
-    int sched = arg_b(k, "include_schedule");
+    int sched = arg_b_or(k, "include_schedule", 0);
     push_key(k, k->q, "");
     push_key(k, k->q, "pending");
     if (sched)
@@ -825,12 +866,12 @@ static void b_drain(sc *k)
 
 static void b_obliterate(sc *k)
 {
-    int force = arg_b(k, "force");
+    int force = arg_b_or(k, "force", 0);
     push_key(k, k->q, "meta");
     push_key(k, k->q, "");
     keys_done(k);
     push_s(&k->a, force ? "force" : "");
-    push_i(&k->a, arg_i(k, "budget"));
+    push_i(&k->a, arg_i_or(k, "budget", 1000));
 }
 
 static const char *const set_names[] = {"pending", "active", "schedule",
@@ -938,7 +979,7 @@ static void b_update_progress(sc *k)
 
 static void b_add_log(sc *k)
 {
-    int64_t keep = arg_i(k, "keep");
+    int64_t keep = arg_i_or(k, "keep", 0);
     push_job(k, "id", "");
     push_job(k, "id", "logs");
     keys_done(k);
@@ -977,8 +1018,8 @@ static void b_reprocess_job(sc *k)
 
 static void b_delay(sc *k)
 {
-    size_t ml;
-    const char *mode = arg_s(k, "mode", &ml);
+    size_t ml = 2;
+    const char *mode = absent(k, "mode") ? "in" : arg_s(k, "mode", &ml);
     push_job(k, "id", "");
     push_key(k, k->q, "active");
     push_key(k, k->q, "schedule");
@@ -1001,7 +1042,7 @@ static void b_get_rate_limit_ttl(sc *k)
     push_key(k, k->q, "limiter");
     push_key(k, k->q, "meta");
     keys_done(k);
-    push_i(&k->a, arg_i(k, "max_jobs"));
+    push_i(&k->a, arg_i_or(k, "max_jobs", 0));
 }
 
 /* A positive reply is the limiter's remaining TTL by the server's clock;
@@ -1122,7 +1163,7 @@ static void b_reap_group(sc *k)
     push_key(k, k->q, "");
     keys_done(k);
     push_arg(k, "g");
-    push_i(&k->a, arg_i(k, "limit"));
+    push_i(&k->a, arg_i_or(k, "limit", 100));
 }
 
 static void b_lane_depths(sc *k)
@@ -1211,7 +1252,10 @@ static void b_flow_child(sc *k)
     push_arg(k, "child");
     push_arg(k, "payload");
     push_arg(k, "parent");
-    push_arg(k, "pq");
+    if (absent(k, "pq"))
+        push_s(&k->a, ""); /* the parent's queue */
+    else
+        push_arg(k, "pq");
 }
 
 static void b_flow_deliver(sc *k)
@@ -1280,8 +1324,8 @@ static void b_stalled_check(sc *k)
     push_key(k, k->q, "dead");
     keys_done(k);
     push_key(k, k->q, "");
-    push_i(&k->a, arg_i(k, "max_stalled"));
-    push_i(&k->a, arg_i(k, "limit"));
+    push_i(&k->a, arg_i_or(k, "max_stalled", 1));
+    push_i(&k->a, arg_i_or(k, "limit", 100));
 }
 
 /* ============================================================ host verbs */
@@ -1350,6 +1394,62 @@ static int key_cmd(sc *k, const char *verb, const char *sfx)
 static int h_pending_size(sc *k)
 {
     return key_cmd(k, "ZCARD", "pending");
+}
+
+/* T1.2 enqueue_many: the host's gates (an empty list is refused
+ * empty_pipeline, GATE-ID on every id before any item runs), then
+ * enqueue.lua once per item in input order; the reply lists the verdicts
+ * (1, 0, or the EMQKIND error). */
+static int h_enqueue_many(sc *k)
+{
+    const emq_json *items = arg_a(k, "items");
+    uint64_t snow;
+    size_t i;
+    if (!items)
+        return -1;
+    for (i = 0; i < items->n; i++) {
+        const emq_json *e = items->items[i];
+        if (e->type != EMQ_JSON_ARRAY || e->n != 2 ||
+            e->items[0]->type != EMQ_JSON_STRING ||
+            e->items[1]->type != EMQ_JSON_STRING) {
+            bad_arg(k, "items", "a list of [id, payload]");
+            return -1;
+        }
+        if (!branded(e->items[0]->s, e->items[0]->len, &snow)) {
+            k->res->reply = refused(GATE_ID_TEXT);
+            return k->res->reply ? 0 : -1;
+        }
+    }
+    if (items->n == 0) {
+        k->res->reply = refused("empty_pipeline");
+        return k->res->reply ? 0 : -1;
+    }
+    emq_json *out = emq_json_new_array();
+    for (i = 0; out && i < items->n; i++) {
+        const emq_json *id = items->items[i]->items[0],
+                       *pl = items->items[i]->items[1];
+        av_free(&k->a);
+        push_s(&k->a, "EVALSHA");
+        push(&k->a, k->x->sha[S_ENQUEUE], 40);
+        push_s(&k->a, "2");
+        push_key(k, k->q, "job:%s", id->s);
+        push_key(k, k->q, "pending");
+        push(&k->a, id->s, id->len);
+        push(&k->a, pl->s, pl->len);
+        push_i(&k->a, k->now);
+        redisReply *r = call(k);
+        if (!r) {
+            emq_json_free(out);
+            return -1;
+        }
+        if (emq_json_push(out, to_json(r)) != 0) {
+            emq_json_free(out);
+            out = NULL;
+        }
+        freeReplyObject(r);
+    }
+    k->res->reply = out;
+    return out ? 0 : -1;
 }
 
 /* Run k->a, answer its integer (nil and absent: 0). */
@@ -1584,72 +1684,602 @@ static int h_reemit(sc *k)
     return call_reply(k);
 }
 
+/* 1 when J(id) of queue q is in state dead, 0 when not, -1 (err). */
+static int state_dead(sc *k, const char *q, const char *id)
+{
+    redisReply *r = cmdf(k, "HGET emq:{%s}:job:%s state", q, id);
+    int dead;
+    if (!r)
+        return -1;
+    dead = r->type == REDIS_REPLY_STRING && r->len == 4 &&
+           memcmp(r->str, "dead", 4) == 0;
+    freeReplyObject(r);
+    return dead;
+}
+
+/* REEMIT(q, node, error) (T4.14) as the reemit verb runs it, its reply
+ * dropped. 0, or -1 with err filled. */
+static int reemit_node(sc *k, const char *q, const char *node, const char *e,
+                       size_t el)
+{
+    emq_golden_result res;
+    emq_json *args = emq_json_new_object();
+    sc up;
+    int rc;
+    if (!args ||
+        emq_json_set(args, "id", 2, emq_json_new_str(node, strlen(node))) ||
+        emq_json_set(args, "error", 5, emq_json_new_str(e, el))) {
+        emq_json_free(args);
+        say(k->err, "%s", "out of memory");
+        return -1;
+    }
+    memset(&up, 0, sizeof up);
+    memset(&res, 0, sizeof res);
+    up.x = k->x;
+    up.args = args;
+    up.now = k->now;
+    up.res = &res;
+    up.err = k->err;
+    up.q = q;
+    up.t0 = k->t0;
+    rc = h_reemit(&up);
+    av_free(&up.a);
+    av_free(&up.ttl);
+    emq_json_free(res.reply);
+    emq_json_free(args);
+    return rc;
+}
+
+/* GATE-Q (PROTOCOL.md §2.2): ^[A-Za-z0-9._-]{1,128}$ and not "emq". */
+static int queue_ok(const char *q, size_t n)
+{
+    if (n < 1 || n > 128 || (n == 3 && memcmp(q, "emq", 3) == 0))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((q[i] >= 'A' && q[i] <= 'Z') || (q[i] >= 'a' && q[i] <= 'z') ||
+              (q[i] >= '0' && q[i] <= '9') || q[i] == '.' || q[i] == '_' ||
+              q[i] == '-'))
+            return 0;
+    return 1;
+}
+
+/* Cut `nf` NUL-terminated fields off p[0..n) into f/fl (each copied into
+ * buf, 256 bytes a field) and point *rest at what is left. 0, or -1 when
+ * there are fewer separators (malformed) or a field is too long. */
+static int cut_fields(const char *p, size_t n, int nf, char buf[][256],
+                      size_t *fl, const char **rest, size_t *rn)
+{
+    for (int i = 0; i < nf; i++) {
+        const char *z = memchr(p, 0, n);
+        if (!z || (size_t)(z - p) >= 256)
+            return -1;
+        fl[i] = (size_t)(z - p);
+        memcpy(buf[i], p, fl[i]);
+        buf[i][fl[i]] = 0;
+        n -= fl[i] + 1;
+        p = z + 1;
+    }
+    *rest = p;
+    *rn = n;
+    return 0;
+}
+
+
 /* ------------------------------------------------------ T4.5's host gate */
 
 /* Depth-first in spec order: level > 8, an id seen before (GATE-ID is
  * not checked here: every trace id passes it). 1 with `text` set when the
  * tree is refused, 0 when it passes, -1 when malformed. */
-static int tree_check(const emq_json *node, int level, const emq_json **seen,
-                      size_t *nseen, size_t cap, char *text, size_t tn)
+/* The host's validation of one node and its subtree, depth-first in spec
+ * order: in a nested tree (`tree`, T4.5) level > 8 → flow_too_deep(8) and
+ * an id seen before → flow_cycle(id); then GATE-ID (T4.1, T4.4, T4.5).
+ * 0 passed, 1 refused (`text` says how), -1 not a flow node. */
+static int tree_check(const emq_json *node, int level, int tree,
+                      const emq_json **seen, size_t *nseen, size_t cap,
+                      char *text, size_t tn)
 {
     const emq_json *id = emq_json_get(node, "id");
     const emq_json *ch = emq_json_get(node, "children");
+    uint64_t snow;
     if (!id || id->type != EMQ_JSON_STRING)
         return -1;
-    if (level > 8) {
+    if (tree && level > 8) {
         snprintf(text, tn, "flow_too_deep(8)");
         return 1;
     }
-    for (size_t i = 0; i < *nseen; i++)
+    for (size_t i = 0; tree && i < *nseen; i++)
         if (seen[i]->len == id->len &&
             memcmp(seen[i]->s, id->s, id->len) == 0) {
             snprintf(text, tn, "flow_cycle(%.*s)", (int)id->len, id->s);
             return 1;
         }
+    if (!branded(id->s, id->len, &snow)) {
+        snprintf(text, tn, "%s", GATE_ID_TEXT);
+        return 1;
+    }
     if (*nseen == cap)
         return -1;
     seen[(*nseen)++] = id;
     for (size_t i = 0; ch && ch->type == EMQ_JSON_ARRAY && i < ch->n; i++) {
-        int rc = tree_check(ch->items[i], level + 1, seen, nseen, cap, text,
-                            tn);
+        int rc = tree_check(ch->items[i], level + 1, tree, seen, nseen, cap,
+                            text, tn);
         if (rc != 0)
             return rc;
     }
     return 0;
 }
 
-/* flow_add as a single step: the tree's host refusal. A flow that passes
- * is recorded part by part (enqueue_flow, hold_parent, flow_child,
- * set_policy, set_link), never as one step. */
+/* 1 when a flow's children array `ch` holds a child with children (the
+ * flow is a nested tree, T4.5). */
+static int nested_flow(const emq_json *ch)
+{
+    for (size_t i = 0; ch && ch->type == EMQ_JSON_ARRAY && i < ch->n; i++) {
+        const emq_json *cc = emq_json_get(ch->items[i], "children");
+        if (cc && cc->type == EMQ_JSON_ARRAY && cc->n > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The host's validation of a whole flow {"parent", "children"}: as
+ * tree_check, the parent at level 1. */
+static int flow_check(const emq_json *flow, char *text, size_t tn)
+{
+    const emq_json *seen[512];
+    const emq_json *parent = emq_json_get(flow, "parent");
+    const emq_json *ch = emq_json_get(flow, "children");
+    int tree = nested_flow(ch);
+    size_t nseen = 0;
+    if (!parent || (ch && ch->type != EMQ_JSON_ARRAY))
+        return -1;
+    int rc = tree_check(parent, 1, tree, seen, &nseen, 512, text, tn);
+    for (size_t i = 0; rc == 0 && ch && i < ch->n; i++)
+        rc = tree_check(ch->items[i], 2, tree, seen, &nseen, 512, text, tn);
+    return rc;
+}
+
+/* Start an EVALSHA of script `sid`: KEYS and ARGV follow (keys_done
+ * between them); flow_eval adds the clock override and runs it. */
+static void flow_script(sc *k, int sid)
+{
+    av_free(&k->a);
+    push_s(&k->a, "EVALSHA");
+    push(&k->a, k->x->sha[sid], 40);
+    push_s(&k->a, "0");
+}
+
+/* Run the command flow_script began: its reply (caller frees) or NULL. */
+static redisReply *flow_eval(sc *k)
+{
+    char nk[24];
+    push_i(&k->a, k->now);
+    snprintf(nk, sizeof nk, "%zu", k->nkeys);
+    if (!k->a.oom) {
+        k->a.v[2] = nk;
+        k->a.n[2] = strlen(nk);
+    }
+    return call(k);
+}
+
+/* The string member `name` of node `n` ("" when absent). */
+static const emq_json *node_str(const emq_json *n, const char *name)
+{
+    static emq_json empty;
+    const emq_json *v = emq_json_get(n, name);
+    empty.type = EMQ_JSON_STRING;
+    empty.s = (char *)"";
+    return v && v->type == EMQ_JSON_STRING ? v : &empty;
+}
+
+/* A child's queue: its own, else its parent's (`pq`). */
+static const char *node_queue(const emq_json *n, const char *pq)
+{
+    const emq_json *v = emq_json_get(n, "queue");
+    return v && v->type == EMQ_JSON_STRING ? v->s : pq;
+}
+
+/* A child's policy: id when it asks to ignore its failure, else fp. */
+static const char *node_policy(const emq_json *n)
+{
+    const emq_json *v = emq_json_get(n, "ignore_dependency_on_failure");
+    return v && v->type == EMQ_JSON_TRUE ? "id" : "fp";
+}
+
+/* The reply of a landing command: 0 when it succeeded, 1 with *fail set
+ * to its error reply (the flow's result), -1 on a broken connection. */
+static int landed(redisReply *r, emq_json **fail)
+{
+    if (!r)
+        return -1;
+    if (r->type == REDIS_REPLY_ERROR) {
+        *fail = to_json(r);
+        freeReplyObject(r);
+        return *fail ? 1 : -1;
+    }
+    freeReplyObject(r);
+    return 0;
+}
+
+/* T4.2 hold_parent on queue `q`: node `id` awaiting n children. */
+static int flow_hold(sc *k, const char *q, const emq_json *id,
+                     const emq_json *payload, size_t n, emq_json **fail)
+{
+    flow_script(k, S_HOLD_PARENT);
+    push_key(k, q, "job:%s", id->s);
+    push_key(k, q, "job:%s:dependencies", id->s);
+    keys_done(k);
+    push(&k->a, id->s, id->len);
+    push(&k->a, payload->s, payload->len);
+    push_i(&k->a, (int64_t)n);
+    return landed(flow_eval(k), fail);
+}
+
+/* T4.3 flow_child of node `c` on queue `cq` (`pq` "" for the parent's
+ * queue), then the child's parent_policy. */
+static int flow_leaf(sc *k, const char *cq, const emq_json *c,
+                     const char *parent, const char *pq, const char *policy,
+                     emq_json **fail)
+{
+    const emq_json *id = node_str(c, "id"), *pl = node_str(c, "payload");
+    flow_script(k, S_FLOW_CHILD);
+    push_key(k, cq, "job:%s", id->s);
+    push_key(k, cq, "pending");
+    keys_done(k);
+    push(&k->a, id->s, id->len);
+    push(&k->a, pl->s, pl->len);
+    push_s(&k->a, parent);
+    push_s(&k->a, pq);
+    int rc = landed(flow_eval(k), fail);
+    if (rc != 0)
+        return rc;
+    cmd(k, "HSET");
+    push_key(k, cq, "job:%s", id->s);
+    push_s(&k->a, "parent_policy");
+    push_s(&k->a, policy);
+    return landed(call(k), fail);
+}
+
+/* The result [id, list] (list's ownership passes); NULL when out of
+ * memory. */
+static emq_json *flow_pair(const emq_json *id, emq_json *list)
+{
+    emq_json *o = emq_json_new_array();
+    if (!o) {
+        emq_json_free(list);
+        return NULL;
+    }
+    if (emq_json_push(o, emq_json_new_str(id->s, id->len)) != 0) {
+        emq_json_free(list);
+        emq_json_free(o);
+        return NULL;
+    }
+    if (emq_json_push(o, list) != 0) {
+        emq_json_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* T4.5: land node `node` (its children `ch`) on queue `nq` below `parent`
+ * in queue `pq` (parent NULL for the root), parent first, depth first; its
+ * result [id, [children's results]] into *out, or the first refusal into
+ * *fail. 0, 1 refused, -1 failed. */
+static int flow_node(sc *k, const emq_json *node, const emq_json *ch,
+                     const char *nq, const char *parent, const char *pq,
+                     const char *policy, emq_json **out, emq_json **fail)
+{
+    const emq_json *id = node_str(node, "id");
+    const emq_json *pl = node_str(node, "payload");
+    size_t n = ch && ch->type == EMQ_JSON_ARRAY ? ch->n : 0;
+    emq_json *list = emq_json_new_array();
+    int rc;
+    *out = NULL;
+    if (!list)
+        return -1;
+    if (n == 0 && parent) {
+        rc = flow_leaf(k, nq, node, parent, strcmp(nq, pq) ? pq : "",
+                       policy, fail);
+    } else {
+        rc = flow_hold(k, nq, id, pl, n, fail);
+        if (rc == 0 && parent) {
+            cmd(k, "HSET");
+            push_key(k, nq, "job:%s", id->s);
+            push_s(&k->a, "parent");
+            push_s(&k->a, parent);
+            if (strcmp(nq, pq) != 0) {
+                push_s(&k->a, "parent_queue");
+                push_s(&k->a, pq);
+            }
+            push_s(&k->a, "parent_policy");
+            push_s(&k->a, policy);
+            rc = landed(call(k), fail);
+        }
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            const emq_json *c = ch->items[i];
+            emq_json *r = NULL;
+            rc = flow_node(k, c, emq_json_get(c, "children"),
+                           node_queue(c, nq), id->s, nq, node_policy(c), &r,
+                           fail);
+            if (rc == 0 && emq_json_push(list, r) != 0)
+                rc = -1;
+        }
+    }
+    if (rc != 0) {
+        emq_json_free(list);
+        return rc;
+    }
+    *out = flow_pair(id, list);
+    return *out ? 0 : -1;
+}
+
+/* T4.1: the flat same-queue flow, one enqueue_flow, then each child's
+ * parent_policy; the result [parent, [children]] into *out. */
+static int flow_flat(sc *k, const emq_json *pid, const emq_json *ppl,
+                     const emq_json *ch, emq_json *list, emq_json **fail)
+{
+    size_t n = ch ? ch->n : 0, i;
+    int rc;
+    flow_script(k, S_ENQUEUE_FLOW);
+    push_key(k, k->q, "job:%s", pid->s);
+    push_key(k, k->q, "job:%s:dependencies", pid->s);
+    push_key(k, k->q, "pending");
+    for (i = 0; i < n; i++)
+        push_key(k, k->q, "job:%s", node_str(ch->items[i], "id")->s);
+    keys_done(k);
+    push(&k->a, pid->s, pid->len);
+    push(&k->a, ppl->s, ppl->len);
+    push_i(&k->a, (int64_t)n);
+    for (i = 0; i < n; i++) {
+        const emq_json *id = node_str(ch->items[i], "id");
+        const emq_json *pl = node_str(ch->items[i], "payload");
+        push(&k->a, id->s, id->len);
+        push(&k->a, pl->s, pl->len);
+    }
+    rc = landed(flow_eval(k), fail);
+    for (i = 0; rc == 0 && i < n; i++) {
+        const emq_json *id = node_str(ch->items[i], "id");
+        cmd(k, "HSET");
+        push_key(k, k->q, "job:%s", id->s);
+        push_s(&k->a, "parent_policy");
+        push_s(&k->a, node_policy(ch->items[i]));
+        rc = landed(call(k), fail);
+        if (rc == 0 && emq_json_push(list, emq_json_new_str(id->s, id->len)))
+            rc = -1;
+    }
+    return rc;
+}
+
+/* T4.4: the flat flow with a child elsewhere: hold_parent, then each
+ * child's flow_child and parent_policy, the first refusal stopping it. */
+static int flow_cross(sc *k, const emq_json *pid, const emq_json *ppl,
+                      const emq_json *ch, emq_json *list, emq_json **fail)
+{
+    size_t n = ch ? ch->n : 0, i;
+    int rc = flow_hold(k, k->q, pid, ppl, n, fail);
+    for (i = 0; rc == 0 && i < n; i++) {
+        const emq_json *c = ch->items[i];
+        const char *cq = node_queue(c, k->q);
+        const emq_json *id = node_str(c, "id");
+        rc = flow_leaf(k, cq, c, pid->s, strcmp(cq, k->q) ? k->q : "",
+                       node_policy(c), fail);
+        if (rc == 0 && emq_json_push(list, emq_json_new_str(id->s, id->len)))
+            rc = -1;
+    }
+    return rc;
+}
+
+/*
+ * Land one validated flow as the reference's host does (PROTOCOL.md T4.1,
+ * T4.4, T4.5): every child in q and none nested, flow_flat; a direct child
+ * elsewhere and none nested, flow_cross; any child with children, the
+ * tree node by node. Its result (the flat [parent, [children]], the
+ * nested [id, [results]]) or the first refusal's error into *out. 0, or
+ * -1 (err says why).
+ */
+static int flow_land(sc *k, const emq_json *flow, emq_json **out)
+{
+    const emq_json *parent = emq_json_get(flow, "parent");
+    const emq_json *ch = emq_json_get(flow, "children");
+    const emq_json *pid = node_str(parent, "id");
+    const emq_json *ppl = node_str(parent, "payload");
+    size_t n = ch ? ch->n : 0, i;
+    int nested = nested_flow(ch), cross = 0, rc;
+    emq_json *fail = NULL, *list = NULL;
+    *out = NULL;
+    for (i = 0; i < n; i++)
+        cross |= strcmp(node_queue(ch->items[i], k->q), k->q) != 0;
+    if (nested) {
+        rc = flow_node(k, parent, ch, k->q, NULL, k->q, "fp", out, &fail);
+    } else if (!(list = emq_json_new_array())) {
+        rc = -1;
+    } else {
+        rc = cross ? flow_cross(k, pid, ppl, ch, list, &fail)
+                   : flow_flat(k, pid, ppl, ch, list, &fail);
+        if (rc == 0)
+            rc = (*out = flow_pair(pid, list)) ? 0 : -1;
+        else
+            emq_json_free(list);
+    }
+    if (rc > 0) {
+        *out = fail;
+        return 0;
+    }
+    if (rc < 0) {
+        emq_json_free(fail);
+        if (!k->err->len)
+            say(k->err, "%s", "flow: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* flow_add (T4.1 / T4.4 / T4.5, with the host's validation): the host's
+ * refusal, the first script's refusal, or the flow's result. A trace
+ * records a flow that passes its validation part by part (and is replayed
+ * so); a differential runs it whole. */
 static int h_flow_add(sc *k)
 {
     const emq_json *flow = arg_t(k, "flow", EMQ_JSON_OBJECT, "an object");
-    const emq_json *seen[512];
-    size_t nseen = 0;
     char text[300];
+    int rc;
     if (!flow)
         return -1;
-    const emq_json *parent = emq_json_get(flow, "parent");
-    const emq_json *pid = parent ? emq_json_get(parent, "id") : NULL;
-    const emq_json *ch = emq_json_get(flow, "children");
-    if (!pid || pid->type != EMQ_JSON_STRING) {
-        bad_arg(k, "flow", "a flow with a parent id");
-        return -1;
-    }
-    seen[nseen++] = pid;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && ch && ch->type == EMQ_JSON_ARRAY && i < ch->n;
-         i++)
-        rc = tree_check(ch->items[i], 2, seen, &nseen, 512, text, sizeof text);
-    if (rc < 0) {
+    if ((rc = flow_check(flow, text, sizeof text)) < 0) {
         bad_arg(k, "flow", "a well-formed flow");
         return -1;
     }
-    if (rc == 0) {
-        say(k->err, "%s", "flow_add passes its host gate: replay its parts");
+    if (rc > 0) {
+        k->res->reply = refused(text);
+        return k->res->reply ? 0 : -1;
+    }
+    return flow_land(k, flow, &k->res->reply);
+}
+
+/* add_bulk (T4.6): GATE-ID on every id of every flow before any write
+ * (one invalid id refuses the bulk), then each flow as flow_add lands it,
+ * in input order; the reply lists the results of the flows that landed (a
+ * flow refused, or stopped by a refusal, is left out). `flows` is a list
+ * of flows, or one flow. */
+static int h_add_bulk(sc *k)
+{
+    const emq_json *fl = emq_json_get(k->args, "flows");
+    size_t n, i;
+    char text[300];
+    if (!fl || (fl->type != EMQ_JSON_ARRAY && fl->type != EMQ_JSON_OBJECT)) {
+        bad_arg(k, "flows", "a flow or a list of flows");
         return -1;
     }
-    k->res->reply = refused(text);
+    n = fl->type == EMQ_JSON_ARRAY ? fl->n : 1;
+    for (i = 0; i < n; i++) {
+        const emq_json *f = fl->type == EMQ_JSON_ARRAY ? fl->items[i] : fl;
+        int rc = flow_check(f, text, sizeof text);
+        if (rc < 0) {
+            bad_arg(k, "flows", "a list of well-formed flows");
+            return -1;
+        }
+        if (rc > 0 && strcmp(text, GATE_ID_TEXT) == 0) {
+            k->res->reply = refused(text);
+            return k->res->reply ? 0 : -1;
+        }
+    }
+    emq_json *out = emq_json_new_array();
+    for (i = 0; out && i < n; i++) {
+        const emq_json *f = fl->type == EMQ_JSON_ARRAY ? fl->items[i] : fl;
+        emq_json *r = NULL;
+        if (flow_check(f, text, sizeof text) != 0)
+            continue;
+        if (flow_land(k, f, &r) != 0) {
+            emq_json_free(out);
+            return -1;
+        }
+        if (r->type != EMQ_JSON_ARRAY) {
+            emq_json_free(r); /* stopped by a refusal: left out */
+            continue;
+        }
+        if (emq_json_push(out, r) != 0) {
+            emq_json_free(out);
+            out = NULL;
+        }
+    }
+    k->res->reply = out;
+    return out ? 0 : -1;
+}
+
+/*
+ * deliver_flow_completions (T4.10), the host's sweep pass over q's outbox:
+ * the first `batch` entries in order, each parsed (T4.9) and gated
+ * (GATE-ID of the parent and, emqlite's chosen reading D-2, GATE-Q of its
+ * queue), then delivered on the parent's queue — COMPLETE by
+ * flow_deliver.lua, FAIL by flow_fail_deliver.lua and, when that moved the
+ * parent to dead, REEMIT of the parent (D-5); the first entry that does
+ * not deliver stops the pass. The delivered entries are trimmed off; the
+ * reply counts them.
+ */
+static int deliver_pass(sc *k, int64_t batch, int64_t *out)
+{
+    int64_t d = 0;
+    redisReply *r;
+    uint64_t snow;
+    r = cmdf(k, "LRANGE emq:{%s}:flow:outbox 0 %lld", k->q,
+             (long long)batch - 1);
+    if (!r || r->type != REDIS_REPLY_ARRAY) {
+        if (r) {
+            k->res->reply = to_json(r);
+            freeReplyObject(r);
+        }
+        return k->res->reply ? 0 : -1;
+    }
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        char f[5][256];
+        size_t fl[5], rn;
+        const char *rest;
+        int fail = e->len > 0 && e->str[0] == 0;
+        if (e->type != REDIS_REPLY_STRING ||
+            (fail ? cut_fields(e->str + 1, e->len - 1, 5, f, fl, &rest, &rn)
+                  : cut_fields(e->str, e->len, 3, f, fl, &rest, &rn)) != 0 ||
+            (fail && strcmp(f[0], "fail") != 0))
+            break; /* malformed */
+        const char *pq = f[fail], *pid = f[fail + 1], *cid = f[fail + 2];
+        if (!branded(pid, fl[fail + 1], &snow) || !queue_ok(pq, fl[fail]))
+            break;
+        int was_dead = fail ? state_dead(k, pq, pid) : 0, rc;
+        if (was_dead < 0)
+            break;
+        flow_script(k, fail ? S_FLOW_FAIL_DELIVER : S_FLOW_DELIVER);
+        push_key(k, pq, "job:%s:dependencies", pid);
+        push_key(k, pq, "job:%s:%s", pid, fail ? "failed" : "processed");
+        if (fail)
+            push_key(k, pq, "job:%s:unsuccessful", pid);
+        push_key(k, pq, "job:%s", pid);
+        keys_done(k);
+        push(&k->a, cid, fl[fail + 2]); /* as b_flow_deliver and */
+        push(&k->a, rest, rn);          /* b_flow_fail_deliver   */
+        if (fail)
+            push(&k->a, f[4], fl[4]);
+        else
+            push_s(&k->a, pid);
+        push_key(k, pq, "");
+        if (fail)
+            push_s(&k->a, pid);
+        redisReply *dr = flow_eval(k);
+        emq_json *err = NULL;
+        if ((rc = landed(dr, &err)) != 0) {
+            freeReplyObject(r);
+            if (rc > 0) {
+                k->res->reply = err;
+                return 0;
+            }
+            return -1;
+        }
+        if (fail && !was_dead && state_dead(k, pq, pid) > 0 &&
+            reemit_node(k, pq, pid, rest, rn) != 0) {
+            freeReplyObject(r);
+            return -1;
+        }
+        d++;
+    }
+    freeReplyObject(r);
+    if (d > 0) {
+        r = cmdf(k, "LTRIM emq:{%s}:flow:outbox %lld -1", k->q, (long long)d);
+        if (!r)
+            return -1;
+        freeReplyObject(r);
+    }
+    *out = d;
+    return 0;
+}
+
+static int h_deliver_flow_completions(sc *k)
+{
+    int64_t batch = arg_i(k, "batch"), d = 0;
+    if (k->bad)
+        return -1;
+    if (deliver_pass(k, batch, &d) != 0)
+        return -1;
+    if (k->res->reply)
+        return 0; /* the pass answered (an error reply) */
+    k->res->reply = emq_json_new_int(d);
     return k->res->reply ? 0 : -1;
 }
 
@@ -2210,13 +2840,171 @@ static int h_lock_key_refresh(sc *k)
     return call_reply(k);
 }
 
+/* T5.12 untrack(q, id): delete the lock key, then the row's lock field
+ * (two host commands); nil. */
+static int h_lock_untrack(sc *k)
+{
+    redisReply *r;
+    cmd(k, "DEL");
+    push_job(k, "id", "lock");
+    if ((r = call(k)) == NULL)
+        return -1;
+    freeReplyObject(r);
+    cmd(k, "HDEL");
+    push_job(k, "id", "");
+    push_s(&k->a, "lock");
+    if ((r = call(k)) == NULL)
+        return -1;
+    freeReplyObject(r);
+    k->res->reply = emq_json_new_null();
+    return k->res->reply ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ the pump */
+
+/* A JOB id minted by §4.2 from the virtual clock, node 1, the case's cell
+ * (golden README, Time). */
+static void mint_job(sc *k, char out[15])
+{
+    uint64_t floor = (uint64_t)(k->now - INT64_C(1704067200000)) << 12;
+    uint64_t cell = k->x->cell > floor ? k->x->cell : floor, snow;
+    k->x->cell = cell + 1;
+    snow = (cell >> 12) << 22 | UINT64_C(1) << 12 | (cell & 0xFFF);
+    memcpy(out, "JOB", 3);
+    for (int i = 13; i >= 3; i--) {
+        out[i] = b62[snow % 62];
+        snow /= 62;
+    }
+    out[14] = 0;
+}
+
+/* Run script `sid` on q's repeat keys for `name`, with `every` (>= 0: the
+ * advance's next run HOST-NOW + every) as its last ARGV. */
+static redisReply *repeat_script(sc *k, int sid, const char *name, size_t nl,
+                                 int64_t every)
+{
+    flow_script(k, sid);
+    push_key(k, k->q, "repeat");
+    push_key(k, k->q, "repeat:%.*s", (int)nl, name);
+    keys_done(k);
+    push(&k->a, name, nl);
+    if (every >= 0)
+        push_i(&k->a, k->now + every);
+    return flow_eval(k);
+}
+
+/*
+ * sweep (T5.9), the host's pump pass over q: promote.lua (batch); the due
+ * registrations (repeat_due); for each, when both its fields are there,
+ * enqueue.lua of a freshly minted JOB id with the template (fired when
+ * it answers 1) and repeat_advance.lua by every_ms (an error reply skips
+ * it for this tick), else repeat_cancel.lua; then deliver_flow_completions'
+ * pass. The reply is {promoted, fired, delivered}.
+ */
+static int h_sweep(sc *k)
+{
+    int64_t batch = arg_i_or(k, "batch", 100), promoted, fired = 0, d = 0;
+    redisReply *r, *due, *f;
+    emq_json *o;
+    if (k->bad)
+        return -1;
+    flow_script(k, S_PROMOTE);
+    push_key(k, k->q, "schedule");
+    push_key(k, k->q, "pending");
+    keys_done(k);
+    push_key(k, k->q, "");
+    push_i(&k->a, batch);
+    if ((r = flow_eval(k)) == NULL)
+        return -1;
+    promoted = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    freeReplyObject(r);
+    due = cmdf(k, "ZRANGEBYSCORE emq:{%s}:repeat -inf %lld LIMIT 0 %lld",
+               k->q, (long long)k->now, (long long)batch);
+    if (due == NULL)
+        return -1;
+    for (size_t i = 0; due->type == REDIS_REPLY_ARRAY && i < due->elements;
+         i++) {
+        const redisReply *n = due->element[i];
+        char id[15], *end;
+        long long every;
+        cmd(k, "HMGET");
+        push_key(k, k->q, "repeat:%.*s", (int)n->len, n->str);
+        push_s(&k->a, "every_ms");
+        push_s(&k->a, "template");
+        if ((f = call(k)) == NULL) {
+            freeReplyObject(due);
+            return -1;
+        }
+        if (f->type != REDIS_REPLY_ARRAY || f->elements != 2 ||
+            f->element[0]->type != REDIS_REPLY_STRING ||
+            f->element[1]->type != REDIS_REPLY_STRING) {
+            r = repeat_script(k, S_REPEAT_CANCEL, n->str, n->len, -1);
+            freeReplyObject(f);
+            if (r == NULL) {
+                freeReplyObject(due);
+                return -1;
+            }
+            freeReplyObject(r);
+            continue;
+        }
+        /* an every_ms that is no positive integer fires nothing (its
+         * advance would be refused): the registration stays due */
+        every = strtoll(f->element[0]->str, &end, 10);
+        if (end == f->element[0]->str || *end || every <= 0) {
+            freeReplyObject(f);
+            continue;
+        }
+        mint_job(k, id);
+        flow_script(k, S_ENQUEUE);
+        push_key(k, k->q, "job:%s", id);
+        push_key(k, k->q, "pending");
+        keys_done(k);
+        push_s(&k->a, id);
+        push(&k->a, f->element[1]->str, f->element[1]->len);
+        r = flow_eval(k);
+        freeReplyObject(f);
+        if (r == NULL) {
+            freeReplyObject(due);
+            return -1;
+        }
+        if (r->type == REDIS_REPLY_ERROR) {
+            freeReplyObject(r);
+            continue;
+        }
+        fired += r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+        freeReplyObject(r);
+        r = repeat_script(k, S_REPEAT_ADVANCE, n->str, n->len, every);
+        if (r == NULL) {
+            freeReplyObject(due);
+            return -1;
+        }
+        freeReplyObject(r);
+    }
+    freeReplyObject(due);
+    if (deliver_pass(k, batch, &d) != 0)
+        return -1;
+    if (k->res->reply)
+        return 0; /* the pass answered (an error reply) */
+    o = emq_json_new_object();
+    if (!o || emq_json_set(o, "promoted", 8, emq_json_new_int(promoted)) ||
+        emq_json_set(o, "fired", 5, emq_json_new_int(fired)) ||
+        emq_json_set(o, "delivered", 9, emq_json_new_int(d))) {
+        emq_json_free(o);
+        return -1;
+    }
+    k->res->reply = as_map(o);
+    return k->res->reply ? 0 : -1;
+}
+
 /* ============================================================ the table */
 
 enum {
     F_PAUSE = 1,  /* the host's read of B.meta `paused` first: [] if set */
     F_QUEUE_CQ = 2, /* the queue argument is `cq` (flow_child)          */
     F_NOQUEUE = 4,  /* no queue argument (advance, raw, backoff)        */
-    F_PUBLISH = 8   /* capture what the step publishes                  */
+    F_PUBLISH = 8,  /* capture what the step publishes                  */
+    F_RECURSE = 16  /* a dead same-queue child: RECURSE-SQ after it,
+                       unless the step is part 1 of a multi-part verb   */
 };
 
 typedef struct verb_row {
@@ -2238,13 +3026,14 @@ static const verb_row verbs[] = {
     SCR("enqueue_in", S_SCHEDULE, 0, b_enqueue_in, NULL),
     SCR("claim", S_CLAIM, F_PAUSE, b_claim, NULL),
     SCR("complete", S_COMPLETE, 0, b_complete, NULL),
-    SCR("retry", S_RETRY, 0, b_retry, NULL),
+    SCR("retry", S_RETRY, F_RECURSE, b_retry, NULL),
     SCR("promote", S_PROMOTE, 0, b_promote, NULL),
     SCR("reap", S_REAP, 0, b_reap, NULL),
     SCR("extend_lock", S_EXTEND_LOCK, 0, b_extend_lock, NULL),
     SCR("extend_locks", S_EXTEND_LOCKS, 0, b_extend_locks, NULL),
     SCR("set_paused", S_SET_PAUSED, 0, b_meta, NULL),
     SCR("clear_paused", S_CLEAR_PAUSED, 0, b_meta, NULL),
+    HST("enqueue_many", 0, h_enqueue_many),
     HST("browse", 0, h_browse),
     HST("pending_size", 0, h_pending_size),
     HST("raw", F_NOQUEUE, h_raw),
@@ -2300,6 +3089,8 @@ static const verb_row verbs[] = {
     HST("reemit", 0, h_reemit),
     HST("outbox_trim", 0, h_outbox_trim),
     HST("flow_add", 0, h_flow_add),
+    HST("add_bulk", 0, h_add_bulk),
+    HST("deliver_flow_completions", 0, h_deliver_flow_completions),
     /* Tier 5 */
     SCR("repeat_register", S_REPEAT_REGISTER, 0, b_repeat_register, NULL),
     SCR("repeat_cancel", S_REPEAT_CANCEL, 0, b_repeat_cancel, NULL),
@@ -2330,6 +3121,8 @@ static const verb_row verbs[] = {
     HST("lock_key_del", 0, h_lock_key_del),
     HST("lock_field_del", 0, h_lock_field_del),
     HST("lock_key_refresh", 0, h_lock_key_refresh),
+    HST("sweep", 0, h_sweep),
+    HST("lock_untrack", 0, h_lock_untrack),
 };
 
 static const verb_row *verb_find(const char *name)
@@ -2337,6 +3130,22 @@ static const verb_row *verb_find(const char *name)
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (strcmp(verbs[i].name, name) == 0)
             return &verbs[i];
+    return NULL;
+}
+
+/* raw and advance are replayer steps, not verbs (backoff, with no queue
+ * argument either, is a verb). */
+static int is_verb(const verb_row *vb)
+{
+    return !(vb->flags & F_NOQUEUE && vb->script == HOST &&
+             strcmp(vb->name, "backoff") != 0);
+}
+
+const char *emq_rx_verb_at(size_t i)
+{
+    for (size_t v = 0; v < sizeof verbs / sizeof verbs[0]; v++)
+        if (is_verb(&verbs[v]) && i-- == 0)
+            return verbs[v].name;
     return NULL;
 }
 
@@ -2356,6 +3165,21 @@ static int paused(sc *k, int *is)
     *is = r->integer != 0;
     freeReplyObject(r);
     return 0;
+}
+
+/*
+ * RECURSE-SQ (T4.14): after retry answered dead for a child with a
+ * same-queue link, the reference's host reads the parent's state and, when
+ * it is dead, re-emits its death: REEMIT(q, parent, error). 0, or -1.
+ */
+static int recurse_sq(sc *k)
+{
+    size_t el;
+    const char *e = arg_s(k, "error", &el);
+    int dead = state_dead(k, k->q, k->link_p);
+    if (dead <= 0)
+        return dead;
+    return reemit_node(k, k->q, k->link_p, e, el);
 }
 
 static int run_script(sc *k, const verb_row *vb)
@@ -2388,11 +3212,16 @@ static int run_script(sc *k, const verb_row *vb)
         return -1;
     k->res->reply = vb->shape && r->type != REDIS_REPLY_ERROR
                         ? vb->shape(k, r) : to_json(r);
+    int died = r->type == REDIS_REPLY_STRING && r->len == 4 &&
+               memcmp(r->str, "dead", 4) == 0;
     freeReplyObject(r);
     if (!k->res->reply) {
         say(k->err, "%s", "unexpected reply type or out of memory");
         return -1;
     }
+    if ((vb->flags & F_RECURSE) && !k->part && died && k->link_p[0] &&
+        !k->link_pq[0])
+        return recurse_sq(k);
     return 0;
 }
 
@@ -2442,14 +3271,21 @@ broken:
     return -1;
 }
 
-int emq_rx_run(emq_rx *x, const char *verb, const emq_json *args,
-               int64_t now_ms, emq_golden_result *res, emq_json_buf *err)
+/*
+ * One verb, whole (part 0: a retry runs RECURSE-SQ after it, as the
+ * registry's retry does), or as part 1 of its multi-part sequence (part 1:
+ * the trace records the reemit as the next step).
+ */
+static int rx_run(emq_rx *x, const char *verb, const emq_json *args,
+                  int64_t now_ms, emq_golden_result *res, emq_json_buf *err,
+                  int part)
 {
     const verb_row *vb = verb_find(verb);
     sc k;
     int64_t t0, t1;
     int rc;
     memset(&k, 0, sizeof k);
+    k.part = part;
     k.x = x;
     k.args = args;
     k.now = now_ms;
@@ -2506,6 +3342,22 @@ done:
     return rc;
 }
 
+int emq_rx_run(emq_rx *x, const char *verb, const emq_json *args,
+               int64_t now_ms, emq_golden_result *res, emq_json_buf *err)
+{
+    return rx_run(x, verb, args, now_ms, res, err, 0);
+}
+
+/* 1 when trace step `s` is one part of a multi-part verb of its own name
+ * (a retry followed by its reemit): it runs as that part alone. */
+static int first_part(const emq_golden_step *s)
+{
+    const emq_json *sv = s->seq ? emq_json_get(s->seq, "verb") : NULL;
+    const emq_json *parts = s->seq ? emq_json_get(s->seq, "parts") : NULL;
+    return sv && sv->type == EMQ_JSON_STRING && strcmp(sv->s, s->verb) == 0 &&
+           parts && parts->type == EMQ_JSON_INT && parts->i > 1;
+}
+
 /* ============================================================ the dump */
 
 typedef struct bkey {
@@ -2519,13 +3371,6 @@ static int cmp_bkey(const void *a, const void *b)
     size_t n = x->n < y->n ? x->n : y->n;
     int c = n ? memcmp(x->p, y->p, n) : 0;
     return c ? c : (x->n > y->n) - (x->n < y->n);
-}
-
-static redisReply *cmd2(emq_rx *x, const char *verb, const char *k, size_t kn)
-{
-    const char *v[2] = {verb, k};
-    size_t n[2] = {strlen(verb), kn};
-    return redisCommandArgv(x->c, 2, v, n);
 }
 
 /* The member `name` of a flat [name, value, ...] reply, or NULL. */
@@ -2700,29 +3545,43 @@ fail:
 }
 
 /* One key's value as the trace writes it; NULL on failure. */
-static emq_json *dump_value(emq_rx *x, const char *k, size_t kn,
-                            const char *type)
+/* Queue the read of a plain key's value (GET, HGETALL, SMEMBERS, LRANGE,
+ * ZRANGE WITHSCORES); 0, or -1 for a type read otherwise (a stream). */
+static int value_send(emq_rx *x, const char *k, size_t kn, const char *type)
+{
+    const char *av[5] = {NULL, k, "0", "-1", "WITHSCORES"};
+    size_t an[5] = {0, kn, 1, 2, 10};
+    int n = 2;
+    if (strcmp(type, "string") == 0)
+        av[0] = "GET";
+    else if (strcmp(type, "hash") == 0)
+        av[0] = "HGETALL";
+    else if (strcmp(type, "set") == 0)
+        av[0] = "SMEMBERS";
+    else if (strcmp(type, "list") == 0)
+        av[0] = "LRANGE", n = 4;
+    else if (strcmp(type, "zset") == 0)
+        av[0] = "ZRANGE", n = 5;
+    else
+        return -1;
+    an[0] = strlen(av[0]);
+    return redisAppendCommandArgv(x->c, n, av, an) == REDIS_OK ? 0 : -1;
+}
+
+/* A plain key's value from the reply value_send asked for (NULL when the
+ * reply is not of its shape or out of memory). */
+static emq_json *value_of(const redisReply *r, const char *type)
 {
     emq_json *v = NULL;
-    redisReply *r = NULL;
     if (strcmp(type, "string") == 0) {
-        r = cmd2(x, "GET", k, kn);
-        if (r && r->type == REDIS_REPLY_STRING)
+        if (r->type == REDIS_REPLY_STRING)
             v = emq_json_new_str(r->str, r->len);
     } else if (strcmp(type, "hash") == 0) {
-        r = cmd2(x, "HGETALL", k, kn);
-        if (r && r->type == REDIS_REPLY_ARRAY)
+        if (r->type == REDIS_REPLY_ARRAY)
             v = pairs_obj(r, 0);
     } else if (strcmp(type, "list") == 0 || strcmp(type, "set") == 0) {
         int set = type[0] == 's';
-        if (set) {
-            r = cmd2(x, "SMEMBERS", k, kn);
-        } else {
-            const char *av[4] = {"LRANGE", k, "0", "-1"};
-            size_t an[4] = {6, kn, 1, 2};
-            r = redisCommandArgv(x->c, 4, av, an);
-        }
-        if (r && r->type == REDIS_REPLY_ARRAY) {
+        if (r->type == REDIS_REPLY_ARRAY) {
             bkey *m = calloc(r->elements ? r->elements : 1, sizeof *m);
             if (m && (v = emq_json_new_array())) {
                 for (size_t i = 0; i < r->elements; i++) {
@@ -2741,10 +3600,7 @@ static emq_json *dump_value(emq_rx *x, const char *k, size_t kn,
             free(m);
         }
     } else if (strcmp(type, "zset") == 0) {
-        const char *av[5] = {"ZRANGE", k, "0", "-1", "WITHSCORES"};
-        size_t an[5] = {6, kn, 1, 2, 10};
-        r = redisCommandArgv(x->c, 5, av, an);
-        if (r && r->type == REDIS_REPLY_ARRAY && (v = emq_json_new_array()))
+        if (r->type == REDIS_REPLY_ARRAY && (v = emq_json_new_array()))
             for (size_t i = 0; i + 1 < r->elements; i += 2) {
                 emq_json *pair = emq_json_new_array();
                 double sc = strtod(r->element[i + 1]->str, NULL);
@@ -2758,11 +3614,7 @@ static emq_json *dump_value(emq_rx *x, const char *k, size_t kn,
                     break;
                 }
             }
-    } else if (strcmp(type, "stream") == 0) {
-        v = dump_stream(x, k, kn);
     }
-    if (r)
-        freeReplyObject(r);
     return v;
 }
 
@@ -2770,6 +3622,9 @@ int emq_rx_dump(emq_rx *x, emq_json **out, emq_json_buf *err)
 {
     emq_json *ks = emq_json_new_object();
     bkey *keys = NULL;
+    redisReply **vals = NULL;
+    char (*types)[16] = NULL, *plain = NULL;
+    long long *exps = NULL;
     int rc = -1;
     redisReply *r = redisCommand(x->c, "KEYS *");
     *out = NULL;
@@ -2792,9 +3647,10 @@ int emq_rx_dump(emq_rx *x, emq_json **out, emq_json_buf *err)
         redisAppendCommandArgv(x->c, 2, v[0], n[0]);
         redisAppendCommandArgv(x->c, 2, v[1], n[1]);
     }
-    char (*types)[16] = calloc(r->elements ? r->elements : 1, sizeof *types);
-    long long *exps = calloc(r->elements ? r->elements : 1, sizeof *exps);
-    int broken = !types || !exps;
+    types = calloc(r->elements ? r->elements : 1, sizeof *types);
+    exps = calloc(r->elements ? r->elements : 1, sizeof *exps);
+    plain = calloc(r->elements ? r->elements : 1, 1);
+    int broken = !types || !exps || !plain;
     for (size_t i = 0; i < r->elements; i++) {
         void *t = NULL, *e = NULL;
         if (redisGetReply(x->c, &t) != REDIS_OK ||
@@ -2814,11 +3670,24 @@ int emq_rx_dump(emq_rx *x, emq_json **out, emq_json_buf *err)
     }
     if (broken) {
         say(err, "%s", "TYPE/PEXPIRETIME pipeline failed");
-        free(types);
-        free(exps);
         goto done;
     }
-    for (size_t i = 0; i < r->elements; i++) {
+    /* the plain values in a second pipeline (streams after it, each
+     * with its own commands) */
+    vals = calloc(r->elements ? r->elements : 1, sizeof *vals);
+    if (!vals)
+        say(err, "%s", "dump: out of memory");
+    for (size_t i = 0; vals && i < r->elements; i++)
+        plain[i] = value_send(x, keys[i].p, keys[i].n, types[i]) == 0;
+    for (size_t i = 0; vals && i < r->elements; i++) {
+        void *v = NULL;
+        if (plain[i] && redisGetReply(x->c, &v) != REDIS_OK) {
+            say(err, "%s", "value pipeline failed");
+            goto done;
+        }
+        vals[i] = v;
+    }
+    for (size_t i = 0; vals && i < r->elements; i++) {
         const char *k = keys[i].p;
         size_t kn = keys[i].n;
         int64_t exp = exps[i];
@@ -2829,26 +3698,30 @@ int emq_rx_dump(emq_rx *x, emq_json **out, emq_json_buf *err)
             if (ttl_virtual(x, k, kn, exp, exp, &v))
                 exp = v;
         }
-        emq_json *v = dump_value(x, k, kn, types[i]);
+        emq_json *v = plain[i] ? value_of(vals[i], types[i])
+                               : strcmp(types[i], "stream") == 0
+                                     ? dump_stream(x, k, kn) : NULL;
         if (!v) {
             say(err, "cannot read key %.*s of type '%s'", (int)kn, k,
                 types[i]);
-            free(types);
-            free(exps);
             goto done;
         }
-        if (emq_golden_ks_add(ks, k, kn, types[i], v, exp) != 0) {
-            free(types);
-            free(exps);
+        if (emq_golden_ks_add(ks, k, kn, types[i], v, exp) != 0)
             goto done;
-        }
     }
+    if (vals) {
+        *out = ks;
+        ks = NULL;
+        rc = 0;
+    }
+done:
+    for (size_t i = 0; vals && r && i < r->elements; i++)
+        if (vals[i])
+            freeReplyObject(vals[i]);
+    free(vals);
+    free(plain);
     free(types);
     free(exps);
-    *out = ks;
-    ks = NULL;
-    rc = 0;
-done:
     emq_json_free(ks);
     free(keys);
     if (r)
@@ -3163,6 +4036,7 @@ int emq_rx_reset(emq_rx *x, emq_json_buf *err)
     if (r)
         freeReplyObject(r);
     records_clear(x);
+    x->cell = 0;
     return ok ? 0 : -1;
 }
 
@@ -3238,7 +4112,7 @@ static void x_clock(void *ctx, int64_t now)
 static int x_step(void *ctx, const emq_golden_step *s, emq_golden_result *res,
                   emq_json_buf *err)
 {
-    return emq_rx_run(ctx, s->verb, s->args, s->now, res, err);
+    return rx_run(ctx, s->verb, s->args, s->now, res, err, first_part(s));
 }
 
 static int x_dump(void *ctx, emq_json **out, emq_json_buf *err)
@@ -3293,8 +4167,8 @@ static int isolated_main(emq_rx *x, int argc, char **argv, int quiet)
                     (k > 0 && emq_rx_load(x, c->steps[k - 1].keyspace,
                                           s->now, &msg) != 0)) {
                     bad = 1;
-                } else if (emq_rx_run(x, s->verb, s->args, s->now, &res,
-                                      &msg) != 0) {
+                } else if (rx_run(x, s->verb, s->args, s->now, &res, &msg,
+                                  first_part(s)) != 0) {
                     bad = 1;
                 } else if (emq_golden_reply_diff(s->reply, res.reply, &msg)) {
                     bad = 1;
@@ -3347,6 +4221,18 @@ static int isolated_main(emq_rx *x, int argc, char **argv, int quiet)
 
 int main(int argc, char **argv)
 {
+    /* --list-verbs: the table as tests/lua/verbs.txt writes it. */
+    if (argc == 2 && strcmp(argv[1], "--list-verbs") == 0) {
+        const char *name;
+        for (size_t i = 0; (name = emq_rx_verb_at(i)) != NULL; i++) {
+            const verb_row *vb = verb_find(name);
+            if (vb->script == HOST)
+                printf("%s host:%s\n", name, name);
+            else
+                printf("%s %s.lua\n", name, script_names[vb->script]);
+        }
+        return 0;
+    }
     const char *host = "127.0.0.1";
     const char *port_s = getenv("EMQ_REDIS_PORT");
     const char *lua = getenv("EMQ_LUA_DIR");

@@ -10,9 +10,15 @@
  * tests/golden_redis.c). Not thread-safe; one executor per server, and the
  * server must be private to it (emq_rx_reset runs FLUSHALL).
  *
- * A later differential runner needs only emq_rx_open, emq_rx_reset,
- * emq_rx_run (one verb by its wire name, JSON-shaped args, the virtual
- * now) and emq_rx_dump; nothing here reads a trace.
+ * The Lua differential runner (tests/lua_diff.c) needs only emq_rx_open,
+ * emq_rx_reset, emq_rx_verb_at, emq_rx_run (one verb by its wire name,
+ * JSON-shaped args, the virtual now) and emq_rx_dump; nothing here reads a
+ * trace. Arguments the traces always give but the registry marks optional
+ * (drain's include_schedule, obliterate's force and budget, add_log's keep,
+ * delay's mode, get_rate_limit_ttl's max_jobs, reap_group's limit,
+ * stalled_check's max_stalled and limit, flow_child's pq) may be absent or
+ * null: they take PROTOCOL.md's defaults (false, false, 1000, 0, in, 0,
+ * 100, 1, 100, the parent's queue).
  */
 #ifndef EMQ_TEST_GOLDEN_REDIS_H
 #define EMQ_TEST_GOLDEN_REDIS_H
@@ -40,9 +46,17 @@ int emq_rx_reset(emq_rx *x, emq_json_buf *err);
  * message] or null) with has_published set; the caller frees both. Returns
  * 0, or -1 with `err` appended (unknown verb, missing argument, server
  * gone). Instants must not go backwards between calls after a reset.
+ * A verb runs whole: a retry that dead-letters a child with a same-queue
+ * link runs RECURSE-SQ after it (T4.14), which a trace records as the
+ * retry's second part, a step of its own (the replay runs that part alone).
  */
 int emq_rx_run(emq_rx *x, const char *verb, const emq_json *args,
                int64_t now_ms, emq_golden_result *res, emq_json_buf *err);
+
+/** The name of the i-th verb of the executor's table (0, 1, ...; the
+ *  replayer steps raw and advance left out), or NULL past the last: what a
+ *  differential runner may call emq_rx_run with. */
+const char *emq_rx_verb_at(size_t i);
 
 /** The whole keyspace in the trace's shape, times in the virtual clock,
  *  without {emq}:version. 0 with *out set (caller frees), or -1. */

@@ -1,29 +1,46 @@
 #!/bin/sh
 # Replay the golden traces (tests/fixtures/tierN.jsonl, recorded from the
-# reference on Valkey) against emqlite: every case of every tier listed
-# below must pass, step by step, reply by reply, keyspace by keyspace.
+# reference on Valkey) against emqlite: every case of every tier listed in
+# `tiers` must pass, step by step, reply by reply, keyspace by keyspace —
+# part by part, and with each multi-part verb run whole (--whole). Tiers
+# whose verbs are not all built yet are replayed in isolation for the verbs
+# that are: each step of the tiers in `later` whose verb belongs to a built
+# tier runs alone from the keyspace the trace recorded before it.
 # make check runs this from the build directory with $srcdir exported.
 # Under the valgrind run (EMQ_VALGRIND set) the replayer runs in memcheck.
-# A tier joins the list when its verbs are built.
 srcdir=${srcdir:-.}
 prog=./tests/golden_replay
-tiers="tier1"
-traces=
-for t in $tiers; do
-    trace=$srcdir/tests/fixtures/$t.jsonl
-    if [ ! -r "$trace" ]; then
-        echo "golden_tiers: $trace not found" >&2
-        exit 1
-    fi
-    traces="$traces $trace"
-done
+tiers="tier1 tier2 tier3 tier4"
+later="tier5"
+built_tiers="2 3 5"
+lt=
+vg=
 if [ -n "${EMQ_VALGRIND:-}" ]; then
-    lt=
     if [ "$(head -c 4 "$prog" | od -An -c | tr -d ' ')" != '177ELF' ]; then
         lt="./libtool --mode=execute"
     fi
-    exec $lt valgrind -q --error-exitcode=99 --leak-check=full \
-        --errors-for-leak-kinds=definite,indirect,possible \
-        "$prog" --quiet $traces
+    vg="valgrind -q --error-exitcode=99 --leak-check=full \
+        --errors-for-leak-kinds=definite,indirect,possible"
 fi
-exec "$prog" --quiet $traces
+traces_of() {
+    out=
+    for t in "$@"; do
+        trace=$srcdir/tests/fixtures/$t.jsonl
+        if [ ! -r "$trace" ]; then
+            echo "golden_tiers: $trace not found" >&2
+            exit 1
+        fi
+        out="$out $trace"
+    done
+    echo "$out"
+}
+full=$(traces_of $tiers) || exit 1
+for mode in "" --whole; do
+    $lt $vg "$prog" --quiet $mode $full || exit 1
+done
+if [ -n "$later" ]; then
+    rest=$(traces_of $later) || exit 1
+    for t in $built_tiers; do
+        $lt $vg "$prog" --isolated --tier "$t" --quiet $rest || exit 1
+    done
+fi

@@ -1,10 +1,12 @@
 /*
- * ksdump.c — the canonical keyspace text of ksdump.h and the store dump.
+ * ksdump.c — the canonical keyspace text of ksdump.h and the store dump
+ * (which reads each key through its row of storage/types.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ksdump.h"
+#include "types.h"
 
 static void put(emq_buf *out, const char *s)
 {
@@ -90,104 +92,73 @@ void kd_elem(emq_buf *out, const void *v, size_t n)
 
 /* ------------------------------------------------------------- the store */
 
-typedef struct fields {
-    kd_pair *v;
-    size_t n, cap;
-} fields;
-
-static int field_cb(void *ctx, const unsigned char *f, size_t flen,
-                    const unsigned char *v, size_t vlen, int64_t expire_at)
-{
-    fields *fs = ctx;
-    unsigned char *a, *b;
-    (void)expire_at;
-    if (fs->n == fs->cap) {
-        fs->cap = fs->cap ? fs->cap * 2 : 8;
-        fs->v = realloc(fs->v, fs->cap * sizeof *fs->v);
-    }
-    a = malloc(flen + 1);
-    b = malloc(vlen + 1);
-    memcpy(a, f, flen);
-    memcpy(b, v, vlen);
-    fs->v[fs->n].a = a;
-    fs->v[fs->n].an = flen;
-    fs->v[fs->n].b = b;
-    fs->v[fs->n].bn = vlen;
-    fs->n++;
-    return 0;
-}
-
-static int zm_cb(void *ctx, const unsigned char *m, size_t mlen, double s)
-{
-    kd_zmember(ctx, m, mlen, s);
-    return 0;
-}
-
-static int el_cb(void *ctx, const unsigned char *v, size_t vlen)
-{
-    kd_elem(ctx, v, vlen);
-    return 0;
-}
-
-typedef struct scan_ctx {
+/* Hash fields are collected (they print sorted); other elements print as
+ * they come, in the store's order. */
+typedef struct dump {
     emq_store *st;
     emq_buf *out;
-} scan_ctx;
+    const emq_typedef *t;
+    kd_pair *f;
+    size_t n, cap;
+} dump;
+
+static int on_elem(void *ctx, const emq_elem *e)
+{
+    dump *d = ctx;
+    if (d->t->order == EMQ_ORDER_ONE) {
+        kd_string(d->out, e->a.p, e->a.n);
+    } else if (d->t->scored) {
+        kd_zmember(d->out, e->a.p, e->a.n, e->score);
+    } else if (d->t->arity == 1) {
+        kd_elem(d->out, e->a.p, e->a.n);
+    } else {
+        if (d->n == d->cap) {
+            d->cap = d->cap ? d->cap * 2 : 8;
+            d->f = realloc(d->f, d->cap * sizeof *d->f);
+        }
+        unsigned char *a = malloc(e->a.n + 1), *b = malloc(e->b.n + 1);
+        memcpy(a, e->a.p, e->a.n);
+        memcpy(b, e->b.p, e->b.n);
+        d->f[d->n++] = (kd_pair){a, e->a.n, b, e->b.n};
+    }
+    return 0;
+}
 
 static int key_cb(void *ctx, const unsigned char *key, size_t klen, int type)
 {
-    scan_ctx *c = ctx;
-    emq_buf v = {0};
-    fields fs = {0};
+    dump *d = ctx;
     int64_t at = -1;
-    size_t i;
     int rc = EMQ_OK;
     static const char ver[] = "{emq}:version";
     if (klen == sizeof ver - 1 && memcmp(key, ver, klen) == 0) return 0;
     /* The key name is owned by the walk; copy it before nested reads. */
     emq_buf name = {0};
     emq_buf_set(&name, key, klen);
-    if (emq_key_expiry(c->st, name.p, name.len, &at) != EMQ_OK) at = -1;
-    kd_key(c->out, name.p, name.len, type, at);
-    switch (type) {
-    case EMQ_T_STRING:
-        rc = emq_str_get(c->st, name.p, name.len, &v);
-        kd_string(c->out, v.p, v.len);
-        break;
-    case EMQ_T_HASH:
-        rc = emq_hash_getall(c->st, name.p, name.len, field_cb, &fs);
-        kd_hash(c->out, fs.v, fs.n);
-        for (i = 0; i < fs.n; i++) {
-            free((void *)fs.v[i].a);
-            free((void *)fs.v[i].b);
-        }
-        free(fs.v);
-        break;
-    case EMQ_T_ZSET:
-        rc = emq_zset_range(c->st, name.p, name.len, 0, -1, zm_cb, c->out);
-        break;
-    case EMQ_T_LIST:
-        rc = emq_list_range(c->st, name.p, name.len, 0, -1, el_cb, c->out);
-        break;
-    case EMQ_T_SET:
-        rc = emq_sset_members(c->st, name.p, name.len, el_cb, c->out);
-        break;
-    default:
-        break;
+    if (emq_key_expiry(d->st, name.p, name.len, &at) != EMQ_OK) at = -1;
+    kd_key(d->out, name.p, name.len, type, at);
+    d->t = emq_typedef_of(type);
+    d->n = 0;
+    if (d->t)
+        rc = d->t->scan(d->st, name.p, name.len, on_elem, d);
+    if (d->n)
+        kd_hash(d->out, d->f, d->n);
+    for (size_t i = 0; i < d->n; i++) {
+        free((void *)d->f[i].a);
+        free((void *)d->f[i].b);
     }
-    emq_buf_free(&v);
     emq_buf_free(&name);
     return rc < 0 ? rc : 0;
 }
 
 int kd_store(emq_store *st, int64_t now, emq_buf *out)
 {
-    scan_ctx c = {st, out};
+    dump d = {st, out, NULL, NULL, 0, 0};
     int rc;
     out->len = 0;
     emq_buf_append(out, "", 0);
     if ((rc = emq_store_begin(st, 0, now)) < 0) return rc;
-    rc = emq_key_scan(st, "", 0, key_cb, &c);
+    rc = emq_key_scan(st, "", 0, key_cb, &d);
     emq_store_rollback(st);
+    free(d.f);
     return rc < 0 ? rc : EMQ_OK;
 }

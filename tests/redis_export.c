@@ -27,6 +27,7 @@
 #include "store.h"
 #include "db.h"
 #include "ksdump.h"
+#include "srvdump.h"
 
 static int fail(const char *what, const char *detail)
 {
@@ -155,19 +156,6 @@ static int do_make(const char *path, const char *out, int by_slot)
 
 /* ============================================================== verify */
 
-typedef struct bkey {
-    const char *p;
-    size_t n;
-} bkey;
-
-static int cmp_bkey(const void *a, const void *b)
-{
-    const bkey *x = a, *y = b;
-    size_t n = x->n < y->n ? x->n : y->n;
-    int c = n ? memcmp(x->p, y->p, n) : 0;
-    return c ? c : (x->n > y->n) - (x->n < y->n);
-}
-
 static void h_u64(XXH3_state_t *h, uint64_t v)
 {
     unsigned char b[8];
@@ -183,162 +171,77 @@ static void h_str(XXH3_state_t *h, const void *p, size_t n)
         XXH3_64bits_update(h, p, n);
 }
 
-static redisReply *cmd(redisContext *c, int argc, const char **argv,
-                       const size_t *lens)
+typedef struct bkey {
+    const char *p;
+    size_t n;
+} bkey;
+
+static int cmp_bkey(const void *a, const void *b)
 {
-    return redisCommandArgv(c, argc, argv, lens);
+    const bkey *x = a, *y = b;
+    size_t n = x->n < y->n ? x->n : y->n;
+    int c = n ? memcmp(x->p, y->p, n) : 0;
+    return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
 /*
- * Walk the server's keyspace in name order: feed the digest (doc/EXPORT.md
- * §3, computed here from the server's replies only) and write the ksdump
- * text of every key but the version key. Returns 0 or 1.
+ * One key's record of the digest (doc/EXPORT.md §3), computed here from
+ * the server's replies only (tests/srvdump.c reads them, in name order).
  */
+static void digest_key(void *ctx, const char *key, size_t klen, int type,
+                       int64_t exp, const redisReply *v)
+{
+    XXH3_state_t *h = ctx;
+    static const char tags[] = "?shlSz"; /* by enum emq_type */
+    h_str(h, key, klen);
+    XXH3_64bits_update(h, &tags[type], 1);
+    h_u64(h, (uint64_t)exp);
+    if (type == EMQ_T_STRING) {
+        h_str(h, v->str, v->len);
+    } else if (type == EMQ_T_HASH) {
+        size_t n = v->elements / 2;
+        bkey *f = calloc(2 * n + 1, sizeof *f); /* field, value pairs */
+        for (size_t j = 0; j < 2 * n; j++)
+            f[j] = (bkey){v->element[j]->str, v->element[j]->len};
+        qsort(f, n, 2 * sizeof *f, cmp_bkey); /* by field */
+        h_u64(h, n);
+        for (size_t j = 0; j < n; j++) {
+            h_str(h, f[2 * j].p, f[2 * j].n);
+            h_str(h, f[2 * j + 1].p, f[2 * j + 1].n);
+            h_u64(h, (uint64_t)-1); /* no field expiry on this server */
+        }
+        free(f);
+    } else if (type == EMQ_T_LIST || type == EMQ_T_SET) {
+        h_u64(h, v->elements); /* a set's members come sorted */
+        for (size_t j = 0; j < v->elements; j++)
+            h_str(h, v->element[j]->str, v->element[j]->len);
+    } else if (type == EMQ_T_ZSET) {
+        h_u64(h, v->elements / 2);
+        for (size_t j = 0; j + 1 < v->elements; j += 2) {
+            double s = strtod(v->element[j + 1]->str, NULL);
+            uint64_t bits;
+            if (s == 0)
+                s = 0;
+            memcpy(&bits, &s, 8);
+            h_str(h, v->element[j]->str, v->element[j]->len);
+            h_u64(h, bits);
+        }
+    }
+}
+
+/* The server's digest (from its replies only) and its ksdump text. */
 static int server_walk(redisContext *c, uint64_t *digest, uint64_t *nkeys,
                        emq_buf *text)
 {
-    redisReply *all = redisCommand(c, "KEYS *");
-    if (!all || all->type != REDIS_REPLY_ARRAY)
-        return fail("KEYS", c->errstr);
-    bkey *k = calloc(all->elements + 1, sizeof *k);
     XXH3_state_t *h = XXH3_createState();
-    int rc = 0;
     XXH3_64bits_reset(h);
-    for (size_t i = 0; i < all->elements; i++) {
-        k[i].p = all->element[i]->str;
-        k[i].n = all->element[i]->len;
-    }
-    qsort(k, all->elements, sizeof *k, cmp_bkey);
-    *nkeys = all->elements;
-    for (size_t i = 0; i < all->elements && rc == 0; i++) {
-        const char *av[5];
-        size_t an[5];
-        av[1] = k[i].p;
-        an[1] = k[i].n;
-        av[0] = "TYPE";
-        an[0] = 4;
-        redisReply *t = cmd(c, 2, av, an);
-        av[0] = "PEXPIRETIME";
-        an[0] = 11;
-        redisReply *e = cmd(c, 2, av, an);
-        if (!t || t->type != REDIS_REPLY_STATUS || !e ||
-            e->type != REDIS_REPLY_INTEGER) {
-            rc = fail("TYPE/PEXPIRETIME", c->errstr);
-            goto next;
-        }
-        long long exp = e->integer < 0 ? -1 : e->integer;
-        int type = strcmp(t->str, "string") == 0 ? EMQ_T_STRING
-                 : strcmp(t->str, "hash") == 0   ? EMQ_T_HASH
-                 : strcmp(t->str, "list") == 0   ? EMQ_T_LIST
-                 : strcmp(t->str, "set") == 0    ? EMQ_T_SET
-                 : strcmp(t->str, "zset") == 0   ? EMQ_T_ZSET : 0;
-        static const char tags[] = "?shlSz"; /* by enum emq_type */
-        int version = k[i].n == 13 && memcmp(k[i].p, "{emq}:version", 13) == 0;
-        h_str(h, k[i].p, k[i].n);
-        XXH3_64bits_update(h, &tags[type], 1);
-        h_u64(h, (uint64_t)exp);
-        if (!version)
-            kd_key(text, k[i].p, k[i].n, type, exp);
-        redisReply *v = NULL;
-        switch (type) {
-        case EMQ_T_STRING:
-            av[0] = "GET";
-            an[0] = 3;
-            v = cmd(c, 2, av, an);
-            h_str(h, v->str, v->len);
-            if (!version)
-                kd_string(text, v->str, v->len);
-            break;
-        case EMQ_T_HASH: {
-            av[0] = "HGETALL";
-            an[0] = 7;
-            v = cmd(c, 2, av, an);
-            size_t n = v->elements / 2;
-            kd_pair *f = calloc(n + 1, sizeof *f);
-            for (size_t j = 0; j < n; j++) {
-                f[j].a = (const unsigned char *)v->element[2 * j]->str;
-                f[j].an = v->element[2 * j]->len;
-                f[j].b = (const unsigned char *)v->element[2 * j + 1]->str;
-                f[j].bn = v->element[2 * j + 1]->len;
-            }
-            kd_hash(text, f, n); /* sorts f by field name */
-            h_u64(h, n);
-            for (size_t j = 0; j < n; j++) {
-                h_str(h, f[j].a, f[j].an);
-                h_str(h, f[j].b, f[j].bn);
-                h_u64(h, (uint64_t)-1); /* no field expiry on this server */
-            }
-            free(f);
-            break;
-        }
-        case EMQ_T_LIST:
-        case EMQ_T_SET: {
-            if (type == EMQ_T_LIST) {
-                av[0] = "LRANGE";
-                an[0] = 6;
-                av[2] = "0";
-                an[2] = 1;
-                av[3] = "-1";
-                an[3] = 2;
-                v = cmd(c, 4, av, an);
-            } else {
-                av[0] = "SMEMBERS";
-                an[0] = 8;
-                v = cmd(c, 2, av, an);
-            }
-            bkey *m = calloc(v->elements + 1, sizeof *m);
-            for (size_t j = 0; j < v->elements; j++) {
-                m[j].p = v->element[j]->str;
-                m[j].n = v->element[j]->len;
-            }
-            if (type == EMQ_T_SET)
-                qsort(m, v->elements, sizeof *m, cmp_bkey);
-            h_u64(h, v->elements);
-            for (size_t j = 0; j < v->elements; j++) {
-                h_str(h, m[j].p, m[j].n);
-                kd_elem(text, m[j].p, m[j].n);
-            }
-            free(m);
-            break;
-        }
-        case EMQ_T_ZSET:
-            av[0] = "ZRANGE";
-            an[0] = 6;
-            av[2] = "0";
-            an[2] = 1;
-            av[3] = "-1";
-            an[3] = 2;
-            av[4] = "WITHSCORES";
-            an[4] = 10;
-            v = cmd(c, 5, av, an);
-            h_u64(h, v->elements / 2);
-            for (size_t j = 0; j + 1 < v->elements; j += 2) {
-                double s = strtod(v->element[j + 1]->str, NULL);
-                uint64_t bits;
-                if (s == 0)
-                    s = 0;
-                memcpy(&bits, &s, 8);
-                h_str(h, v->element[j]->str, v->element[j]->len);
-                h_u64(h, bits);
-                kd_zmember(text, v->element[j]->str, v->element[j]->len, s);
-            }
-            break;
-        default:
-            rc = fail("unexpected type", t->str);
-        }
-        if (v)
-            freeReplyObject(v);
-    next:
-        if (t)
-            freeReplyObject(t);
-        if (e)
-            freeReplyObject(e);
-    }
+    long n = sd_dump(c, text, digest_key, h);
     *digest = XXH3_64bits_digest(h);
     XXH3_freeState(h);
-    free(k);
-    freeReplyObject(all);
-    return rc;
+    if (n < 0)
+        return fail("reading the server", c->errstr);
+    *nkeys = (uint64_t)n;
+    return 0;
 }
 
 static int do_verify(const char *path, const char *port)
@@ -368,6 +271,7 @@ static int do_verify(const char *path, const char *port)
         fail("dump", NULL);
         goto done;
     }
+    emq_buf_append(&mine, "", 1); /* as the server's text */
     if (mine.len != theirs.len || memcmp(mine.p, theirs.p, mine.len) != 0) {
         fprintf(stderr, "keyspaces differ\n--- file\n%s--- server\n%s",
                 (const char *)mine.p, (const char *)theirs.p);

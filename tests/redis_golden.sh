@@ -26,6 +26,15 @@ if [ -n "${EMQ_VALGRIND:-}" ]; then
         --show-leak-kinds=definite,indirect,possible \
         --errors-for-leak-kinds=definite,indirect,possible"
 fi
+# The bundle's verb table and tests/lua/verbs.txt (read by the registry
+# coverage test) must agree.
+if ! ./tests/golden_redis --list-verbs | diff - "$lua/verbs.txt" \
+        --ignore-matching-lines='^#' >verbs.diff 2>&1; then
+    echo "FAIL: tests/lua/verbs.txt differs from golden_redis --list-verbs:"
+    cat verbs.diff
+    exit 1
+fi
+rm -f verbs.diff
 # tier: cases steps
 want() {
     case $1 in

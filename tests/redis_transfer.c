@@ -42,6 +42,7 @@
 #include "db.h"
 #include "ksdump.h"
 #include "luabundle.h"
+#include "srvdump.h"
 
 static int failures;
 
@@ -578,73 +579,13 @@ static void run_srv(bx *x, int64_t now, const step *s, emq_buf *t)
 
 /* ----------------------------------------------------- the keyspaces */
 
-static int cmp_str_len(const void *a, const void *b)
-{
-    const redisReply *x = *(redisReply *const *)a, *y = *(redisReply *const *)b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = n ? memcmp(x->str, y->str, n) : 0;
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
 /* The server's keyspace in tests/ksdump.h text ({emq}:version left out). */
 static void server_dump(bx *x, emq_buf *out)
 {
-    redisReply *all = must(x->c, redisCommand(x->c, "KEYS *"));
-    out->len = 0;
-    qsort(all->element, all->elements, sizeof *all->element, cmp_str_len);
-    for (size_t i = 0; i < all->elements; i++) {
-        const char *k = all->element[i]->str;
-        size_t kn = all->element[i]->len;
-        if (kn == 13 && memcmp(k, "{emq}:version", 13) == 0)
-            continue;
-        redisReply *t = must(x->c, redisCommand(x->c, "TYPE %b", k, kn));
-        redisReply *e = must(x->c, redisCommand(x->c, "PEXPIRETIME %b", k,
-                                                kn));
-        int type = !strcmp(t->str, "string") ? EMQ_T_STRING
-                 : !strcmp(t->str, "hash") ? EMQ_T_HASH
-                 : !strcmp(t->str, "list") ? EMQ_T_LIST
-                 : !strcmp(t->str, "set") ? EMQ_T_SET
-                 : !strcmp(t->str, "zset") ? EMQ_T_ZSET : 0;
-        kd_key(out, k, kn, type, e->integer < 0 ? -1 : e->integer);
-        redisReply *v = NULL;
-        if (type == EMQ_T_STRING) {
-            v = must(x->c, redisCommand(x->c, "GET %b", k, kn));
-            kd_string(out, v->str, v->len);
-        } else if (type == EMQ_T_HASH) {
-            v = must(x->c, redisCommand(x->c, "HGETALL %b", k, kn));
-            size_t n = v->elements / 2;
-            kd_pair *f = calloc(n + 1, sizeof *f);
-            for (size_t j = 0; j < n; j++) {
-                f[j].a = (const unsigned char *)v->element[2 * j]->str;
-                f[j].an = v->element[2 * j]->len;
-                f[j].b = (const unsigned char *)v->element[2 * j + 1]->str;
-                f[j].bn = v->element[2 * j + 1]->len;
-            }
-            kd_hash(out, f, n);
-            free(f);
-        } else if (type == EMQ_T_LIST || type == EMQ_T_SET) {
-            v = must(x->c, type == EMQ_T_LIST
-                               ? redisCommand(x->c, "LRANGE %b 0 -1", k, kn)
-                               : redisCommand(x->c, "SMEMBERS %b", k, kn));
-            if (type == EMQ_T_SET)
-                qsort(v->element, v->elements, sizeof *v->element,
-                      cmp_str_len);
-            for (size_t j = 0; j < v->elements; j++)
-                kd_elem(out, v->element[j]->str, v->element[j]->len);
-        } else if (type == EMQ_T_ZSET) {
-            v = must(x->c, redisCommand(x->c, "ZRANGE %b 0 -1 WITHSCORES", k,
-                                        kn));
-            for (size_t j = 0; j + 1 < v->elements; j += 2)
-                kd_zmember(out, v->element[j]->str, v->element[j]->len,
-                           strtod(v->element[j + 1]->str, NULL));
-        }
-        if (v)
-            freeReplyObject(v);
-        freeReplyObject(t);
-        freeReplyObject(e);
+    if (sd_dump(x->c, out, NULL, NULL) < 0) {
+        fprintf(stderr, "redis_transfer: server: %s\n", x->c->errstr);
+        exit(99);
     }
-    freeReplyObject(all);
-    emq_buf_append(out, "", 1); /* NUL for printing */
 }
 
 static int same_keyspace(emq_db *db, bx *x, int64_t now, const char *where)

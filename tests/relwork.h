@@ -23,6 +23,17 @@ enum {
     L_RETRY_INTENT = 'T'     /* intent: about to retry (id, token)      */
 };
 
+/* A process's running counts, in memory its parent shares (mmap), so that
+ * they survive the SIGKILL that ends the process (the soak reads them). */
+typedef struct rel_tally {
+    long ops;              /* write verbs that returned a verdict        */
+    long busy;             /* calls that returned EMQ_EBUSY              */
+    int64_t max_call_us;   /* the longest single call, any outcome      */
+    const char *max_call;  /* its verb (a literal: valid in the parent) */
+    int64_t max_busy_us;   /* the longest call that returned EMQ_EBUSY:
+                              the longest a lock wait lasted            */
+} rel_tally;
+
 typedef struct rel_work {
     const char *path, *queue;
     int sync;              /* EMQ_SYNC_NORMAL / EMQ_SYNC_FULL          */
@@ -39,6 +50,7 @@ typedef struct rel_work {
     int pause_us;          /* producer: sleep after each enqueue         */
     int64_t deadline_ms;   /* wall-clock ms after which loops give up    */
     rel_ledger ledger;
+    volatile rel_tally *tally; /* NULL, or where to count (see above)   */
     /* results */
     long done, busy, stale, errors;
 } rel_work;

@@ -686,8 +686,8 @@ START_TEST(import_ignores_select_multi_exec_and_applies_aof_forms)
     emq_bytes c5[1] = {{"EXEC", 4}};
     emq_bytes c6[3] = {{"PEXPIREAT", 9}, {"emq:{q}:de:gone", 15},
                        {"1767225700000", 13}};
-    emq_bytes c7[6] = {{"RPUSH", 5}, {"emq:{q}:ring", 12}, {"g1", 2},
-                       {"g2", 2}, {"g1", 2}, {"", 0}};
+    emq_bytes c7[6] = {{"RPUSH", 5}, {"emq:{q}:job:JOB00000000001:logs", 31},
+                       {"g1", 2}, {"g2", 2}, {"g1", 2}, {"", 0}};
     ck_assert_int_eq(emq_resp_write_cmd(&s, 2, c1), EMQ_OK);
     ck_assert_int_eq(emq_resp_write_cmd(&s, 1, c2), EMQ_OK);
     ck_assert_int_eq(emq_resp_write_cmd(&s, 3, c3), EMQ_OK);
@@ -699,7 +699,7 @@ START_TEST(import_ignores_select_multi_exec_and_applies_aof_forms)
     ck_assert_msg(emq_import(db, s.p, s.len, &sum) == EMQ_OK, "%s",
                   emq_errmsg(db));
     ck_assert_uint_eq(sum.commands, 7);
-    ck_assert_uint_eq(sum.keys, 3); /* version, lock, ring */
+    ck_assert_uint_eq(sum.keys, 3); /* version, lock, logs */
     emq_buf x = {0};
     emq_transfer_summary sx;
     export_to(db, NULL, &x, &sx);
@@ -708,8 +708,8 @@ START_TEST(import_ignores_select_multi_exec_and_applies_aof_forms)
         "*3\r\n$3\r\nSET\r\n$31\r\nemq:{q}:job:JOB00000000001:lock\r\n$1\r\n1\r\n"
         "*3\r\n$9\r\nPEXPIREAT\r\n$31\r\nemq:{q}:job:JOB00000000001:lock\r\n"
         "$13\r\n1767225700000\r\n"
-        "*6\r\n$5\r\nRPUSH\r\n$12\r\nemq:{q}:ring\r\n$2\r\ng1\r\n$2\r\ng2\r\n"
-        "$2\r\ng1\r\n$0\r\n\r\n";
+        "*6\r\n$5\r\nRPUSH\r\n$31\r\nemq:{q}:job:JOB00000000001:logs\r\n"
+        "$2\r\ng1\r\n$2\r\ng2\r\n$2\r\ng1\r\n$0\r\n\r\n";
     ck_assert_uint_eq(x.len, sizeof want - 1);
     ck_assert_mem_eq(x.p, want, sizeof want - 1);
     ck_assert_uint_eq(sx.digest, sum.digest);
@@ -739,6 +739,195 @@ START_TEST(a_failing_sink_fails_the_export)
 }
 END_TEST
 
+
+/* --------------------------------- imports the checker would reject */
+
+#define J1 "JOB00000000001"
+#define ROW "emq:{q}:job:" J1
+#define FAR "4102444800000"
+
+/* One command of a case: up to 8 arguments, NULL-terminated. */
+typedef struct icmd {
+    const char *argv[9];
+} icmd;
+
+/* A stream (after the version SET) holding exactly one state emq_check
+ * calls a violation (issue 12, item 4), the command whose offset the
+ * refusal must name, and the checker's code for it. */
+typedef struct icase {
+    const char *name;
+    icmd cmds[3];
+    int blamed;        /* index in cmds of the last command writing the key */
+    const char *code;
+} icase;
+
+static const icase bad_imports[] = {
+    { "a pending score of 5",
+      {{{"ZADD", "emq:{q}:pending", "5", J1, NULL}}}, 0, "score" },
+    { "a pending member that is no id",
+      {{{"ZADD", "emq:{q}:pending", "0", "!!!!!!!!!!!!!!", NULL}}}, 0,
+      "member" },
+    { "a pending member that is not a JOB id",
+      {{{"ZADD", "emq:{q}:pending", "0", "ORD0SWQMnG3jRB", NULL}}}, 0,
+      "member" },
+    { "an active score of inf",
+      {{{"ZADD", "emq:{q}:active", "inf", J1, NULL}}}, 0, "score" },
+    { "a schedule score of 1.5",
+      {{{"ZADD", "emq:{q}:schedule", "1.5", J1, NULL}}}, 0, "score" },
+    { "a row state bogus",
+      {{{"HSET", ROW, "state", "bogus", NULL}}}, 0, "state" },
+    { "a row with no state",
+      {{{"HSET", ROW, "payload", "x", "attempts", "0", NULL}}}, 0, "row" },
+    { "an orphan pending row",
+      {{{"HSET", ROW, "state", "pending", "attempts", "0", "payload", "x",
+         NULL}}}, 0, "state-set" },
+    { "attempts -3",
+      {{{"HSET", ROW, "state", "dead", "attempts", "-3", NULL}},
+       {{"ZADD", "emq:{q}:dead", "0", J1, NULL}}}, 0, "counter" },
+    { "PEXPIREAT on the pending set",
+      {{{"ZADD", "emq:{q}:pending", "0", J1, NULL}},
+       {{"PEXPIREAT", "emq:{q}:pending", FAR, NULL}}}, 1, "expiry" },
+    { "HPEXPIREAT on the state field",
+      {{{"HSET", ROW, "state", "dead", NULL}},
+       {{"ZADD", "emq:{q}:dead", "0", J1, NULL}},
+       {{"HPEXPIREAT", ROW, FAR, "FIELDS", "1", "state", NULL}}}, 2,
+      "expiry" },
+};
+
+/* The stream of case `c`; offs[i] receives the offset of command i. */
+static void bad_stream(const icase *c, emq_buf *s, size_t offs[3])
+{
+    emq_bytes v[3] = {{"SET", 3}, {"{emq}:version", 13}, {"echomq:4.0.0", 12}};
+    s->len = 0;
+    ck_assert_int_eq(emq_resp_write_cmd(s, 3, v), EMQ_OK);
+    for (size_t i = 0; i < 3 && c->cmds[i].argv[0]; i++) {
+        emq_bytes a[8];
+        size_t n = 0;
+        for (; c->cmds[i].argv[n]; n++)
+            a[n] = (emq_bytes){c->cmds[i].argv[n],
+                               strlen(c->cmds[i].argv[n])};
+        offs[i] = s->len;
+        ck_assert_int_eq(emq_resp_write_cmd(s, n, a), EMQ_OK);
+    }
+}
+
+typedef struct codes {
+    const char *want;
+    size_t seen, violations;
+} codes;
+
+static void count_code(void *ctx, const emq_finding *f)
+{
+    codes *c = ctx;
+    if (f->severity != EMQ_CHECK_VIOLATION)
+        return;
+    c->violations++;
+    c->seen += strcmp(f->code, c->want) == 0;
+}
+
+/* Refused, with the rule and the offset, nothing applied; imported under
+ * `unchecked`, after which emq_check reports exactly that violation. */
+START_TEST(import_refuses_what_the_checker_rejects)
+{
+    const icase *c = &bad_imports[_i];
+    emq_db *db = open_db();
+    emq_buf s = {0};
+    size_t offs[3] = {0, 0, 0};
+    char want[160];
+    emq_transfer_summary before, after;
+    build(db);
+    bad_stream(c, &s, offs);
+    ck_assert_int_eq(emq_digest(db, NULL, &before), EMQ_OK);
+    int rc = emq_import(db, s.p, s.len, NULL);
+    ck_assert_msg(rc == EMQ_EPROTO, "%s: import %d (%s)", c->name, rc,
+                  emq_errmsg(db));
+    snprintf(want, sizeof want, "import refused at byte %zu: %s violation on ",
+             offs[c->blamed], c->code);
+    ck_assert_msg(strncmp(emq_errmsg(db), want, strlen(want)) == 0,
+                  "%s: message '%s', want '%s...'", c->name, emq_errmsg(db),
+                  want);
+    ck_assert_int_eq(emq_digest(db, NULL, &after), EMQ_OK);
+    ck_assert_uint_eq(after.digest, before.digest);
+    ck_assert_uint_eq(after.keys, before.keys);
+    ck_assert_int_eq(emq_check(db, NULL, NULL, NULL), EMQ_OK);
+
+    /* A forensic copy takes it as it is. */
+    emq_import_options o;
+    emq_importer *im;
+    emq_import_options_init(&o);
+    o.unchecked = 1;
+    ck_assert_int_eq(emq_import_begin(db, &o, &im), EMQ_OK);
+    ck_assert_int_eq(emq_import_feed(im, s.p, s.len), EMQ_OK);
+    ck_assert_msg(emq_import_finish(im, NULL) == EMQ_OK, "%s: %s", c->name,
+                  emq_errmsg(db));
+    codes k = {c->code, 0, 0};
+    ck_assert_int_eq(emq_check(db, count_code, &k, NULL), EMQ_ECORRUPT);
+    ck_assert_msg(k.violations == 1 && k.seen == 1,
+                  "%s: %zu violations, %zu of code %s", c->name,
+                  k.violations, k.seen, c->code);
+    emq_buf_free(&s);
+    emq_close(db);
+}
+END_TEST
+
+/* A file the checker finds clean imports the same, whole or fed in any
+ * split; the pieces of a refused stream leave nothing either. */
+START_TEST(streaming_import_in_any_split_is_the_whole_import)
+{
+    emq_db *src = open_db(), *a = open_db(), *b = open_db();
+    emq_buf x = {0}, y = {0};
+    emq_transfer_summary sx, sa, sb;
+    build(src);
+    export_to(src, NULL, &x, &sx);
+    ck_assert_msg(emq_import(a, x.p, x.len, &sa) == EMQ_OK, "%s",
+                  emq_errmsg(a));
+    for (size_t step = 1; step < 700; step = step * 3 + 1) {
+        emq_db *c = open_db();
+        emq_importer *im;
+        ck_assert_int_eq(emq_import_begin(c, NULL, &im), EMQ_OK);
+        /* the handle is the import's until it ends */
+        ck_assert_int_lt(emq_pause(c, "mail"), 0);
+        for (size_t i = 0; i < x.len; i += step)
+            ck_assert_int_eq(emq_import_feed(im, x.p + i, i + step < x.len
+                                             ? step : x.len - i), EMQ_OK);
+        ck_assert_msg(emq_import_finish(im, &sb) == EMQ_OK, "%s",
+                      emq_errmsg(c));
+        ck_assert_uint_eq(sb.digest, sa.digest);
+        ck_assert_uint_eq(sb.commands, sa.commands);
+        ck_assert_uint_eq(sb.bytes, x.len);
+        export_to(c, NULL, &y, &sb);
+        ck_assert_uint_eq(y.len, x.len);
+        ck_assert_mem_eq(y.p, x.p, x.len);
+        emq_close(c);
+    }
+    ck_assert_uint_eq(sa.digest, sx.digest);
+    /* A refusal is sticky and rolls back at once. */
+    emq_importer *im;
+    ck_assert_int_eq(emq_import_begin(b, NULL, &im), EMQ_OK);
+    ck_assert_int_eq(emq_import_feed(im, x.p, 52), EMQ_OK); /* the fence */
+    ck_assert_int_eq(emq_import_feed(im, "PING\r\n", 6), EMQ_EPROTO);
+    ck_assert_int_eq(emq_import_feed(im, x.p + 52, x.len - 52), EMQ_EPROTO);
+    ck_assert_int_eq(emq_pause(b, "mail"), EMQ_OK); /* the handle is free */
+    ck_assert_int_eq(emq_import_finish(im, NULL), EMQ_EPROTO);
+    /* A truncated end, and an abort, leave nothing. */
+    ck_assert_int_eq(emq_digest(b, NULL, &sb), EMQ_OK);
+    ck_assert_int_eq(emq_import_begin(b, NULL, &im), EMQ_OK);
+    ck_assert_int_eq(emq_import_feed(im, x.p, x.len - 1), EMQ_OK);
+    ck_assert_int_eq(emq_import_finish(im, NULL), EMQ_EPROTO);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(b), "truncated frame"));
+    ck_assert_int_eq(emq_import_begin(b, NULL, &im), EMQ_OK);
+    ck_assert_int_eq(emq_import_feed(im, x.p, x.len), EMQ_OK);
+    emq_import_abort(im);
+    ck_assert_int_eq(emq_digest(b, NULL, &sa), EMQ_OK);
+    ck_assert_uint_eq(sa.digest, sb.digest);
+    emq_buf_free(&x);
+    emq_buf_free(&y);
+    emq_close(src);
+    emq_close(a);
+    emq_close(b);
+}
+END_TEST
+
 Suite *suite_export(void)
 {
     Suite *s = suite_create("export");
@@ -759,6 +948,9 @@ Suite *suite_export(void)
     tcase_add_test(tc, import_refuses_a_stream_without_the_fence);
     tcase_add_test(tc, import_ignores_select_multi_exec_and_applies_aof_forms);
     tcase_add_test(tc, a_failing_sink_fails_the_export);
+    tcase_add_loop_test(tc, import_refuses_what_the_checker_rejects, 0,
+                        (int)(sizeof bad_imports / sizeof *bad_imports));
+    tcase_add_test(tc, streaming_import_in_any_split_is_the_whole_import);
     suite_add_tcase(s, tc);
     return s;
 }

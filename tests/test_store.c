@@ -17,7 +17,7 @@ static char tmpdir[64];
 
 static emq_store_opts opts(void)
 {
-    emq_store_opts o = {EMQ_SYNC_NORMAL, 1000, 0, 0, 0};
+    emq_store_opts o = {.synchronous = EMQ_SYNC_NORMAL, .busy_timeout_ms = 1000};
     return o;
 }
 
@@ -276,6 +276,32 @@ START_TEST(hash_field_expiry_hides_only_that_field)
     ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
     ck_assert_int_eq(emq_store_begin(st, 1, 1301), EMQ_OK);
     ck_assert_int_eq(type_of(K("o")), EMQ_T_NONE);
+    emq_buf_free(&v);
+}
+END_TEST
+
+/* An enqueue (HSETNX-like create) over a row whose only field (a lock
+ * field with its TTL) has expired creates the row: the hash is gone, as
+ * Valkey drops a hash whose last field expires. */
+START_TEST(hash_create_over_a_hash_whose_fields_all_expired)
+{
+    emq_bytes lock[] = {{"lock", 4}, {"2", 1}};
+    emq_bytes row[] = {{"state", 5}, {"pending", 7}};
+    emq_buf v = {0};
+    int done, created;
+    ck_assert_int_eq(emq_hash_set(st, K("j"), lock, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_expire_at(st, K("j"), K("lock"), 1100, &done),
+                     EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1100), EMQ_OK);
+    ck_assert_int_eq(emq_hash_create(st, K("j"), row, 1, &created), EMQ_OK);
+    ck_assert_int_eq(created, 0); /* still there */
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1101), EMQ_OK);
+    ck_assert_int_eq(emq_hash_create(st, K("j"), row, 1, &created), EMQ_OK);
+    ck_assert_int_eq(created, 1);
+    ck_assert_int_eq(emq_hash_get(st, K("j"), K("state"), &v), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(st, K("j"), K("lock"), &v), EMQ_NOTFOUND);
     emq_buf_free(&v);
 }
 END_TEST
@@ -567,6 +593,42 @@ START_TEST(list_rem_pos_pop_rotate)
     ck_assert_int_eq(type_of(K("r")), EMQ_T_NONE);
     ck_assert_int_eq(emq_list_rotate(st, K("r"), &out), EMQ_NOTFOUND);
     emq_buf_free(&out);
+}
+END_TEST
+
+/* LPOS and LREM-all answer by list order across both ends (positions
+ * below 0 after left pushes), membership without the index, an empty
+ * value, and the push length only when asked. */
+START_TEST(list_pos_and_rem_all_across_both_ends)
+{
+    int64_t pos, rm, len = -1;
+    ck_assert_int_eq(emq_list_push(st, K("b"), 1, "m", 1, &len), EMQ_OK);
+    ck_assert_int_eq(len, 1);
+    ck_assert_int_eq(emq_list_push(st, K("b"), 1, "", 0, &len), EMQ_OK);
+    ck_assert_int_eq(len, 2);
+    ck_assert_int_eq(emq_list_push(st, K("b"), 0, "k", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("b"), 0, "m", 1, NULL), EMQ_OK);
+    /* m k m "" */
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "m", 1, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 0);
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "", 0, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 3);
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "k", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "z", 1, NULL), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_list_rem(st, K("b"), 0, "m", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 2);
+    struct vals c = list_all(K("b"));
+    ck_assert_int_eq(c.n, 2);
+    ck_assert_str_eq(c.v[0], "k");
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "", 0, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 1);
+    ck_assert_int_eq(emq_list_rem(st, K("b"), 0, "q", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 0);
+    ck_assert_int_eq(emq_list_rem(st, K("b"), 0, "k", 1, &rm), EMQ_OK);
+    ck_assert_int_eq(emq_list_rem(st, K("b"), 0, "", 0, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 1);
+    ck_assert_int_eq(type_of(K("b")), EMQ_T_NONE);
+    ck_assert_int_eq(emq_list_pos(st, K("b"), "k", 1, NULL), EMQ_NOTFOUND);
 }
 END_TEST
 
@@ -1067,6 +1129,7 @@ Suite *suite_store(void)
     tcase_add_test(t, hash_last_field_removed_deletes_key);
     tcase_add_test(t, hash_create_only_when_absent);
     tcase_add_test(t, hash_field_expiry_hides_only_that_field);
+    tcase_add_test(t, hash_create_over_a_hash_whose_fields_all_expired);
     tcase_add_test(t, hash_apply_runs_steps_in_order_with_one_write);
     tcase_add_test(t, zset_orders_by_score_then_member_bytes);
     tcase_add_test(t, zset_add_updates_score_and_reports_new);
@@ -1077,6 +1140,7 @@ Suite *suite_store(void)
     tcase_add_test(t, list_push_both_ends_and_range);
     tcase_add_test(t, list_trim_keeps_first_64_and_empties);
     tcase_add_test(t, list_rem_pos_pop_rotate);
+    tcase_add_test(t, list_pos_and_rem_all_across_both_ends);
     tcase_add_test(t, set_add_rem_members_in_byte_order);
     tcase_add_test(t, emptied_aggregates_are_absent_to_every_command);
     tcase_add_test(t, wrongtype_on_every_family);

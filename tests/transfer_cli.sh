@@ -143,7 +143,10 @@ has "check --json shape" "$w/out" '^\{"ok":true,"violations":0,"notes":[0-9]+,"f
 rc_is "check of a missing file" 9 $E --db "$w/none.db" check
 # A pending member with a non-zero score: no transition writes that.
 printf "$version"'*4\r\n$4\r\nZADD\r\n$17\r\nemq:{bad}:pending\r\n$1\r\n5\r\n$14\r\nJOB00000000001\r\n' >"$w/bad.resp"
-$E --db "$w/bad.db" import "$w/bad.resp" >/dev/null 2>&1
+rc_is "import refuses what check rejects" 1 $E --db "$w/bad.db" import "$w/bad.resp"
+has "... naming the rule, the key and the offset" "$w/err" "^emqlite: malformed: import refused at byte 52: score violation on emq:\{bad\}:pending: member JOB00000000001 has score 5 \(expected 0\)$"
+rc_is "... and applies nothing" 0 $E --db "$w/bad.db" check
+rc_is "import --unchecked takes it (a forensic copy)" 0 $E --db "$w/bad.db" import --unchecked "$w/bad.resp"
 rc_is "check finds a violation" 11 $E --db "$w/bad.db" check
 has "each finding on a line" "$w/out" '^violation +[a-z-]+ +emq:\{bad\}:pending +'
 has "the count of violations" "$w/out" '^[1-9][0-9]* violations?, [0-9]+ notes?$'

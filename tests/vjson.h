@@ -11,7 +11,9 @@
  * one spec named `x` the flat array `x` (a nested array inside it is
  * flattened in order). Strings pass as bytes, integers
  * as decimal text, booleans as 1/0, null (or a missing argument) as
- * absent.
+ * absent. A flow tree (or an array of them) in `x` becomes the pre-order
+ * node list of a tail x.level, x.id, x.payload, x.queue, x.policy (vjson.c
+ * says how).
  */
 #ifndef EMQ_TEST_VJSON_H
 #define EMQ_TEST_VJSON_H
@@ -45,5 +47,23 @@ void emq_vargv_free(emq_vargv *a);
  * NULL when out of memory.
  */
 emq_json *emq_vjson_reply(const emq_reply *r, int rc, const char *msg);
+
+/**
+ * The inverse of emq_vjson_args: the trace's JSON args object for the argv
+ * of verb `v` (`argc` arguments, a NULL argv[i] absent; `len` may be NULL
+ * for NUL-terminated strings), by the argument rule above: a fixed spec `x`
+ * is the member x, a fixed `x.y` element k of the array x, a repeated tail
+ * the array x of [y, z] arrays (flat for one spec without a dot; [] for no
+ * group). Values by the spec's kind: INT, POS and NNEG as JSON integers
+ * when the text is a decimal int64 written as %PRId64 writes it, BOOL
+ * 1/true and 0/false as booleans, anything else (and a text its kind does
+ * not parse) as a string of the same bytes; an absent argument is null.
+ * emq_vjson_args of the result gives back the argv (a boolean as 1/0).
+ * Returns the object (caller frees), or NULL with `err` filled (more
+ * arguments than specs, a tail that is not whole groups, out of memory).
+ */
+emq_json *emq_vjson_from_argv(const emq_verb_info *v, size_t argc,
+                              const char *const *argv, const size_t *len,
+                              char *err, size_t errlen);
 
 #endif /* EMQ_TEST_VJSON_H */

@@ -1,0 +1,857 @@
+/*
+ * cli_ops.c — the operator's commands of the emqlite tool (Tier 2, the
+ * read plane): list, job, requeue, remove, drain, obliterate, counts,
+ * progress, logs, update, delay, claim-batch, events and metrics.
+ *
+ * Rules: only api/emqlite.h is used; every command has --help and --json
+ * (one JSON document on stdout; `events` writes one JSON line per event
+ * instead), reports failures through emq_cli_fail and answers the exit
+ * statuses of doc/emqlite.1. Times are printed as integer Unix ms and as
+ * UTC ISO-8601; durations and instants are parsed by emq_cli_duration and
+ * emq_cli_time only.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "cli_time.h"
+
+static int cmd_list(emq_cli *c, int argc, char **argv);
+static int cmd_job(emq_cli *c, int argc, char **argv);
+static int cmd_requeue(emq_cli *c, int argc, char **argv);
+static int cmd_remove(emq_cli *c, int argc, char **argv);
+static int cmd_drain(emq_cli *c, int argc, char **argv);
+static int cmd_obliterate(emq_cli *c, int argc, char **argv);
+static int cmd_counts(emq_cli *c, int argc, char **argv);
+static int cmd_progress(emq_cli *c, int argc, char **argv);
+static int cmd_logs(emq_cli *c, int argc, char **argv);
+static int cmd_update(emq_cli *c, int argc, char **argv);
+static int cmd_delay(emq_cli *c, int argc, char **argv);
+static int cmd_claim_batch(emq_cli *c, int argc, char **argv);
+static int cmd_events(emq_cli *c, int argc, char **argv);
+static int cmd_metrics(emq_cli *c, int argc, char **argv);
+
+const emq_cli_command emq_cli_ops_commands[] = {
+    { "list", cmd_list,
+      "QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G]",
+      "List the jobs of one set of QUEUE, one line each: ID, then its time\n"
+      "as Unix ms and as UTC ISO-8601 — the lease deadline (active), the\n"
+      "run-at (scheduled), or the id's mint time (pending, dead).\n"
+      "  --state S   pending, active, scheduled or dead\n"
+      "  --limit N   at most N jobs (default 100)\n"
+      "  --offset K  skip the first K (default 0)\n"
+      "  --tail      walk from the other end (newest, latest first)\n"
+      "  --lane G    the lane of group G instead of --state\n"
+      "The cost grows with K + N, not with the size of the set." },
+    { "job", cmd_job, "QUEUE ID",
+      "Print the fields of a job's row, one 'name value' line each (bytes\n"
+      "that are not printable are shown as C escapes), then what the sets\n"
+      "say: its set (the state lookup), its lease deadline or run-at (ms and\n"
+      "UTC), its number of log lines and whether it is locked.\n"
+      "Exit: 0 found, 6 gone (no such row)." },
+    { "requeue", cmd_requeue, "QUEUE ID | QUEUE --dead --all [--batch N]",
+      "Move a dead job back to pending (attempts kept, last_error cleared),\n"
+      "or with --dead --all every dead job of QUEUE, N (default 100) per\n"
+      "transaction; prints 'requeued N skipped M' (skipped: dead ids without\n"
+      "a row).\n"
+      "Exit: 0 requeued, 6 gone (no such row), 12 EMQSTATE (not dead)." },
+    { "remove", cmd_remove, "QUEUE ID [--dedup DID]",
+      "Remove a job from every set with its row and logs; with --dedup,\n"
+      "also release the dedup key DID when it points at this job.\n"
+      "Exit: 0 removed, 6 gone, 12 EMQLOCK (the job is locked)." },
+    { "drain", cmd_drain, "QUEUE [--schedule]",
+      "Delete every pending job (and with --schedule every scheduled one)\n"
+      "with its row and logs; prints the number removed. Active and dead\n"
+      "jobs stay." },
+    { "obliterate", cmd_obliterate,
+      "QUEUE [--force] [--yes] [--budget N]",
+      "Delete a paused queue: every job with its row, logs and lock, and\n"
+      "the queue's keys (dedup keys, the flow outbox and streams stay). On\n"
+      "a terminal it asks first unless --yes. It runs N (default 1000) jobs\n"
+      "per transaction until the queue is gone.\n"
+      "  --force   also delete active jobs (else they refuse it)\n"
+      "Exit: 0 obliterated, 1 not confirmed, 12 EMQSTATE (not paused, or\n"
+      "active jobs without --force)." },
+    { "counts", cmd_counts, "QUEUE",
+      "Print the sizes of the pending, active, schedule and dead sets and\n"
+      "the completed and failed counters, one 'name value' line each." },
+    { "progress", cmd_progress, "QUEUE ID [VALUE]",
+      "Print a job's progress field, or set it to VALUE (which publishes a\n"
+      "progress event).\n"
+      "Exit: 0 done, 6 gone (no such row; or no progress recorded)." },
+    { "logs", cmd_logs, "QUEUE ID [--add LINE] [--keep N]",
+      "Print a job's log lines, one per line (escaped), or append LINE,\n"
+      "keeping only the last N lines when N > 0; prints the count.\n"
+      "Exit: 0 done, 6 gone (no such row)." },
+    { "update", cmd_update, "QUEUE ID PAYLOAD|-",
+      "Replace a job's payload (PAYLOAD, or stdin for '-') in any state.\n"
+      "Exit: 0 updated, 6 gone." },
+    { "delay", cmd_delay, "QUEUE ID TOKEN --in DURATION | --at TIME",
+      "Move a claimed job back to the schedule with its token (attempts are\n"
+      "kept): DURATION from now (milliseconds), or at TIME (Unix ms, or UTC\n"
+      "YYYY-MM-DDTHH:MM:SS[.mmm]Z).\n"
+      "Exit: 0 delayed, 4 EMQKIND, 5 EMQSTALE (token mismatch), 6 gone." },
+    { "claim-batch", cmd_claim_batch, "QUEUE N [--lease MS]",
+      "Claim up to N pending jobs on one lease deadline (default 30000 ms);\n"
+      "prints 'ID TOKEN PAYLOAD' per job (the payload escaped).\n"
+      "Exit: 0 claimed, 2 empty (nothing pending, or the queue is paused)." },
+    { "events", cmd_events,
+      "[QUEUE] [--after SEQ] [--count N] [--timeout MS]",
+      "Follow the lifecycle events of QUEUE (or of every queue) as JSON\n"
+      "lines until interrupted: {\"seq\", \"at\", \"at_utc\", \"queue\",\n"
+      "\"event\", \"job\", \"message\"}, message being the published bytes.\n"
+      "  --after SEQ   start after event SEQ (0: every retained event);\n"
+      "                default: events committed from now on\n"
+      "  --count N     stop after N events\n"
+      "  --timeout MS  stop after MS ms of real time\n"
+      "Exit: 0 interrupted, N events printed, or the timeout passed without\n"
+      "--count; 2 the timeout passed before N events." },
+    { "metrics", cmd_metrics, "QUEUE",
+      "Print the completed and failed counters with their data points." },
+    { NULL, NULL, NULL, NULL }
+};
+
+/* ------------------------------------------------------------- helpers */
+
+/* The wall clock in Unix ms (for "now" before the file is open). */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int emq_cli_duration(emq_cli *c, const char *what, const char *s,
+                     int64_t *ms)
+{
+    if (emq_cli_parse_duration(s, ms) == 0) return 0;
+    return emq_cli_usage(c, "%s must be a duration (250ms, 5s, 10m, 2h, 1d, "
+                         "or milliseconds), not '%s'", what, s);
+}
+
+int emq_cli_time(emq_cli *c, const char *what, const char *s, int64_t *ms)
+{
+    int64_t now = c->db ? emq_now(c->db) : wall_ms();
+    if (emq_cli_parse_instant(s, now, ms) == 0) return 0;
+    return emq_cli_usage(c, "%s must be an instant (2026-12-01T10:00:00Z, "
+                         "Unix ms, now or now+5m), not '%s'", what, s);
+}
+
+/* Unix ms as UTC ISO-8601 with milliseconds into buf (>= 32 bytes). */
+static const char *iso(int64_t ms, char *buf, size_t n)
+{
+    emq_cli_format_instant(buf, n, ms);
+    return buf;
+}
+
+/* A time as JSON: {"ms": N, "utc": "..."}. */
+static void json_time(int64_t ms)
+{
+    char b[48];
+    printf("{\"ms\":%lld,\"utc\":\"%s\"}", (long long)ms, iso(ms, b, sizeof b));
+}
+
+/* The mint time of a branded id (Unix ms), or 0 with -1. */
+static int mint_ms(const char *id, size_t len, int64_t *ms)
+{
+    uint64_t snow;
+    if (emq_id_parse(id, len, NULL, &snow) != EMQ_OK) return -1;
+    *ms = (int64_t)(snow >> 22) + EMQ_EPOCH_MS;
+    return 0;
+}
+
+/* A JSON object key: bytes that are not valid UTF-8 escaped one by one as
+ * \u00xx (field names are ASCII in practice). */
+static void json_key(FILE *f, const char *p, size_t len)
+{
+    if (emq_cli_utf8_valid((const unsigned char *)p, len)) {
+        emq_cli_json_bytes(f, p, len);
+        return;
+    }
+    fputc('"', f);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char b = (unsigned char)p[i];
+        if (b < 0x20 || b >= 0x7F || b == '"' || b == '\\')
+            fprintf(f, "\\u%04x", b);
+        else
+            fputc(b, f);
+    }
+    fputc('"', f);
+}
+
+/* {"queue": q, "id": id, then the caller's members..., closed by the
+ * caller. */
+static void json_head(const char *q, const char *id)
+{
+    fputs("{\"queue\":", stdout);
+    emq_cli_json_str(stdout, q);
+    if (id) {
+        fputs(",\"id\":", stdout);
+        emq_cli_json_str(stdout, id);
+    }
+}
+
+/* The common answers of a job verb: gone, or a failure. */
+static int job_failed(emq_cli *c, int rc, const char *q, const char *id)
+{
+    if (rc == EMQ_GONE)
+        return emq_cli_verdict(c, EMQ_EXIT_GONE, "gone", q, id,
+                               "no such job");
+    return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+}
+
+/* Read all of stdin (for payload '-'). */
+static int read_stdin(unsigned char **out, size_t *len)
+{
+    size_t cap = 4096, n = 0, r;
+    unsigned char *b = malloc(cap + 1), *nb;
+    if (!b) return -1;
+    while ((r = fread(b + n, 1, cap - n, stdin)) > 0) {
+        n += r;
+        if (n == cap) {
+            cap *= 2;
+            if (!(nb = realloc(b, cap + 1))) {
+                free(b);
+                return -1;
+            }
+            b = nb;
+        }
+    }
+    if (ferror(stdin)) {
+        free(b);
+        return -1;
+    }
+    b[n] = 0;
+    *out = b;
+    *len = n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- list */
+
+static const char *set_of_state(const char *s)
+{
+    if (strcmp(s, "pending") == 0) return "pending";
+    if (strcmp(s, "active") == 0) return "active";
+    if (strcmp(s, "scheduled") == 0 || strcmp(s, "schedule") == 0)
+        return "schedule";
+    if (strcmp(s, "dead") == 0) return "dead";
+    return NULL;
+}
+
+static int cmd_list(emq_cli *c, int argc, char **argv)
+{
+    const char *state = NULL, *lim_s = NULL, *off_s = NULL, *tail = NULL;
+    const char *lane = NULL, *pos[1], *set = NULL;
+    emq_cli_opt opts[] = { { "--state", 1, &state }, { "--limit", 1, &lim_s },
+                           { "--offset", 1, &off_s }, { "--tail", 0, &tail },
+                           { "--lane", 1, &lane }, { NULL, 0, NULL } };
+    int64_t limit = 100, offset = 0, total = -1;
+    emq_member *m = NULL;
+    size_t n = 0;
+    int npos, rc, ex;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if (!lane && !state)
+        return emq_cli_usage(c, "--state (or --lane) is required");
+    if (state && !(set = set_of_state(state)))
+        return emq_cli_usage(c, "--state must be pending, active, scheduled "
+                             "or dead, not '%s'", state);
+    if ((lim_s && emq_cli_int(c, "--limit", lim_s, &limit)) ||
+        (off_s && emq_cli_int(c, "--offset", off_s, &offset)))
+        return EMQ_EXIT_USAGE;
+    if (limit <= 0 || offset < 0)
+        return emq_cli_usage(c, "--limit must be > 0 and --offset >= 0");
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if (!lane) {
+        const char *names[1] = {set};
+        if ((rc = emq_counts(c->db, pos[0], 1, names, &total)) < 0)
+            return emq_cli_fail(c, rc, NULL);
+    }
+    rc = emq_list(c->db, pos[0], set ? set : "pending", lane, offset, limit,
+                  tail != NULL, &m, &n);
+    if (rc < 0) return emq_cli_fail(c, rc, NULL);
+    if (c->json) {
+        json_head(pos[0], NULL);
+        if (lane) {
+            fputs(",\"lane\":", stdout);
+            emq_cli_json_str(stdout, lane);
+        } else {
+            printf(",\"state\":\"%s\",\"total\":%lld", state,
+                   (long long)total);
+        }
+        printf(",\"offset\":%lld,\"jobs\":[", (long long)offset);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = m[i].score;
+        int is_time = set && (strcmp(set, "active") == 0 ||
+                              strcmp(set, "schedule") == 0);
+        int has = is_time || mint_ms(m[i].member, m[i].len, &t) == 0;
+        char b[48];
+        if (c->json) {
+            fputs(i ? ",{\"id\":" : "{\"id\":", stdout);
+            emq_cli_json_bytes(stdout, m[i].member, m[i].len);
+            printf(",\"score\":%lld,\"%s\":", (long long)m[i].score,
+                   !is_time ? "minted" : strcmp(set, "active") == 0
+                                             ? "deadline" : "run_at");
+            if (has) json_time(t);
+            else fputs("null", stdout);
+            fputc('}', stdout);
+        } else {
+            emq_cli_text_bytes(stdout, m[i].member, m[i].len);
+            if (has) printf("  %lld  %s", (long long)t, iso(t, b, sizeof b));
+            putchar('\n');
+        }
+    }
+    if (c->json) puts("]}");
+    emq_members_free(m, n);
+    return EMQ_EXIT_OK;
+}
+
+/* ----------------------------------------------------------------- job */
+
+static int cmd_job(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[2];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    emq_job_info ji;
+    char b[48];
+    int npos, rc, ex, w = 0;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
+        return ex;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    rc = emq_job_inspect(c->db, pos[0], pos[1], &ji);
+    if (rc == EMQ_GONE) emq_job_info_clear(&ji);
+    if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+    if (c->json) {
+        json_head(pos[0], pos[1]);
+        fputs(",\"fields\":{", stdout);
+        for (size_t i = 0; i < ji.nfields; i++) {
+            if (i) fputc(',', stdout);
+            json_key(stdout, ji.fields[i].name, ji.fields[i].name_len);
+            fputc(':', stdout);
+            emq_cli_json_bytes(stdout, ji.fields[i].value,
+                               ji.fields[i].value_len);
+        }
+        printf("},\"info\":{\"set\":\"%s\",\"deadline\":",
+               emq_state_name(ji.state));
+        if (ji.has_deadline) json_time(ji.deadline_ms);
+        else fputs("null", stdout);
+        fputs(",\"run_at\":", stdout);
+        if (ji.has_run_at) json_time(ji.run_at_ms);
+        else fputs("null", stdout);
+        printf(",\"logs\":%lld,\"locked\":%s}}\n", (long long)ji.logs,
+               ji.locked ? "true" : "false");
+    } else {
+        for (size_t i = 0; i < ji.nfields; i++)
+            if ((int)ji.fields[i].name_len > w) w = (int)ji.fields[i].name_len;
+        if (w < 8) w = 8;
+        for (size_t i = 0; i < ji.nfields; i++) {
+            emq_cli_text_bytes(stdout, ji.fields[i].name,
+                               ji.fields[i].name_len);
+            printf("%*s  ", w - (int)ji.fields[i].name_len, "");
+            emq_cli_text_bytes(stdout, ji.fields[i].value,
+                               ji.fields[i].value_len);
+            putchar('\n');
+        }
+        printf("--\n%-*s  %s\n", w, "set", emq_state_name(ji.state));
+        if (ji.has_deadline)
+            printf("%-*s  %lld  %s\n", w, "deadline",
+                   (long long)ji.deadline_ms, iso(ji.deadline_ms, b, sizeof b));
+        if (ji.has_run_at)
+            printf("%-*s  %lld  %s\n", w, "run_at", (long long)ji.run_at_ms,
+                   iso(ji.run_at_ms, b, sizeof b));
+        printf("%-*s  %lld\n%-*s  %s\n", w, "logs", (long long)ji.logs, w,
+               "locked", ji.locked ? "yes" : "no");
+    }
+    emq_job_info_clear(&ji);
+    return EMQ_EXIT_OK;
+}
+
+/* ------------------------------------------------------ requeue, remove */
+
+static int cmd_requeue(emq_cli *c, int argc, char **argv)
+{
+    const char *dead = NULL, *all = NULL, *batch_s = NULL, *pos[2];
+    emq_cli_opt opts[] = { { "--dead", 0, &dead }, { "--all", 0, &all },
+                           { "--batch", 1, &batch_s }, { NULL, 0, NULL } };
+    int64_t batch = 100, requeued = 0, skipped = 0;
+    char text[96];
+    int npos, rc, ex;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 2, &npos)) >= 0)
+        return ex;
+    if ((dead || all) && !(dead && all && npos == 1))
+        return emq_cli_usage(c, "use either QUEUE ID or QUEUE --dead --all");
+    if (!dead && npos != 2)
+        return emq_cli_usage(c, "missing argument");
+    if (batch_s && emq_cli_int(c, "--batch", batch_s, &batch))
+        return EMQ_EXIT_USAGE;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if (dead) {
+        rc = emq_requeue_dead(c->db, pos[0], batch, &requeued, &skipped);
+        if (rc < 0) return emq_cli_fail(c, rc, NULL);
+        if (c->json) {
+            json_head(pos[0], NULL);
+            printf(",\"requeued\":%lld,\"skipped\":%lld}\n",
+                   (long long)requeued, (long long)skipped);
+        } else {
+            printf("requeued %lld skipped %lld\n", (long long)requeued,
+                   (long long)skipped);
+        }
+        return EMQ_EXIT_OK;
+    }
+    rc = emq_reprocess_job(c->db, pos[0], pos[1]);
+    if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+    snprintf(text, sizeof text, "requeued %s", pos[1]);
+    return emq_cli_ok(c, pos[0], pos[1], "ok", text);
+}
+
+static int cmd_remove(emq_cli *c, int argc, char **argv)
+{
+    const char *did = NULL, *pos[2];
+    emq_cli_opt opts[] = { { "--dedup", 1, &did }, { NULL, 0, NULL } };
+    char text[96];
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
+        return ex;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    rc = emq_remove_job(c->db, pos[0], pos[1], did);
+    if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+    snprintf(text, sizeof text, "removed %s", pos[1]);
+    return emq_cli_ok(c, pos[0], pos[1], "ok", text);
+}
+
+/* ------------------------------------------------- drain, obliterate */
+
+static int cmd_drain(emq_cli *c, int argc, char **argv)
+{
+    const char *sched = NULL, *pos[1];
+    emq_cli_opt opts[] = { { "--schedule", 0, &sched }, { NULL, 0, NULL } };
+    int64_t n = 0;
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if ((rc = emq_drain(c->db, pos[0], sched != NULL, &n)) < 0)
+        return emq_cli_fail(c, rc, NULL);
+    if (c->json) {
+        json_head(pos[0], NULL);
+        printf(",\"removed\":%lld}\n", (long long)n);
+    } else {
+        printf("%lld\n", (long long)n);
+    }
+    return EMQ_EXIT_OK;
+}
+
+/* Ask on the terminal; 1 when the answer is yes. */
+static int confirm(const char *q)
+{
+    char line[32];
+    fprintf(stderr, "emqlite: obliterate queue '%s' and every job in it? "
+            "[y/N] ", q);
+    fflush(stderr);
+    if (!fgets(line, sizeof line, stdin)) return 0;
+    return strcmp(line, "y\n") == 0 || strcmp(line, "yes\n") == 0 ||
+           strcmp(line, "Y\n") == 0;
+}
+
+static int cmd_obliterate(emq_cli *c, int argc, char **argv)
+{
+    const char *force = NULL, *yes = NULL, *budget_s = NULL, *pos[1];
+    emq_cli_opt opts[] = { { "--force", 0, &force }, { "--yes", 0, &yes },
+                           { "--budget", 1, &budget_s }, { NULL, 0, NULL } };
+    int64_t budget = 1000, calls = 0;
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if (budget_s && emq_cli_int(c, "--budget", budget_s, &budget))
+        return EMQ_EXIT_USAGE;
+    if (!yes && isatty(STDIN_FILENO) && !confirm(pos[0]))
+        return emq_cli_usage(c, "not confirmed; nothing was deleted");
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    do {
+        rc = emq_obliterate(c->db, pos[0], force != NULL, budget);
+        calls++;
+    } while (rc == EMQ_MORE);
+    if (rc < 0) return emq_cli_fail(c, rc, NULL);
+    if (c->json) {
+        json_head(pos[0], NULL);
+        printf(",\"result\":\"ok\",\"calls\":%lld}\n", (long long)calls);
+    } else {
+        printf("obliterated %s\n", pos[0]);
+    }
+    return EMQ_EXIT_OK;
+}
+
+/* ----------------------------------------------------- counts, metrics */
+
+static int cmd_counts(emq_cli *c, int argc, char **argv)
+{
+    static const char *const names[6] = {"pending", "active", "schedule",
+                                         "dead", "completed", "failed"};
+    const char *pos[1];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int64_t v[6];
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if ((rc = emq_counts(c->db, pos[0], 6, names, v)) < 0)
+        return emq_cli_fail(c, rc, NULL);
+    if (c->json) {
+        json_head(pos[0], NULL);
+        fputs(",\"counts\":{", stdout);
+        for (int i = 0; i < 6; i++)
+            printf("%s\"%s\":%lld", i ? "," : "", names[i], (long long)v[i]);
+        puts("}}");
+    } else {
+        for (int i = 0; i < 6; i++)
+            printf("%-9s  %lld\n", names[i], (long long)v[i]);
+    }
+    return EMQ_EXIT_OK;
+}
+
+static int cmd_metrics(emq_cli *c, int argc, char **argv)
+{
+    static const char *const which[2] = {"completed", "failed"};
+    const char *pos[1];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    int64_t count[2], points[2];
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
+        return ex;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    for (int i = 0; i < 2; i++)
+        if ((rc = emq_metrics_get(c->db, pos[0], which[i], &count[i],
+                                  &points[i])) < 0)
+            return emq_cli_fail(c, rc, NULL);
+    if (c->json) {
+        json_head(pos[0], NULL);
+        for (int i = 0; i < 2; i++)
+            printf(",\"%s\":{\"count\":%lld,\"data_points\":%lld}", which[i],
+                   (long long)count[i], (long long)points[i]);
+        puts("}");
+    } else {
+        for (int i = 0; i < 2; i++)
+            printf("%-9s  %lld  (data points %lld)\n", which[i],
+                   (long long)count[i], (long long)points[i]);
+    }
+    return EMQ_EXIT_OK;
+}
+
+/* ------------------------------------------------ progress, logs, update */
+
+static int cmd_progress(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[3];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    emq_field *f = NULL;
+    size_t n = 0, i;
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 3, &npos)) >= 0)
+        return ex;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if (npos == 3) {
+        rc = emq_update_progress(c->db, pos[0], pos[1], pos[2],
+                                 strlen(pos[2]));
+        if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+        return emq_cli_ok(c, pos[0], pos[1], "ok", pos[2]);
+    }
+    rc = emq_job_get(c->db, pos[0], pos[1], &f, &n);
+    if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+    for (i = 0; i < n; i++)
+        if (f[i].name_len == 8 && memcmp(f[i].name, "progress", 8) == 0)
+            break;
+    if (i == n) {
+        emq_fields_free(f, n);
+        return emq_cli_verdict(c, EMQ_EXIT_GONE, "absent", pos[0], pos[1],
+                               "no progress recorded");
+    }
+    if (c->json) {
+        json_head(pos[0], pos[1]);
+        fputs(",\"progress\":", stdout);
+        emq_cli_json_bytes(stdout, f[i].value, f[i].value_len);
+        puts("}");
+    } else {
+        emq_cli_text_bytes(stdout, f[i].value, f[i].value_len);
+        putchar('\n');
+    }
+    emq_fields_free(f, n);
+    return EMQ_EXIT_OK;
+}
+
+static int cmd_logs(emq_cli *c, int argc, char **argv)
+{
+    const char *add = NULL, *keep_s = NULL, *pos[2];
+    emq_cli_opt opts[] = { { "--add", 1, &add }, { "--keep", 1, &keep_s },
+                           { NULL, 0, NULL } };
+    int64_t keep = 0, count = 0;
+    emq_line *l = NULL;
+    size_t n = 0;
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
+        return ex;
+    if (keep_s && emq_cli_int(c, "--keep", keep_s, &keep))
+        return EMQ_EXIT_USAGE;
+    if (keep_s && !add)
+        return emq_cli_usage(c, "--keep goes with --add");
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if (add) {
+        rc = emq_add_log(c->db, pos[0], pos[1], add, strlen(add), keep,
+                         &count);
+        if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+        if (c->json) {
+            json_head(pos[0], pos[1]);
+            printf(",\"count\":%lld}\n", (long long)count);
+        } else {
+            printf("%lld\n", (long long)count);
+        }
+        return EMQ_EXIT_OK;
+    }
+    rc = emq_job_logs(c->db, pos[0], pos[1], &l, &n);
+    if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+    if (c->json) {
+        json_head(pos[0], pos[1]);
+        fputs(",\"lines\":[", stdout);
+        for (size_t i = 0; i < n; i++) {
+            if (i) fputc(',', stdout);
+            emq_cli_json_bytes(stdout, l[i].p, l[i].len);
+        }
+        puts("]}");
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            emq_cli_text_bytes(stdout, l[i].p, l[i].len);
+            putchar('\n');
+        }
+    }
+    emq_lines_free(l, n);
+    return EMQ_EXIT_OK;
+}
+
+static int cmd_update(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[3];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    unsigned char *buf = NULL;
+    const void *p = NULL;
+    size_t len = 0;
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 3, 3, &npos)) >= 0)
+        return ex;
+    if (strcmp(pos[2], "-") == 0) {
+        if (read_stdin(&buf, &len) != 0)
+            return emq_cli_fail(c, EMQ_EIO, "cannot read stdin");
+        p = buf;
+    } else {
+        p = pos[2];
+        len = strlen(pos[2]);
+    }
+    if ((ex = emq_cli_open(c))) {
+        free(buf);
+        return ex;
+    }
+    rc = emq_update_data(c->db, pos[0], pos[1], p, len);
+    free(buf);
+    if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+    return emq_cli_ok(c, pos[0], pos[1], "ok", "updated");
+}
+
+/* ---------------------------------------------------- delay, claim-batch */
+
+static int cmd_delay(emq_cli *c, int argc, char **argv)
+{
+    const char *in = NULL, *at = NULL, *pos[3];
+    emq_cli_opt opts[] = { { "--in", 1, &in }, { "--at", 1, &at },
+                           { NULL, 0, NULL } };
+    int64_t token, ms;
+    char b[48], text[96];
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 3, 3, &npos)) >= 0)
+        return ex;
+    if (!in == !at)
+        return emq_cli_usage(c, "give exactly one of --in and --at");
+    if (emq_cli_int(c, "TOKEN", pos[2], &token) ||
+        (in && emq_cli_duration(c, "--in", in, &ms)) ||
+        (at && emq_cli_time(c, "--at", at, &ms)))
+        return EMQ_EXIT_USAGE;
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    rc = emq_delay(c->db, pos[0], pos[1], token, ms,
+                   at ? EMQ_DELAY_AT : EMQ_DELAY_IN);
+    if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+    if (in) { /* the run-at it wrote, for the message */
+        emq_job_info ji;
+        memset(&ji, 0, sizeof ji);
+        if (emq_job_inspect(c->db, pos[0], pos[1], &ji) >= 0 && ji.has_run_at)
+            ms = ji.run_at_ms;
+        emq_job_info_clear(&ji);
+    }
+    snprintf(text, sizeof text, "delayed until %lld  %s", (long long)ms,
+             iso(ms, b, sizeof b));
+    return emq_cli_ok(c, pos[0], pos[1], "ok", text);
+}
+
+static int cmd_claim_batch(emq_cli *c, int argc, char **argv)
+{
+    const char *lease_s = NULL, *pos[2];
+    emq_cli_opt opts[] = { { "--lease", 1, &lease_s }, { NULL, 0, NULL } };
+    int64_t n, lease = 30000;
+    emq_job *jobs;
+    size_t got = 0;
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
+        return ex;
+    if (emq_cli_int(c, "N", pos[1], &n) ||
+        (lease_s && emq_cli_duration(c, "--lease", lease_s, &lease)))
+        return EMQ_EXIT_USAGE;
+    if (n <= 0 || n > 1000000)
+        return emq_cli_usage(c, "N must be between 1 and 1000000");
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    if (!(jobs = calloc((size_t)n, sizeof *jobs)))
+        return emq_cli_fail(c, EMQ_ENOMEM, NULL);
+    rc = emq_claim_batch(c->db, pos[0], (size_t)n, lease, jobs, &got);
+    if (rc == EMQ_EMPTY) {
+        free(jobs);
+        return emq_cli_verdict(c, EMQ_EXIT_EMPTY, "empty", pos[0], NULL,
+                               "nothing to claim (no pending job, or the "
+                               "queue is paused)");
+    }
+    if (rc != EMQ_OK) {
+        free(jobs);
+        return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+    }
+    if (c->json) {
+        json_head(pos[0], NULL);
+        fputs(",\"jobs\":[", stdout);
+    }
+    for (size_t i = 0; i < got; i++) {
+        if (c->json) {
+            printf("%s{\"id\":\"%s\",\"attempts\":%lld,\"payload\":",
+                   i ? "," : "", jobs[i].id, (long long)jobs[i].attempts);
+            if (jobs[i].payload)
+                emq_cli_json_bytes(stdout, jobs[i].payload,
+                                   jobs[i].payload_len);
+            else
+                fputs("null", stdout);
+            fputc('}', stdout);
+        } else {
+            printf("%s %lld ", jobs[i].id, (long long)jobs[i].attempts);
+            if (jobs[i].payload)
+                emq_cli_text_bytes(stdout, jobs[i].payload,
+                                   jobs[i].payload_len);
+            putchar('\n');
+        }
+        emq_job_clear(&jobs[i]);
+    }
+    if (c->json) puts("]}");
+    free(jobs);
+    return EMQ_EXIT_OK;
+}
+
+/* --------------------------------------------------------------- events */
+
+static volatile sig_atomic_t stop_events;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_events = 1;
+}
+
+typedef struct follow {
+    int64_t seen, want;
+} follow;
+
+static void print_event(void *ctx, const emq_event *e)
+{
+    follow *f = ctx;
+    char b[48];
+    if (f->want > 0 && f->seen >= f->want) return; /* the rest: not asked */
+    printf("{\"seq\":%lld,\"at\":%lld,\"at_utc\":\"%s\",\"queue\":",
+           (long long)e->seq, (long long)e->at_ms, iso(e->at_ms, b, sizeof b));
+    emq_cli_json_bytes(stdout, e->queue, e->queue_len);
+    fputs(",\"event\":", stdout);
+    emq_cli_json_bytes(stdout, e->name, e->name_len);
+    fputs(",\"job\":", stdout);
+    emq_cli_json_bytes(stdout, e->job, e->job_len);
+    fputs(",\"message\":", stdout);
+    emq_cli_json_bytes(stdout, e->message, e->message_len);
+    puts("}");
+    fflush(stdout);
+    f->seen++;
+}
+
+static int cmd_events(emq_cli *c, int argc, char **argv)
+{
+    const char *after_s = NULL, *count_s = NULL, *timeout_s = NULL, *pos[1];
+    emq_cli_opt opts[] = { { "--after", 1, &after_s },
+                           { "--count", 1, &count_s },
+                           { "--timeout", 1, &timeout_s },
+                           { NULL, 0, NULL } };
+    int64_t after = EMQ_SUB_NOW, timeout = -1;
+    follow f = {0, 0};
+    struct sigaction sa;
+    struct timespec t0, t1;
+    emq_sub *s;
+    size_t n;
+    int npos, rc, ex;
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 1, &npos)) >= 0)
+        return ex;
+    if ((after_s && emq_cli_int(c, "--after", after_s, &after)) ||
+        (count_s && emq_cli_int(c, "--count", count_s, &f.want)) ||
+        (timeout_s && emq_cli_duration(c, "--timeout", timeout_s, &timeout)))
+        return EMQ_EXIT_USAGE;
+    if ((after_s && after < 0) || (count_s && f.want <= 0) ||
+        (timeout_s && timeout < 0))
+        return emq_cli_usage(c, "--after must be >= 0, --count > 0 and "
+                             "--timeout >= 0");
+    if ((ex = emq_cli_open(c)))
+        return ex;
+    rc = emq_subscribe(c->db, npos ? pos[0] : NULL, after, print_event, &f,
+                       &s);
+    if (rc < 0) return emq_cli_fail(c, rc, NULL);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int64_t left = 200, spent;
+        if (stop_events || (f.want > 0 && f.seen >= f.want)) break;
+        if (timeout >= 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            spent = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000 +
+                    (t1.tv_nsec - t0.tv_nsec) / 1000000;
+            if (spent >= timeout) break;
+            if (timeout - spent < left) left = timeout - spent;
+        }
+        rc = emq_sub_wait(s, left, &n);
+        if (rc < 0 && rc != EMQ_EBUSY) {
+            emq_unsubscribe(s);
+            return emq_cli_fail(c, rc, NULL);
+        }
+    }
+    emq_unsubscribe(s);
+    if (!stop_events && timeout >= 0 && (f.want == 0 || f.seen < f.want))
+        return f.want > 0 ? EMQ_EXIT_EMPTY : EMQ_EXIT_OK;
+    return EMQ_EXIT_OK;
+}

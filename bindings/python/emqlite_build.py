@@ -1,0 +1,65 @@
+"""emqlite_build.py — the cffi (API mode) builder of emqlite's Python
+extension, emqlite._native.
+
+The C declarations come from api/emqlite.h itself, so the binding never
+copies a constant or a struct by hand: comments and the C++ guards are
+dropped, integer #defines become cffi's `#define NAME ...` (their values are
+taken from the compiler), string #defines are left to emq_version(). The
+library's sources are compiled into the extension (no installed libemqlite
+needed); it links the system SQLite.
+"""
+import glob
+import os
+import re
+
+from cffi import FFI
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.environ.get("EMQLITE_SRCDIR") or os.path.normpath(
+    os.path.join(HERE, "..", ".."))
+HEADER = os.path.join(TOP, "api", "emqlite.h")
+
+
+def header_cdef(path):
+    text = open(path, encoding="utf-8").read()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    out, skip = [], 0
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("#"):
+            if s.startswith("#ifdef __cplusplus"):
+                skip = 1
+            elif s.startswith("#endif") and skip:
+                skip = 0
+            m = re.match(r"#define\s+(EMQ\w*)\s+(.+)$", s)
+            if m and not skip and '"' not in m.group(2) \
+                    and "(" not in m.group(1):
+                out.append("#define %s ..." % m.group(1))
+            continue
+        if skip or not s:
+            continue
+        line = line.replace("EMQ_ID_SIZE", "15").replace("EMQ_ID_LEN", "14")
+        out.append(line)
+    return "\n".join(out)
+
+
+CALLBACKS = """
+extern "Python" int64_t _emq_py_clock(void *ctx);
+"""
+
+ffibuilder = FFI()
+ffibuilder.cdef(header_cdef(HEADER) + CALLBACKS)
+
+sources = sorted(glob.glob(os.path.join(TOP, "engine", "*.c")) +
+                 glob.glob(os.path.join(TOP, "storage", "*.c")))
+ffibuilder.set_source(
+    "emqlite._native",
+    '#include "emqlite.h"\n',
+    sources=sources,
+    include_dirs=[os.path.join(TOP, d) for d in ("api", "engine", "storage")],
+    libraries=["sqlite3", "pthread"],
+    extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-fvisibility=hidden"],
+)
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

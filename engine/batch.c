@@ -1,0 +1,183 @@
+/*
+ * batch.c — the batch side of a worker's plane (PROTOCOL.md §6.2): T2.14
+ * claim_batch (many claims on one deadline) and T2.15 delay (an active job
+ * parked back on the schedule with its token).
+ *
+ * Rules: claim_batch reads NOW once and gives every member the same lease
+ * deadline; popped members are not re-validated (a ghost id grows a
+ * partial row, as T1.4's does). delay checks the kind before the row and
+ * the row before the token; its missing-row answer is the error string
+ * "EMQSTALE job gone" with the verdict gone.
+ */
+#include <string.h>
+#include "verb.h"
+#include "jobs.h"
+
+#define MSG_STALE_DELAY "EMQSTALE delay token mismatch"
+
+/* One claim of step 4 onto the reply: pop, attempts + 1, active, lease.
+ * EMQ_OK, EMQ_EMPTY (nothing left), or a failure. */
+static int claim_one(emq_vctx *c, const char *pk, size_t pkl, const char *ak,
+                     size_t akl, double deadline)
+{
+    emq_buf m = {0}, jk = {0}, pay = {0};
+    emq_reply *t, *e;
+    double s;
+    int rc = emq_zset_popmin(c->st, pk, pkl, &m, &s);
+    if (rc == EMQ_NOTFOUND) { rc = EMQ_EMPTY; goto done; }
+    if (rc < 0) goto done;
+    if ((rc = emq_key_buf(&jk, c->a[0].s, EMQ_KT_JOB, m.p, m.len)) < 0)
+        goto done;
+    {
+        emq_hop ops[3] = {
+            {.op = EMQ_HOP_INCR, .f = {"attempts", 8}, .by = 1},
+            {.op = EMQ_HOP_SET, .f = {"state", 5}, .v = {"active", 6}},
+            {.op = EMQ_HOP_GET, .f = {"payload", 7}, .out = &pay},
+        };
+        if ((rc = emq_hash_apply(c->st, jk.p, jk.len, ops, 3, NULL)) < 0)
+            goto done;
+        rc = emq_zset_add(c->st, ak, akl, m.p, m.len, deadline, NULL);
+        if (rc < 0) goto done;
+        if ((t = emq_reply_push(c->r)) == NULL) { rc = EMQ_ENOMEM; goto done; }
+        if ((rc = emq_reply_array(t, EMQ_REPLY_ARRAY, 3)) < 0) goto done;
+        if ((rc = emq_reply_push_bulk(t, m.p, m.len)) < 0) goto done;
+        if ((e = emq_reply_push(t)) == NULL) { rc = EMQ_ENOMEM; goto done; }
+        if (ops[2].found && (rc = emq_reply_bulk(e, pay.p, pay.len)) < 0)
+            goto done;
+        rc = emq_reply_push_int(t, ops[0].result);
+    }
+done:
+    emq_buf_free(&m);
+    emq_buf_free(&jk);
+    emq_buf_free(&pay);
+    return rc;
+}
+
+/*
+ * T2.14 claim_batch(q, size > 0, lease_ms > 0)
+ * Keys: B.meta (paused gate), B.pending, B.active, J(popped).
+ * Replies: [[id, payload (nil if absent), attempts], ...] in pop (mint)
+ * order (EMQ_OK) · [] (EMQ_EMPTY: paused, or nothing pending).
+ * Clock: NOW once: every member leased until NOW + lease_ms.
+ */
+int emq_v_claim_batch(emq_vctx *c)
+{
+    const char *q = c->a[0].s;
+    char mk[EMQ_KEY_MAX], pk[EMQ_KEY_MAX], ak[EMQ_KEY_MAX];
+    size_t mkl = emq_key(mk, q, EMQ_KT_META);
+    size_t pkl = emq_key(pk, q, EMQ_KT_PENDING);
+    size_t akl = emq_key(ak, q, EMQ_KT_ACTIVE);
+    double deadline = emq_score_add(c->now, c->a[2].i);
+    int64_t k, depth;
+    int paused, rc;
+
+    if ((rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, 0)) < 0) return rc;
+    if ((rc = emq_hash_exists(c->st, mk, mkl, "paused", 6, &paused)) < 0)
+        return rc;
+    if (paused) return EMQ_EMPTY;
+    if ((rc = emq_zset_card(c->st, pk, pkl, &depth)) < 0) return rc;
+    if (depth == 0) return EMQ_EMPTY;
+    k = c->a[1].i < depth ? c->a[1].i : depth;
+    while (k-- > 0) {
+        rc = claim_one(c, pk, pkl, ak, akl, deadline);
+        if (rc == EMQ_EMPTY) break;
+        if (rc < 0) return rc;
+    }
+    return c->r->n > 0 ? EMQ_OK : EMQ_EMPTY;
+}
+
+int emq_claim_batch(emq_db *db, const char *q, size_t size, int64_t lease_ms,
+                    emq_job *jobs, size_t *n)
+{
+    char n1[24], n2[24];
+    int64_t sz = size > (size_t)INT64_MAX ? INT64_MAX : (int64_t)size;
+    emq_varg a[3] = {emq_varg_str(q), emq_varg_int(sz, n1),
+                     emq_varg_int(lease_ms, n2)};
+    emq_reply r = {0};
+    size_t i;
+    int rc;
+    if ((rc = emq_db_enter(db)) < 0) return rc;
+    if (n) *n = 0;
+    if (jobs == NULL || n == NULL) {
+        if ((rc = emq_gate_q(db, q)) < 0) return rc;
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL jobs or n");
+    }
+    rc = emq_verb_exec(db, EMQ_V_CLAIM_BATCH, a, 3, &r, NULL);
+    for (i = 0; rc == EMQ_OK && i < r.n; i++)
+        if ((rc = emq_job_from_reply(&jobs[i], &r.elem[i])) < 0) {
+            while (i > 0) emq_job_clear(&jobs[--i]);
+            rc = emq_db_fail(db, rc, "the pending set held a member that "
+                             "is not a 14-byte id (it was claimed)");
+        }
+    if (rc == EMQ_OK) *n = r.n;
+    emq_reply_clear(&r);
+    return rc;
+}
+
+/*
+ * T2.15 delay(q, id, token, ms, mode ∈ {in, at} = in)
+ * Keys: J(id), B.active, B.schedule. Steps: KIND(id); no attempts →
+ * "EMQSTALE job gone"; attempts ≠ token → "EMQSTALE delay token mismatch";
+ * remove id from B.active; state = scheduled (attempts, payload kept); add
+ * id to B.schedule at NOW + ms (in) or ms (at). Other sets, the group and
+ * B.gactive are not consulted (D-10).
+ * Replies: 1 ok (EMQ_OK) · "EMQSTALE job gone" (EMQ_GONE, the error reply
+ * set here: nothing was written) · "EMQSTALE delay token mismatch"
+ * (EMQ_ESTALE) · EMQKIND (EMQ_EKIND). Clock: NOW in the `in` mode only.
+ */
+int emq_v_delay(emq_vctx *c)
+{
+    const char *q = c->a[0].s, *id = c->a[1].s;
+    int at = c->a[4].present && c->a[4].i == 1;
+    char jk[EMQ_KEY_MAX], k[EMQ_KEY_MAX];
+    size_t jkl = emq_key_of(jk, q, EMQ_KT_JOB, id, EMQ_ID_LEN), kl;
+    emq_buf att = {0};
+    int removed, added, rc;
+
+    if (!emq_is_job_kind(id, EMQ_ID_LEN))
+        return emq_db_wire(c->db, EMQ_EKIND, EMQ_MSG_KIND);
+    rc = emq_hash_get(c->st, jk, jkl, "attempts", 8, &att);
+    if (rc == EMQ_OK && !emq_token_eq(&att, c->a[2].i)) rc = EMQ_ESTALE;
+    emq_buf_free(&att);
+    if (rc == EMQ_NOTFOUND) {
+        rc = emq_reply_error(c->r, EMQ_REPLY_ERROR, EMQ_MSG_STALE_GONE);
+        emq_db_wire(c->db, EMQ_GONE, EMQ_MSG_STALE_GONE);
+        return rc < 0 ? rc : EMQ_GONE;
+    }
+    if (rc == EMQ_ESTALE) return emq_db_wire(c->db, rc, MSG_STALE_DELAY);
+    if (rc < 0) return rc;
+    kl = emq_key(k, q, EMQ_KT_ACTIVE);
+    if ((rc = emq_zset_rem(c->st, k, kl, id, EMQ_ID_LEN, &removed)) < 0)
+        return rc;
+    {
+        emq_hop op = {.op = EMQ_HOP_SET, .f = {"state", 5},
+                      .v = {"scheduled", 9}};
+        if ((rc = emq_hash_apply(c->st, jk, jkl, &op, 1, NULL)) < 0)
+            return rc;
+    }
+    kl = emq_key(k, q, EMQ_KT_SCHEDULE);
+    rc = emq_zset_add(c->st, k, kl, id, EMQ_ID_LEN,
+                      at ? (double)c->a[3].i : emq_score_add(c->now,
+                                                             c->a[3].i),
+                      &added);
+    if (rc < 0) return rc;
+    emq_reply_int(c->r, 1);
+    return EMQ_OK;
+}
+
+int emq_delay(emq_db *db, const char *q, const char *id, int64_t token,
+              int64_t ms, int mode)
+{
+    char n1[24], n2[24];
+    emq_varg a[5] = {emq_varg_str(q), emq_varg_str(id),
+                     emq_varg_int(token, n1), emq_varg_int(ms, n2),
+                     emq_varg_str(mode == EMQ_DELAY_AT ? "at" : "in")};
+    int rc;
+    if ((rc = emq_db_enter(db)) < 0) return rc;
+    if (mode != EMQ_DELAY_IN && mode != EMQ_DELAY_AT) {
+        if ((rc = emq_gate_q(db, q)) < 0) return rc;
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: mode must be "
+                                           "EMQ_DELAY_IN or EMQ_DELAY_AT");
+    }
+    return emq_verb_exec(db, EMQ_V_DELAY, a, 5, NULL, NULL);
+}

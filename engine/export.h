@@ -1,0 +1,42 @@
+/*
+ * export.h — the export walk's internals that the transfer module (remote/)
+ * and the import share: the digest of a keyspace key by key, and the
+ * digest taken inside a transaction already open.
+ *
+ * Rules: the walk is export.c's; these calls read, never write.
+ */
+#ifndef EMQ_EXPORT_H
+#define EMQ_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "emqlite.h"
+#include "store.h"
+
+/** One key's record in the logical digest (doc/EXPORT.md §3). */
+typedef struct emq_keyrec {
+    const unsigned char *key;  /* valid during the callback */
+    size_t klen;
+    unsigned char tag;         /* the record's type byte            */
+    int64_t expire;            /* -1: none                          */
+    uint64_t n;                /* elements                          */
+    uint64_t hash;             /* XXH3-64 of the record alone       */
+} emq_keyrec;
+
+/** Receives each key's record in name order; nonzero stops the walk (the
+ *  call then returns EMQ_EINTERNAL unless the callback set a message and
+ *  returned a negative code, which is returned). */
+typedef int (*emq_keyrec_fn)(void *ctx, const emq_keyrec *r);
+
+/**
+ * emq_digest, and `fn` called with every key's record in name order (the
+ * version key in its place), in one read transaction.
+ */
+int emq_digest_each(emq_db *db, const emq_export_options *opt,
+                    emq_keyrec_fn fn, void *ctx, emq_transfer_summary *sum);
+
+/** The digest of the whole file inside the transaction open on `st`
+ *  (the import's summary); `sum->commands`, `sum->bytes` are 0. */
+int emq_digest_tx(emq_db *db, emq_store *st, emq_transfer_summary *sum);
+
+#endif /* EMQ_EXPORT_H */

@@ -1,0 +1,224 @@
+/*
+ * verify.c — emq_verify: the file's keyspace and a server's, compared key
+ * by key through their digest records (doc/EXPORT.md §3, §7).
+ *
+ * Owns: the file side (one digest walk, engine/export.h, keeping each key's
+ * record), the server side (the pull's reads, each key's record built with
+ * storage/transfer.h as the file's is, and compared with the file's as it
+ * arrives, in name order), and the first difference with its reason. On
+ * a cluster the server side is every primary's keys, read at their slots'
+ * nodes.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "remote.h"
+#include "export.h"
+#include "transfer.h"
+
+/* One key's record, without its bytes. */
+typedef struct kent {
+    size_t off, len;
+    unsigned char tag;
+    int64_t expire;
+    uint64_t n, hash;
+} kent;
+
+typedef struct verifier {
+    emq_db *db;
+    emq_buf names;      /* the file's names, concatenated                 */
+    kent *k;            /* the file's records, in name order              */
+    size_t nk, cap;
+    size_t at;          /* the next file record to compare                */
+    emq_keyout ko;      /* the server's record of the key being read      */
+    emq_dg dg;          /* the server's digest                            */
+    uint64_t server_keys;
+    emq_verify_report *rep;
+} verifier;
+
+static int on_file_key(void *ctx, const emq_keyrec *r)
+{
+    verifier *v = ctx;
+    if (v->nk == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 256;
+        kent *k = emq_mem_realloc(v->k, cap * sizeof *k);
+        if (!k)
+            return emq_db_fail(v->db, EMQ_ENOMEM, NULL);
+        v->k = k;
+        v->cap = cap;
+    }
+    v->k[v->nk] = (kent){v->names.len, r->klen, r->tag, r->expire, r->n,
+                         r->hash};
+    if (emq_buf_append(&v->names, r->key, r->klen) != EMQ_OK)
+        return emq_db_fail(v->db, EMQ_ENOMEM, NULL);
+    v->nk++;
+    return 0;
+}
+
+static int name_cmp(const void *a, size_t an, const void *b, size_t bn)
+{
+    size_t n = an < bn ? an : bn;
+    int c = n ? memcmp(a, b, n) : 0;
+    return c ? c : (an > bn) - (an < bn);
+}
+
+static const char *tag_name(unsigned char tag)
+{
+    size_t n;
+    const emq_typedef *rows = emq_typedefs(&n);
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].tag == tag)
+            return rows[i].name;
+    return "?";
+}
+
+/* Record the first difference (keys come in name order, so the first one
+ * noted is the smallest differing key). */
+static void differ(verifier *v, const void *key, size_t klen, const char *fmt,
+                   ...) __attribute__((format(printf, 4, 5)));
+
+static void differ(verifier *v, const void *key, size_t klen, const char *fmt,
+                   ...)
+{
+    va_list ap;
+    if (!v->rep->equal || v->rep->first)
+        return;
+    v->rep->first = rm_strndup(key, klen); /* NULL: no memory; still differ */
+    v->rep->first_len = v->rep->first ? klen : 0;
+    v->rep->equal = 0;
+    va_start(ap, fmt);
+    vsnprintf(v->rep->reason, sizeof v->rep->reason, fmt, ap);
+    va_end(ap);
+}
+
+/* Merge step: `y` is the server's next key (record hash `hash`). */
+static void compare(verifier *v, const emq_bytes *y, unsigned char tag,
+                    int64_t expire, uint64_t n, uint64_t hash)
+{
+    while (v->at < v->nk) {
+        const kent *x = &v->k[v->at];
+        const unsigned char *xname = v->names.p + x->off;
+        int c = name_cmp(xname, x->len, y->p, y->n);
+        if (c > 0)
+            break;
+        v->at++;
+        if (c < 0) {
+            differ(v, xname, x->len, "only in the file");
+            continue;
+        }
+        if (x->hash == hash)
+            return;
+        if (x->tag != tag)
+            differ(v, xname, x->len, "a %s in the file, a %s on the server",
+                   tag_name(x->tag), tag_name(tag));
+        else if (x->expire != expire)
+            differ(v, xname, x->len, "expiry %lld in the file, %lld on the "
+                   "server", (long long)x->expire, (long long)expire);
+        else if (x->n != n)
+            differ(v, xname, x->len, "%llu elements in the file, %llu on the "
+                   "server", (unsigned long long)x->n, (unsigned long long)n);
+        else
+            differ(v, xname, x->len, "the contents differ");
+        return;
+    }
+    differ(v, y->p, y->n, "only on the server");
+}
+
+static int visit(void *ctx, const emq_bytes *key, const emq_typedef *t,
+                 int64_t expire, emq_elem *e, size_t n)
+{
+    verifier *v = ctx;
+    int rc;
+    emq_keyout_begin(&v->ko, t, key->p, key->n, expire, -1);
+    for (size_t i = 0; i < n; i++)
+        emq_keyout_add(&v->ko, &e[i]);
+    if ((rc = emq_keyout_end(&v->ko)) != EMQ_OK)
+        return emq_db_fail(v->db, rc, NULL);
+    if (!v->ko.n)
+        return EMQ_OK;
+    v->server_keys++;
+    compare(v, key, t->tag, expire, v->ko.n, v->ko.hash);
+    return EMQ_OK;
+}
+
+void emq_verify_options_init(emq_verify_options *o)
+{
+    memset(o, 0, sizeof *o);
+}
+
+void emq_verify_report_free(emq_verify_report *rep)
+{
+    emq_mem_free(rep->first);
+    rm_node_reports_free(rep->nodes, rep->n_nodes);
+    memset(rep, 0, sizeof *rep);
+}
+
+int emq_verify(emq_db *db, emq_remote *against, const emq_verify_options *opt,
+               emq_verify_report *rep)
+{
+    emq_verify_options o;
+    emq_export_options eo;
+    emq_transfer_summary fs;
+    verifier v;
+    rm_names nl;
+    int rc;
+
+    if (!rep)
+        return emq_db_fail(db, EMQ_EINVAL, "verify: no report");
+    memset(rep, 0, sizeof *rep);
+    memset(&v, 0, sizeof v);
+    memset(&nl, 0, sizeof nl);
+    if ((rc = emq_db_enter(db)) < 0)
+        return rc;
+    if (!against)
+        return emq_db_fail(db, EMQ_EINVAL, "verify: no server");
+    if (opt)
+        o = *opt;
+    else
+        emq_verify_options_init(&o);
+    v.db = db;
+    v.rep = rep;
+    rep->equal = 1;
+    emq_export_options_init(&eo);
+    eo.queues = o.queues;
+    eo.n_queues = o.queues ? o.n_queues : 0;
+    if ((rc = emq_digest_each(db, &eo, on_file_key, &v, &fs)) != EMQ_OK)
+        goto done;
+    rep->file_keys = fs.keys;
+    rep->file_digest = fs.digest;
+    if (o.progress)
+        o.progress(o.progress_ctx, "reading the file", fs.keys, fs.keys,
+                   "keys");
+    emq_dg_init(&v.dg);
+    v.ko.dg = &v.dg;
+    v.ko.one = 1;
+    rep->cluster = against->cl != NULL;
+    rm_tally_reset(against);
+    if ((rc = rm_selection(db, against, o.queues, eo.n_queues, &nl)) !=
+            EMQ_OK ||
+        (rc = rm_read(db, against, nl.v, nl.nv, visit, &v, o.progress,
+                      o.progress_ctx, "reading the server")) != EMQ_OK)
+        goto done;
+    if (rm_tally_report(against, &rep->nodes, &rep->n_nodes) != EMQ_OK) {
+        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
+        goto done;
+    }
+    if (v.at < v.nk)
+        differ(&v, v.names.p + v.k[v.at].off, v.k[v.at].len,
+               "only in the file");
+    rep->server_keys = v.server_keys;
+    rep->server_digest = emq_dg_value(&v.dg);
+    /* Same keys and records but another digest cannot happen; say so
+     * rather than claim equality. */
+    if (rep->equal && rep->file_digest != rep->server_digest) {
+        rep->equal = 0;
+        snprintf(rep->reason, sizeof rep->reason, "the digests differ");
+    }
+done:
+    emq_keyout_free(&v.ko);
+    emq_buf_free(&v.names);
+    emq_mem_free(v.k);
+    rm_names_free(&nl);
+    return rc;
+}

@@ -1,0 +1,204 @@
+/*
+ * model_t0.c — the model's reads and loops beyond the wire (tier 0 of the
+ * registry): paged listings of a job set or a lane, a job's whole story
+ * (job_info), and the dead-letter requeue, batch by batch and whole. Each is
+ * written from its documented contract in terms of the model's own §6.2
+ * verbs (T2.5 state lookup, T2.13 reprocess), never from engine code.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "model_int.h"
+
+#define Q(c) ((c)->a[0].s)
+#define ARG(c, i) (&(c)->a[i])
+#define LIST_DEFAULT 100
+#define REQUEUE_DEFAULT 100
+
+int mv_get_job(mcall *c);
+int mv_get_job_state(mcall *c);
+int mv_reprocess_job(mcall *c);
+
+static int64_t score_int(double s)
+{
+    if (s >= 9.2e18) return INT64_MAX;
+    if (s <= -9.2e18) return INT64_MIN;
+    return (int64_t)s;
+}
+
+/* A page of zset `k`: the args from index o are offset, count, from. */
+static int page(mcall *c, const char *k, size_t o)
+{
+    int64_t offset = ARG(c, o)->present ? ARG(c, o)->i : 0;
+    int64_t count = ARG(c, o + 1)->present ? ARG(c, o + 1)->i : LIST_DEFAULT;
+    int tail = ARG(c, o + 2)->present && ARG(c, o + 2)->i == 1;
+    mkey *key;
+    int64_t i, n;
+    mr_array(c->r, EMQ_REPLY_ARRAY);
+    if (mk_get(c->m, k, EMQ_T_ZSET, 0, &key) != 1) return EMQ_OK;
+    n = (int64_t)key->zn;
+    for (i = offset; i < n && i - offset < count; i++) {
+        const mzm *z = &key->z[tail ? n - 1 - i : i];
+        emq_reply *e = mr_push(c->r);
+        mr_array(e, EMQ_REPLY_ARRAY);
+        mr_push_bulk(e, z->m.p, z->m.n);
+        mr_push_int(e, score_int(z->s));
+    }
+    return EMQ_OK;
+}
+
+/* list_set(q, set, offset = 0, count = 100, from = head|tail) */
+int mv_list_set(mcall *c)
+{
+    static const char *const sets[4] = {"pending", "active", "schedule",
+                                        "dead"};
+    char k[KMAX];
+    qk(k, Q(c), sets[ARG(c, 1)->i]);
+    return page(c, k, 2);
+}
+
+/* list_lane(q, g, offset = 0, count = 100, from = head|tail) */
+int mv_list_lane(mcall *c)
+{
+    char k[KMAX];
+    lk(k, Q(c), ARG(c, 1)->s, ARG(c, 1)->n);
+    return page(c, k, 2);
+}
+
+static emq_reply *map_key(emq_reply *r, const char *k)
+{
+    mr_push_bulk(r, k, strlen(k));
+    return mr_push(r);
+}
+
+/* The score of `id` in B.<set> as an integer, or nil. */
+static void score_of(mcall *c, const char *set, emq_reply *e)
+{
+    char k[KMAX];
+    mkey *key;
+    size_t i;
+    qk(k, Q(c), set);
+    if (mk_get(c->m, k, EMQ_T_ZSET, 0, &key) != 1) return;
+    for (i = 0; i < key->zn; i++)
+        if (mb_eq(&key->z[i].m, ARG(c, 1)->s, ARG(c, 1)->n)) {
+            mr_int(e, score_int(key->z[i].s));
+            return;
+        }
+}
+
+/* job_info(q, id): {state, row, deadline, run_at, logs, locked} */
+int mv_job_info(mcall *c)
+{
+    char k[KMAX];
+    mcall sub = *c;
+    emq_reply *e;
+    const unsigned char *v;
+    size_t vl;
+    int gone;
+    mr_array(c->r, EMQ_REPLY_MAP);
+    sub.r = map_key(c->r, "state");
+    mv_get_job_state(&sub);
+    sub.r = map_key(c->r, "row");
+    mv_get_job(&sub);
+    gone = sub.r->type == EMQ_REPLY_NIL;
+    score_of(c, "active", map_key(c->r, "deadline"));
+    score_of(c, "schedule", map_key(c->r, "run_at"));
+    jk(k, Q(c), ARG(c, 1)->s, ARG(c, 1)->n, "logs");
+    mr_int(map_key(c->r, "logs"), ml_len(c->m, k));
+    e = map_key(c->r, "locked");
+    jk(k, Q(c), ARG(c, 1)->s, ARG(c, 1)->n, "lock");
+    if (mk_exists(c->m, k)) {
+        mr_int(e, 1);
+    } else {
+        jk(k, Q(c), ARG(c, 1)->s, ARG(c, 1)->n, NULL);
+        mr_int(e, mh_get(c->m, k, "lock", 4, &v, &vl) ? 1 : 0);
+    }
+    return gone ? EMQ_GONE : EMQ_OK;
+}
+
+/* T2.13 on dead member `id`: 1 requeued, 0 skipped (no row, or not dead). */
+static int requeue_one(mcall *c, const mbs *id)
+{
+    marg a[2];
+    emq_reply r = {0};
+    mcall sub = *c;
+    int rc, ok;
+    a[0] = c->a[0];
+    a[1].s = (const char *)id->p;
+    a[1].n = id->n;
+    a[1].i = 0;
+    a[1].present = 1;
+    sub.a = a;
+    sub.argc = 2;
+    sub.r = &r;
+    rc = mv_reprocess_job(&sub);
+    ok = rc == EMQ_OK && r.type == EMQ_REPLY_INT && r.integer == 1;
+    model_reply_free(&r);
+    return ok;
+}
+
+/* One batch from after `after` (exclusive, byte order): adds to the counts
+ * requeued and skipped; returns the last member looked at when the batch
+ * was full (caller frees), else an empty mbs. */
+static mbs requeue_batch(mcall *c, int64_t batch, const marg *after,
+                         int64_t *requeued, int64_t *skipped)
+{
+    char k[KMAX];
+    mbs *all = NULL, last = {0};
+    size_t n, i;
+    int64_t seen = 0;
+    qk(k, Q(c), "dead");
+    n = mz_head(c->m, k, -1, 0, 0, &all);      /* a copy: we change it */
+    for (i = 0; i < n && seen < batch; i++) {
+        if (after && after->present &&
+            mb_cmp(all[i].p, all[i].n, after->s, after->n) <= 0)
+            continue;
+        seen++;
+        free(last.p);
+        last = mb_dup(all[i].p, all[i].n);
+        if (requeue_one(c, &all[i])) (*requeued)++;
+        else (*skipped)++;
+    }
+    mb_free_list(all, n);
+    if (seen < batch) {
+        free(last.p);
+        last.p = NULL;
+        last.n = 0;
+    }
+    return last;
+}
+
+/* requeue_dead_batch(q, batch = 100, after = none):
+ * [requeued, skipped, cursor or nil] */
+int mv_requeue_dead_batch(mcall *c)
+{
+    int64_t batch = ARG(c, 1)->present ? ARG(c, 1)->i : REQUEUE_DEFAULT;
+    int64_t rq = 0, sk = 0;
+    mbs last = requeue_batch(c, batch, ARG(c, 2), &rq, &sk);
+    mr_array(c->r, EMQ_REPLY_ARRAY);
+    mr_push_int(c->r, rq);
+    mr_push_int(c->r, sk);
+    if (last.p) mr_push_bulk(c->r, last.p, last.n);
+    else mr_push(c->r);
+    free(last.p);
+    return EMQ_OK;
+}
+
+/* requeue_dead(q, batch = 100): [requeued, skipped] over every batch */
+int mv_requeue_dead(mcall *c)
+{
+    int64_t batch = ARG(c, 1)->present ? ARG(c, 1)->i : REQUEUE_DEFAULT;
+    int64_t rq = 0, sk = 0;
+    marg cur = {NULL, 0, 0, 0};
+    mbs last;
+    while ((last = requeue_batch(c, batch, &cur, &rq, &sk)).p != NULL) {
+        free((void *)cur.s);
+        cur.s = (const char *)last.p;
+        cur.n = last.n;
+        cur.present = 1;
+    }
+    free((void *)cur.s);
+    mr_array(c->r, EMQ_REPLY_ARRAY);
+    mr_push_int(c->r, rq);
+    mr_push_int(c->r, sk);
+    return EMQ_OK;
+}

@@ -1,0 +1,412 @@
+/*
+ * test_paths.c — suite "paths": how a file is named and reached (issue 12,
+ * items 2, 3 and 10). One file reached through a symlink (of the file or of
+ * its directory) is one file: one node lease, one writer gate, no id minted
+ * twice; a file with two hard links is refused, since SQLite would keep a
+ * WAL per name; the side files are named after the resolved file, never
+ * written through a symlink, refused when they are not regular files owned
+ * like the database, and created with the database file's permissions; a
+ * directory, a device or a FIFO is EMQ_ECANTOPEN with its path.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <check.h>
+#include "emqlite.h"
+#include "db.h"
+#include "store.h"
+#include "relutil.h"
+#include "suites.h"
+
+static char dir[256];
+static rel_clock clk = {1767225600000};
+
+static void setup(void)
+{
+    ck_assert_int_eq(rel_mkdtemp(dir, sizeof dir, "paths"), 0);
+}
+
+static void teardown(void)
+{
+    rel_rmrf(dir);
+}
+
+static const char *in(const char *name)
+{
+    static char p[4][400];
+    static int k;
+    k = (k + 1) % 4;
+    rel_path(p[k], sizeof p[k], dir, name);
+    return p[k];
+}
+
+static int open_at(const char *p, emq_db **db, char *err, size_t errlen)
+{
+    emq_options o;
+    emq_options_init(&o);
+    o.clock = rel_clock_fn;
+    o.clock_ctx = &clk;
+    o.busy_timeout_ms = 200;
+    *db = NULL;
+    return emq_open_ex(p, &o, db, err, errlen);
+}
+
+static emq_db *must_open(const char *p)
+{
+    emq_db *db;
+    char err[512];
+    int rc = open_at(p, &db, err, sizeof err);
+    ck_assert_msg(rc == EMQ_OK, "open %s: %d %s", p, rc, err);
+    return db;
+}
+
+static int exists(const char *p)
+{
+    struct stat sb;
+    return lstat(p, &sb) == 0;
+}
+
+/* Two handles on one file, mint and enqueue alternately: distinct node ids,
+ * no duplicate id, every enqueue admitted. */
+static void two_names_one_file(const char *a, const char *b)
+{
+    emq_db *x = must_open(a), *y = must_open(b);
+    static int round;
+    char q[16];
+    snprintf(q, sizeof q, "q%d", round++);
+    ck_assert_int_ne(emq_node_id(x), emq_node_id(y));
+    for (int i = 0; i < 2000; i++) {
+        char id[EMQ_ID_SIZE];
+        emq_db *h = i % 2 ? y : x;
+        ck_assert_int_eq(emq_mint(h, "JOB", id), EMQ_OK);
+        ck_assert_int_eq(emq_enqueue(h, q, id, "p", 1), EMQ_ENQUEUED);
+    }
+    int64_t n;
+    ck_assert_int_eq(emq_pending_size(x, q, &n), EMQ_OK);
+    ck_assert_int_eq(n, 2000);
+    /* one writer gate: a write in flight through one name defers a
+     * checkpoint through the other */
+    emq_store *st = emq_db_store(x);
+    ck_assert_int_eq(emq_store_begin(st, 1, clk.now), EMQ_OK);
+    ck_assert_int_eq(emq_checkpoint(y), EMQ_EBUSY);
+    emq_store_rollback(st);
+    ck_assert_int_eq(emq_checkpoint(y), EMQ_OK);
+    emq_close(x);
+    emq_close(y);
+}
+
+START_TEST(a_symlink_and_its_target_share_the_lease_and_the_gate)
+{
+    emq_db *db = must_open(in("real.db"));
+    emq_close(db);
+    ck_assert_int_eq(symlink("real.db", in("link.db")), 0);
+    two_names_one_file(in("real.db"), in("link.db"));
+    /* the side files are the real file's only */
+    ck_assert(exists(in("real.db-emqnode")));
+    ck_assert(exists(in("real.db-emqlock")));
+    ck_assert(!exists(in("link.db-emqnode")));
+    ck_assert(!exists(in("link.db-emqlock")));
+}
+END_TEST
+
+START_TEST(a_symlinked_directory_is_resolved_too)
+{
+    char sub[400], p[400];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    ck_assert_int_eq(symlink("sub", in("alias")), 0);
+    /* created through the alias: named after the real directory */
+    snprintf(p, sizeof p, "%s/alias/x.db", dir);
+    emq_db *db = must_open(p);
+    emq_close(db);
+    ck_assert(exists(in("sub/x.db-emqnode")));
+    two_names_one_file(in("sub/x.db"), p);
+    snprintf(p, sizeof p, "%s/sub/../sub/./x.db", dir);
+    two_names_one_file(in("sub/x.db"), p);
+}
+END_TEST
+
+START_TEST(a_file_with_two_hard_links_is_refused_untouched)
+{
+    emq_db *db = must_open(in("one.db"));
+    char err[512];
+    uint64_t d0, d1;
+    int e;
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "p", 1),
+                     EMQ_ENQUEUED);
+    emq_close(db);
+    ck_assert_int_eq(link(in("one.db"), in("two.db")), 0);
+    ck_assert_int_eq(rel_file_digest(in("one.db"), &d0, &e), 0);
+    for (int k = 0; k < 2; k++) {
+        const char *p = in(k ? "two.db" : "one.db");
+        ck_assert_int_eq(open_at(p, &db, err, sizeof err), EMQ_ECANTOPEN);
+        ck_assert_ptr_null(db);
+        ck_assert_msg(strstr(err, p) && strstr(err, "hard link"), "%s", err);
+    }
+    ck_assert(!exists(in("two.db-emqnode")));
+    ck_assert(!exists(in("two.db-wal")));
+    ck_assert_int_eq(rel_file_digest(in("one.db"), &d1, &e), 0);
+    ck_assert_uint_eq(d0, d1);
+    /* one name again: it opens, with its job */
+    ck_assert_int_eq(unlink(in("two.db")), 0);
+    db = must_open(in("one.db"));
+    int64_t n;
+    ck_assert_int_eq(emq_pending_size(db, "q", &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(a_dangling_symlink_is_refused_and_nothing_is_created)
+{
+    emq_db *db;
+    char err[512];
+    ck_assert_int_eq(symlink("nowhere.db", in("dangling.db")), 0);
+    ck_assert_int_eq(open_at(in("dangling.db"), &db, err, sizeof err),
+                     EMQ_ECANTOPEN);
+    ck_assert_ptr_nonnull(strstr(err, "dangling.db"));
+    ck_assert(!exists(in("nowhere.db")));
+    ck_assert(!exists(in("dangling.db-emqnode")));
+    ck_assert(!exists(in("nowhere.db-emqnode")));
+}
+END_TEST
+
+/* --------------------------------------------------------- side files */
+
+static const char *const sides[] = {"-emqnode", "-emqlock"};
+
+/* An existing emqlite file with its side files removed. */
+static void make_db(const char *name)
+{
+    emq_db *db = must_open(in(name));
+    emq_close(db);
+    for (int i = 0; i < 2; i++) {
+        char p[420];
+        snprintf(p, sizeof p, "%s%s", in(name), sides[i]);
+        unlink(p);
+    }
+}
+
+START_TEST(a_symlinked_side_file_is_refused_and_its_target_untouched)
+{
+    static const char victim[] = "precious bytes, not a node sidecar\n";
+    char err[512], side[420], *got;
+    emq_db *db;
+    for (int i = 0; i < 2; i++) {
+        make_db("s.db");
+        ck_assert_int_eq(rel_write_file(in("victim"), victim,
+                                        sizeof victim - 1), 0);
+        snprintf(side, sizeof side, "%s%s", in("s.db"), sides[i]);
+        ck_assert_int_eq(symlink(in("victim"), side), 0);
+        ck_assert_int_eq(open_at(in("s.db"), &db, err, sizeof err),
+                         EMQ_ECANTOPEN);
+        ck_assert_msg(strstr(err, sides[i]) && strstr(err, "symbolic link"),
+                      "%s", err);
+        FILE *f = fopen(in("victim"), "rb");
+        char buf[100] = "";
+        ck_assert_ptr_nonnull(f);
+        got = fgets(buf, sizeof buf, f);
+        fclose(f);
+        ck_assert_ptr_nonnull(got);
+        ck_assert_str_eq(buf, victim);
+        unlink(side);
+        /* a dangling one: the target is not created */
+        ck_assert_int_eq(symlink(in("made-up"), side), 0);
+        ck_assert_int_eq(open_at(in("s.db"), &db, err, sizeof err),
+                         EMQ_ECANTOPEN);
+        ck_assert(!exists(in("made-up")));
+        unlink(side);
+    }
+}
+END_TEST
+
+START_TEST(a_side_file_that_is_not_a_plain_file_is_refused)
+{
+    char err[512], side[420];
+    emq_db *db;
+    for (int i = 0; i < 2; i++) {
+        make_db("n.db");
+        snprintf(side, sizeof side, "%s%s", in("n.db"), sides[i]);
+        /* a directory, a FIFO, a second hard link */
+        ck_assert_int_eq(mkdir(side, 0755), 0);
+        ck_assert_int_eq(open_at(in("n.db"), &db, err, sizeof err),
+                         EMQ_ECANTOPEN);
+        ck_assert_ptr_nonnull(strstr(err, sides[i]));
+        rmdir(side);
+        ck_assert_int_eq(mkfifo(side, 0644), 0);
+        ck_assert_int_eq(open_at(in("n.db"), &db, err, sizeof err),
+                         EMQ_ECANTOPEN);
+        ck_assert_ptr_nonnull(strstr(err, sides[i]));
+        unlink(side);
+        ck_assert_int_eq(rel_write_file(in("other"), "", 0), 0);
+        ck_assert_int_eq(link(in("other"), side), 0);
+        ck_assert_int_eq(open_at(in("n.db"), &db, err, sizeof err),
+                         EMQ_ECANTOPEN);
+        ck_assert_msg(strstr(err, "hard link"), "%s", err);
+        unlink(side);
+        unlink(in("other"));
+    }
+}
+END_TEST
+
+/* As root, a side file owned by another user is refused; as that user
+ * (and not the database's owner), the root-owned database's side files are
+ * refused too unless they are the user's own. */
+START_TEST(a_side_file_owned_by_someone_else_is_refused)
+{
+    char err[512], side[420];
+    emq_db *db;
+    if (geteuid() != 0) {
+        fprintf(stderr, "paths: not root, the ownership case is skipped\n");
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        make_db("o.db");
+        snprintf(side, sizeof side, "%s%s", in("o.db"), sides[i]);
+        ck_assert_int_eq(rel_write_file(side, "", 0), 0);
+        ck_assert_int_eq(chown(side, 65534, 65534), 0);
+        ck_assert_int_eq(open_at(in("o.db"), &db, err, sizeof err),
+                         EMQ_ECANTOPEN);
+        ck_assert_msg(strstr(err, sides[i]) && strstr(err, "owned"), "%s",
+                      err);
+        unlink(side);
+    }
+    /* created by root for a user's database: the user's */
+    make_db("u.db");
+    ck_assert_int_eq(chown(in("u.db"), 65534, 65534), 0);
+    db = must_open(in("u.db"));
+    emq_close(db);
+    for (int i = 0; i < 2; i++) {
+        struct stat sb;
+        snprintf(side, sizeof side, "%s%s", in("u.db"), sides[i]);
+        ck_assert_int_eq(stat(side, &sb), 0);
+        ck_assert_uint_eq(sb.st_uid, 65534);
+        ck_assert_uint_eq(sb.st_gid, 65534);
+    }
+}
+END_TEST
+
+START_TEST(side_files_get_the_database_files_mode_not_the_umask)
+{
+    mode_t old = umask(0);
+    struct stat sb, db_sb;
+    char side[420];
+    emq_db *db = must_open(in("m.db"));
+    emq_close(db);
+    ck_assert_int_eq(stat(in("m.db"), &db_sb), 0);
+    for (int i = 0; i < 2; i++) {
+        snprintf(side, sizeof side, "%s%s", in("m.db"), sides[i]);
+        ck_assert_int_eq(stat(side, &sb), 0);
+        ck_assert_msg((sb.st_mode & 0777) == (db_sb.st_mode & 0666),
+                      "%s is %o, the database %o", sides[i],
+                      sb.st_mode & 0777, db_sb.st_mode & 0777);
+    }
+    /* a private database: private side files */
+    make_db("m.db");
+    ck_assert_int_eq(chmod(in("m.db"), 0600), 0);
+    db = must_open(in("m.db"));
+    emq_close(db);
+    for (int i = 0; i < 2; i++) {
+        snprintf(side, sizeof side, "%s%s", in("m.db"), sides[i]);
+        ck_assert_int_eq(stat(side, &sb), 0);
+        ck_assert_uint_eq(sb.st_mode & 0777, 0600);
+    }
+    umask(old);
+}
+END_TEST
+
+/* Every descriptor emqlite holds on a side file is close-on-exec. */
+START_TEST(side_file_descriptors_are_close_on_exec)
+{
+    emq_db *db = must_open(in("c.db"));
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int seen = 0;
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) != NULL) {
+        char l[300], t[600];
+        snprintf(l, sizeof l, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(l, t, sizeof t - 1);
+        if (n <= 0) continue;
+        t[n] = 0;
+        if (!strstr(t, "c.db-emq")) continue;
+        seen++;
+        int fl = fcntl(atoi(e->d_name), F_GETFD);
+        ck_assert_msg(fl >= 0 && (fl & FD_CLOEXEC), "%s is inherited", t);
+    }
+    closedir(d);
+    ck_assert_int_eq(seen, 2);
+    emq_close(db);
+}
+END_TEST
+
+/* ---------------------------------------------------- not regular files */
+
+static void cannot_open(const char *p)
+{
+    emq_db *db = (emq_db *)1;
+    char err[512] = "";
+    int rc = open_at(p, &db, err, sizeof err);
+    ck_assert_msg(rc == EMQ_ECANTOPEN, "%s: rc %d (%s) %s", p, rc,
+                  emq_strerror(rc), err);
+    ck_assert_ptr_null(db);
+    ck_assert_msg(strstr(err, p) != NULL, "the message lacks the path: %s",
+                  err);
+}
+
+START_TEST(non_regular_files_cannot_open_and_name_their_path)
+{
+    char sub[400];
+    snprintf(sub, sizeof sub, "%s/adir", dir);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    cannot_open(sub);
+    cannot_open("/dev/null");
+    ck_assert_int_eq(mkfifo(in("fifo"), 0644), 0);
+    cannot_open(in("fifo"));
+    /* nothing was created beside them */
+    ck_assert(!exists(in("fifo-emqnode")));
+    ck_assert(!exists(in("fifo-emqlock")));
+    ck_assert(!exists(in("adir-emqnode")));
+    /* read-only handles too */
+    emq_options o;
+    emq_db *db = (emq_db *)1;
+    char err[512];
+    emq_options_init(&o);
+    o.readonly = 1;
+    ck_assert_int_eq(emq_open_ex(in("fifo"), &o, &db, err, sizeof err),
+                     EMQ_ECANTOPEN);
+    ck_assert_int_eq(emq_open_ex(sub, &o, &db, err, sizeof err),
+                     EMQ_ECANTOPEN);
+}
+END_TEST
+
+Suite *suite_paths(void)
+{
+    Suite *s = suite_create("paths");
+    TCase *t = tcase_create("names");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_add_test(t, a_symlink_and_its_target_share_the_lease_and_the_gate);
+    tcase_add_test(t, a_symlinked_directory_is_resolved_too);
+    tcase_add_test(t, a_file_with_two_hard_links_is_refused_untouched);
+    tcase_add_test(t, a_dangling_symlink_is_refused_and_nothing_is_created);
+    suite_add_tcase(s, t);
+    TCase *f = tcase_create("side files");
+    tcase_add_checked_fixture(f, setup, teardown);
+    tcase_add_test(f,
+                   a_symlinked_side_file_is_refused_and_its_target_untouched);
+    tcase_add_test(f, a_side_file_that_is_not_a_plain_file_is_refused);
+    tcase_add_test(f, a_side_file_owned_by_someone_else_is_refused);
+    tcase_add_test(f, side_files_get_the_database_files_mode_not_the_umask);
+    tcase_add_test(f, side_file_descriptors_are_close_on_exec);
+    suite_add_tcase(s, f);
+    TCase *n = tcase_create("not files");
+    tcase_add_checked_fixture(n, setup, teardown);
+    tcase_add_test(n, non_regular_files_cannot_open_and_name_their_path);
+    suite_add_tcase(s, n);
+    return s;
+}
