@@ -174,7 +174,7 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
     emq_notify *nf;
     uint32_t b, seen;
     int64_t start, deadline, real0, now, w, left;
-    double until;
+    double until = INFINITY;
     int again, rc;
 
     if ((rc = emq_db_enter(db)) < 0) return rc;
