@@ -820,6 +820,21 @@ START_TEST(the_wake_file_is_made_like_the_database_and_checked)
     d = fopen_db(&clk);
     ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 0, &j), EMQ_ECORRUPT);
     emq_close(d);
+    /* A second name of another file (a hard link planted there): refused
+     * like every side file (one link only). */
+    {
+        char other[420];
+        snprintf(other, sizeof other, "%s.other", path);
+        ck_assert_int_eq(unlink(wake), 0);
+        fd = open(other, O_WRONLY | O_CREAT, 0600);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_int_eq(link(other, wake), 0);
+        d = fopen_db(&clk);
+        ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 0, &j), EMQ_ECANTOPEN);
+        emq_close(d);
+        ck_assert_int_eq(unlink(other), 0);
+    }
     /* Deleted while nobody uses it: made again. */
     ck_assert_int_eq(unlink(wake), 0);
     d = fopen_db(&clk);
