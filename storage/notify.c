@@ -53,7 +53,6 @@ typedef struct slot {
 struct emq_notify {
     unsigned char *map;   /* FILE_SIZE bytes                             */
     int fd;               /* -1 for a private region                     */
-    int writable;
     int priv;             /* 1: a private (in-memory store) region       */
 };
 
@@ -77,7 +76,6 @@ static int open_private(emq_notify *n)
     n->map = emq_mem_calloc(1, FILE_SIZE);
     if (n->map == NULL) return EMQ_ENOMEM;
     n->fd = -1;
-    n->writable = 1;
     n->priv = 1;
     *(uint64_t *)(void *)n->map = MAGIC;
     return EMQ_OK;
@@ -112,7 +110,6 @@ int emq_notify_open(emq_store *st, emq_notify **out, char *err,
         n->fd = -1;
         goto fail;
     }
-    n->writable = 1;
     if (fstat(n->fd, &sb) != 0) {
         rc = nerr(err, errlen, EMQ_EIO, "cannot inspect", p, errno);
         goto fail;
@@ -132,24 +129,20 @@ int emq_notify_open(emq_store *st, emq_notify **out, char *err,
     if ((size_t)sb.st_size < FILE_SIZE) {
         /* Growing only: concurrent creators grow it to the same size and
          * the new bytes read as zero, a valid state. */
-        if (!n->writable || ftruncate(n->fd, (off_t)FILE_SIZE) != 0) {
-            rc = nerr(err, errlen, n->writable ? EMQ_EIO : EMQ_EREADONLY,
-                      "cannot size", p, n->writable ? errno : 0);
+        if (ftruncate(n->fd, (off_t)FILE_SIZE) != 0) {
+            rc = nerr(err, errlen, EMQ_EIO, "cannot size", p, errno);
             goto fail;
         }
     }
-    n->map = mmap(NULL, FILE_SIZE, PROT_READ | (n->writable ? PROT_WRITE : 0),
-                  MAP_SHARED, n->fd, 0);
+    n->map = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, n->fd,
+                  0);
     if (n->map == MAP_FAILED) {
         n->map = NULL;
         rc = nerr(err, errlen, EMQ_ENOMEM, "cannot map", p, errno);
         goto fail;
     }
     magic = (_Atomic uint64_t *)(void *)n->map;
-    if (n->writable)
-        atomic_compare_exchange_strong(magic, &want, MAGIC);
-    else
-        want = atomic_load(magic);
+    atomic_compare_exchange_strong(magic, &want, MAGIC);
     if (want != 0 && want != MAGIC) {
         rc = nerr(err, errlen, EMQ_ECORRUPT, "not an emqlite wake file", p,
                   0);
@@ -196,7 +189,7 @@ uint32_t emq_notify_seq(emq_notify *n, uint32_t b)
 void emq_notify_signal(emq_notify *n, uint32_t b)
 {
     slot *s;
-    if (n == NULL || !n->writable) return;
+    if (n == NULL) return;
     s = slot_of(n, b);
     atomic_fetch_add(&s->seq, 1);
     /* Both sides are sequentially consistent: either the waiter saw the
@@ -217,10 +210,10 @@ int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
         ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
         tp = &ts;
     }
-    if (n->writable) atomic_fetch_add(&s->waiters, 1);
+    atomic_fetch_add(&s->waiters, 1);
     if (atomic_load(&s->seq) == seen)
         futex(&s->seq, FUTEX_WAIT, seen, tp); /* EAGAIN: it moved */
-    if (n->writable) atomic_fetch_sub(&s->waiters, 1);
+    atomic_fetch_sub(&s->waiters, 1);
     return atomic_load(&s->seq) != seen;
 }
 
@@ -242,7 +235,6 @@ static int lease_lock(emq_notify *n, uint32_t b, short type)
 int emq_notify_lease(emq_notify *n, uint32_t b)
 {
     if (n->priv) return 1; /* a private region has one user */
-    if (!n->writable) return EMQ_EREADONLY;
     if (lease_lock(n, b, F_WRLCK) == 0) return 1;
     return errno == EAGAIN || errno == EACCES ? 0 : EMQ_EIO;
 }
