@@ -58,9 +58,10 @@
  *    refused the same way. Bindings call the _init_size function with the
  *    struct's size.
  *  - A struct the library fills (emq_job, emq_stats, emq_job_info, reports
- *    and summaries) and an element of an array the caller passes (emq_item,
- *    emq_field, ...) is frozen: within a major version its size and layout
- *    never change; new facts come through new calls.
+ *    and summaries), an element of an array the caller passes (emq_item,
+ *    emq_field, ...) and a small value struct kept inside others
+ *    (emq_backoff, emq_retry_policy) is frozen: within a major version its
+ *    size and layout never change; new facts come through new calls.
  *  - Handles (emq_db, emq_sub, emq_importer, ...) are opaque.
  */
 #ifndef EMQLITE_H
@@ -1394,6 +1395,326 @@ void emq_import_abort(emq_importer *im);
  */
 int emq_digest(emq_db *db, const emq_export_options *opt,
                emq_transfer_summary *sum);
+
+/* ------------------------------------------- Scheduling and the worker */
+
+/*
+ * PROTOCOL.md §6.5 T5.8-T5.13: the repeat registry and the pump sweep that
+ * fires it, backoff, the stalled sweep, the lock plane, and the consumer
+ * loop — here a waiting claim (emq_claim_wait) and a worker pool
+ * (emq_pool_start). Every call that touches the store is a registry verb
+ * (emq_call names: repeat_register, repeat_cancel, repeat_advance,
+ * repeat_due, repeat_count, sweep, backoff, stalled_check, job_stalled,
+ * lock_key_set, lock_field_set, lock_key_del, lock_field_del,
+ * lock_key_refresh, lock_track, lock_untrack, lock_beat); doc/SCHEDULING.md
+ * tells the whole story.
+ */
+
+/** A source of 64 random bits (jitter). `ctx` is the pointer given with
+ *  it. */
+typedef uint64_t (*emq_random_fn)(void *ctx);
+
+/**
+ * The host clock (HOST-NOW of PROTOCOL.md §0): the clock the repeat
+ * registry scores with (D-11). NULL (the default) makes it the handle's
+ * clock (emq_set_clock); install a separate one to drive registrations
+ * and transitions independently in tests.
+ */
+void emq_set_host_clock(emq_db *db, emq_clock_fn clock, void *ctx);
+
+/** The random source of jitter (the `backoff` verb, the worker's
+ *  retries). NULL (the default) restores the handle's own generator. */
+void emq_set_random(emq_db *db, emq_random_fn fn, void *ctx);
+
+/* T5.8 the repeat registry. Names are 1-255 bytes without NUL or ':'
+ * (EMQ_EINVAL otherwise); scores are HOST-NOW based. */
+
+/**
+ * T5.8 register: a registration `name` firing `tpl` (`len` bytes) as a
+ * fresh job every `every_ms` (> 0) ms, first at HOST-NOW + `first_in_ms`
+ * (>= 0). Returns EMQ_OK (registered) or EMQ_EXISTS (a record of that
+ * name exists; nothing changes).
+ */
+int emq_repeat_register(emq_db *db, const char *q, const char *name,
+                        int64_t every_ms, const void *tpl, size_t len,
+                        int64_t first_in_ms);
+/** T5.8 cancel: remove the registration and its record. EMQ_OK
+ *  (cancelled) or EMQ_ABSENT (it was not registered). */
+int emq_repeat_cancel(emq_db *db, const char *q, const char *name);
+/** T5.8 advance: next run at HOST-NOW + `every_ms` (> 0). EMQ_OK
+ *  (advanced) or EMQ_ABSENT (no record: the name left the registry). */
+int emq_repeat_advance(emq_db *db, const char *q, const char *name,
+                       int64_t every_ms);
+
+/** One registration, as emq_repeat_due and emq_repeat_list return it. */
+typedef struct emq_repeat {
+    char *name;             /**< NUL-terminated                           */
+    size_t name_len;
+    int64_t every_ms;       /**< -1 when the record lacks a valid one     */
+    unsigned char *tpl;     /**< the template (NUL-terminated), NULL when
+                                 the record lacks it                      */
+    size_t tpl_len;
+    int64_t next_ms;        /**< the next run (the registry's score);
+                                 emq_repeat_list only, 0 from due         */
+} emq_repeat;
+
+/**
+ * T5.8 due: up to `limit` (> 0) registrations whose next run is at or
+ * before HOST-NOW, in registry order. `*out` receives an array of `*n`
+ * (free with emq_repeats_free).
+ */
+int emq_repeat_due(emq_db *db, const char *q, int64_t limit,
+                   emq_repeat **out, size_t *n);
+/** Every registration of `q` in registry order (a read of the same keys;
+ *  not a protocol verb). */
+int emq_repeat_list(emq_db *db, const char *q, emq_repeat **out, size_t *n);
+void emq_repeats_free(emq_repeat *r, size_t n);
+/** T5.8 count: the number of registrations, into `*n`. */
+int emq_repeat_count(emq_db *db, const char *q, int64_t *n);
+
+/** What one sweep did. */
+typedef struct emq_sweep_counts {
+    int64_t promoted;   /**< scheduled jobs moved to pending (T1.7)       */
+    int64_t fired;      /**< repeat occurrences enqueued                  */
+    int64_t delivered;  /**< flow outbox entries delivered (T4.10)        */
+} emq_sweep_counts;
+
+/**
+ * T5.9 the pump sweep [multi-tx]: promote up to `batch` (> 0) due jobs;
+ * fire each due registration (a freshly minted JOB id enqueued with the
+ * template, then advanced; a registration whose record is incomplete is
+ * cancelled); deliver up to `batch` flow completions. Each step is its own
+ * transition: a crash between two leaves what committed, and the next
+ * sweep carries on (doc/SCHEDULING.md). A registration the store refuses
+ * (a template above max_payload) is skipped and stays due. Returns EMQ_OK
+ * with `*out` (may be NULL), or the first failure of the store.
+ */
+int emq_sweep(emq_db *db, const char *q, int64_t batch,
+              emq_sweep_counts *out);
+
+/* T5.10 backoff (host, pure). */
+#define EMQ_BACKOFF_FIXED       1 /**< `delay_ms` every time               */
+#define EMQ_BACKOFF_EXPONENTIAL 2 /**< min(base_ms * 2^(attempts-1), cap_ms) */
+
+/** A backoff policy: fixed(delay_ms >= 0) or exponential(base_ms >= 1,
+ *  cap_ms >= 1), wrapped in `jitter` layers of jitter (each a uniform
+ *  integer in [0, inner], 0 when inner <= 0). */
+typedef struct emq_backoff {
+    int kind;           /**< EMQ_BACKOFF_FIXED or EMQ_BACKOFF_EXPONENTIAL */
+    int64_t delay_ms;   /**< fixed                                        */
+    int64_t base_ms;    /**< exponential                                  */
+    int64_t cap_ms;     /**< exponential                                  */
+    int jitter;         /**< 0: none; n: jitter applied n times (<= 8)    */
+} emq_backoff;
+
+/**
+ * The delay after the failed attempt `attempts` (>= 1, the token of the
+ * attempt that failed) into `*delay_ms`; `rnd` (NULL: a built-in
+ * generator, per thread) draws jitter. Returns EMQ_OK or EMQ_EINVAL (bad
+ * policy or attempts).
+ */
+int emq_backoff_delay(const emq_backoff *p, int64_t attempts,
+                      emq_random_fn rnd, void *ctx, int64_t *delay_ms);
+/**
+ * Parse a policy written as the `backoff` verb's words joined by ':':
+ * "fixed:MS", "exponential:BASE:CAP", "jitter:POLICY". EMQ_OK or
+ * EMQ_EINVAL. emq_backoff_format writes the same form into `buf` (`n`
+ * bytes) and returns its length (0 when it does not fit).
+ */
+int emq_backoff_parse(const char *spec, emq_backoff *out);
+size_t emq_backoff_format(const emq_backoff *p, char *buf, size_t n);
+
+/** T5.11 what one stalled sweep found (free with emq_stalled_clear). */
+typedef struct emq_stalled {
+    char (*recovered)[EMQ_ID_SIZE]; /**< back in pending (or their lane)  */
+    size_t nrecovered;
+    char (*dead)[EMQ_ID_SIZE];      /**< dead-lettered ("stalled")        */
+    size_t ndead;
+} emq_stalled;
+
+/**
+ * T5.11 stalled sweep: each of up to `limit` (> 0) lapsed leases counts a
+ * stall on its row; at `max_stalled` (> 0) stalls it is dead-lettered with
+ * last_error "stalled", otherwise returned to pending (a grouped job to its
+ * lane, offered unless the lane is paused). Grouped jobs free their
+ * in-flight slot either way. `*out` may be NULL. EMQ_EINVAL when
+ * max_stalled or limit is not positive.
+ */
+int emq_stalled_check(emq_db *db, const char *q, int64_t max_stalled,
+                      int64_t limit, emq_stalled *out);
+void emq_stalled_clear(emq_stalled *s);
+/** T5.11 job_stalled?: `*stalled` = 1 when the row counts a stall. */
+int emq_job_stalled(emq_db *db, const char *q, const char *id, int *stalled);
+
+/* T5.12 the lock plane: markers that make remove_job refuse EMQLOCK while
+ * a holder works, and that self-expire after a crashed holder's lease. */
+
+/** The lock plane's timings for a lease (Appendix B vectors). */
+typedef struct emq_lock_timing {
+    int64_t extend_ms;      /**< round(lease * ratio) in [1, lease - 1]    */
+    int64_t marker_ttl_ms;  /**< max(1, round(lease * multiple))           */
+} emq_lock_timing;
+/** Timings for `lease_ms` (> 0) with `ratio` and `multiple` (<= 0: the
+ *  defaults 0.5 and 2). */
+emq_lock_timing emq_lock_timing_of(int64_t lease_ms, double ratio,
+                                   double multiple);
+
+/**
+ * T5.12 track: the lock key J(id).lock = token with a key TTL and the row's
+ * `lock` field = token with the same field TTL (`marker_ttl_ms` > 0), in
+ * one transaction. A job without a row gets a lock-only row. EMQ_OK.
+ */
+int emq_lock_track(emq_db *db, const char *q, const char *id, int64_t token,
+                   int64_t marker_ttl_ms);
+/** T5.12 untrack: delete the lock key and the lock field. EMQ_OK. */
+int emq_lock_untrack(emq_db *db, const char *q, const char *id);
+/**
+ * T5.12 beat: extend every (ids[i], tokens[i]) to NOW + `lease_ms` (T1.12)
+ * and reset both markers of each extended one to `marker_ttl_ms`, in one
+ * transaction. `dropped[i]` = 1 for each pair not extended (may be NULL
+ * when n is 0); `*ndropped` (may be NULL) their count.
+ */
+int emq_lock_beat(emq_db *db, const char *q, size_t n,
+                  const char *const *ids, const int64_t *tokens,
+                  int64_t lease_ms, int64_t marker_ttl_ms, int *dropped,
+                  size_t *ndropped);
+
+/**
+ * T5.13 a waiting claim. Returns lapsed leases (T1.8 reap) and due jobs
+ * (T1.7 promote) to pending, claims one job — from the flat pending set or
+ * from the fair lanes — and when there is none waits without polling until
+ * a commit by any handle on the file (in this process or another) adds to
+ * the queue's pending set, offers a lane (WAKE), or resumes the queue;
+ * until a scheduled job or a lease falls due; or until `timeout_ms` passed
+ * (0: no wait; < 0: no limit). The timeout runs on the handle's clock and,
+ * for clocks that do not move on their own, on real time as well, which
+ * ever is first. A job enqueued between the look and the wait is claimed
+ * at once. Returns EMQ_OK with `*job` (release with emq_job_clear),
+ * EMQ_EMPTY (timed out, or interrupted), or a failure; EMQ_ECANTOPEN /
+ * EMQ_EREADONLY when the wake file beside the database (<path>-emqwake)
+ * cannot be opened, EMQ_ECORRUPT when another file holds its name.
+ */
+int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
+                   int64_t timeout_ms, emq_job *job);
+/** Make the handle's current (or next) emq_claim_wait return EMQ_EMPTY
+ *  promptly. Safe from any thread and from a signal handler. */
+void emq_claim_wait_interrupt(emq_db *db);
+
+/* Retry policies: host-side configuration (L4), kept in the file beside the
+ * keyspace (table `hostconf`), never exported: an export to Valkey carries
+ * the same keys with or without them (doc/SCHEDULING.md). */
+
+/** A retry policy: the attempts cap and the backoff between attempts. */
+typedef struct emq_retry_policy {
+    int64_t max_attempts;   /**< > 0: dead-letter when attempts reach it  */
+    emq_backoff backoff;
+} emq_retry_policy;
+
+/**
+ * Store the retry policy of queue `q` (id NULL) or of one job of it, or
+ * remove it (`p` NULL). EMQ_OK; EMQ_EINVAL for a bad policy.
+ */
+int emq_policy_set(emq_db *db, const char *q, const char *id,
+                   const emq_retry_policy *p);
+/**
+ * The policy that applies to job `id` of `q` (id NULL: the queue's): the
+ * job's own, else the queue's. EMQ_OK with `*p`, or EMQ_ABSENT (none set).
+ */
+int emq_policy_get(emq_db *db, const char *q, const char *id,
+                   emq_retry_policy *p);
+/**
+ * T1.6 retry under the stored policy: the delay is the policy's backoff at
+ * attempts = `token`, the cap its max_attempts; without a stored policy,
+ * `fallback` (NULL: Appendix C's 3 attempts, fixed 1000 ms). Returns what
+ * emq_retry returns (EMQ_SCHEDULED, EMQ_DEAD, EMQ_ESTALE...).
+ */
+int emq_retry_by_policy(emq_db *db, const char *q, const char *id,
+                        int64_t token, const void *error, size_t error_len,
+                        const emq_retry_policy *fallback);
+
+/* The worker pool: N threads, each with its own handle on one file, each
+ * looping emq_claim_wait -> handler -> complete or retry, while one more
+ * thread extends the leases of the jobs in hand and runs the pump. */
+
+#define EMQ_WORK_DONE      0 /**< complete the job (with `result`, if any) */
+#define EMQ_WORK_FAILED    1 /**< retry under the policy (`error`: reason) */
+#define EMQ_WORK_ABANDONED 2 /**< neither: stop extending, let the lease
+                                  lapse (reap returns it to pending)       */
+
+/** What a handler reports for one job. Filled with EMQ_WORK_DONE and
+ *  nothing else before the handler runs; the pointers must stay valid
+ *  until the handler's thread calls it again. */
+typedef struct emq_outcome {
+    int verdict;              /**< EMQ_WORK_*                              */
+    const void *result;       /**< DONE: the result for a flow parent     */
+    size_t result_len;
+    const void *error;        /**< FAILED: last_error ("handler failed")  */
+    size_t error_len;
+    int64_t delay_ms;         /**< FAILED: >= 0 overrides the backoff     */
+} emq_outcome;
+
+/** Run one job. Called on a worker thread; `job` is valid during the
+ *  call only. */
+typedef void (*emq_handler_fn)(void *ctx, const char *q, const emq_job *job,
+                               emq_outcome *out);
+
+/** After each job (`verdict` EMQ_WORK_*; `rc` the result of the complete
+ *  or retry: EMQ_OK, EMQ_SCHEDULED, EMQ_DEAD, EMQ_ESTALE...). Called on
+ *  the worker thread. */
+typedef void (*emq_work_event_fn)(void *ctx, const char *q,
+                                  const emq_job *job, int verdict, int rc);
+
+typedef struct emq_worker_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
+    const char *queue;           /**< required                            */
+    emq_handler_fn handler;      /**< required                            */
+    void *handler_ctx;
+    int workers;                 /**< threads (1)                         */
+    int64_t lease_ms;            /**< 30000                               */
+    int64_t extend_ms;           /**< beat; 0: the lock plane's (lease/2) */
+    emq_retry_policy retry;      /**< without a stored policy: 3, fixed
+                                      1000 (Appendix C)                  */
+    int64_t pump_ms;             /**< sweep beat (1000); < 0: no pump     */
+    int track_locks;             /**< 1: lock markers while a job runs    */
+    int64_t max_jobs;            /**< stop after this many (0: never)     */
+    int64_t idle_ms;             /**< stop after idling this long (< 0:
+                                      never)                             */
+    emq_work_event_fn on_event;  /**< may be NULL                         */
+    void *event_ctx;
+} emq_worker_options;
+
+/** Fill `w` with the defaults documented on each field. */
+void emq_worker_options_init_size(emq_worker_options *o, size_t size);
+#define emq_worker_options_init(o) \
+    emq_worker_options_init_size((o), sizeof *(o))
+
+typedef struct emq_pool emq_pool;
+
+/** What a pool did. */
+typedef struct emq_pool_stats {
+    int64_t claimed, completed, retried, dead, abandoned, stale, errors;
+} emq_pool_stats;
+
+/**
+ * Start a pool on the file at `path` (not ":memory:": every thread opens
+ * its own handle) with open options `o` (may be NULL). Returns EMQ_OK with
+ * `*out`, EMQ_EINVAL, or the failure of opening a handle (nothing runs).
+ */
+int emq_pool_start(const char *path, const emq_options *o,
+                   const emq_worker_options *w, emq_pool **out);
+/** Ask every worker to finish its current job and stop. Safe from any
+ *  thread and from a signal handler. */
+void emq_pool_stop(emq_pool *p);
+/** Extend the lease of every job in hand now (what the beat does every
+ *  extend interval) and return once that transaction ended. EMQ_OK. */
+int emq_pool_beat(emq_pool *p);
+/** Wait for every thread and report what the pool did. Returns EMQ_OK, or
+ *  the first failure that stopped a worker. The pool stays valid (a late
+ *  emq_pool_stop is harmless) until emq_pool_free. */
+int emq_pool_join(emq_pool *p, emq_pool_stats *stats);
+/** Close the pool's handles and release it (after emq_pool_join; NULL is
+ *  ignored). */
+void emq_pool_free(emq_pool *p);
 
 /* ------------------------------------------------------ Invariant checker */
 

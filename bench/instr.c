@@ -168,6 +168,8 @@ int bench_instr_main(const char *what, const char *dir, int64_t n)
     unlink(p2);
     snprintf(p2, sizeof p2, "%s-emqnode", path);
     unlink(p2);
+    snprintf(p2, sizeof p2, "%s-emqwake", path);
+    unlink(p2);
 #ifdef BENCH_CALLGRIND
     printf("instr %s n=%lld callgrind-macros=yes\n", what, (long long)n);
 #else
@@ -322,10 +324,11 @@ int bench_pages_main(const char *dir, FILE *out)
         if (rc != 0) fprintf(stderr, "emqlite-bench: %s\n", s.err);
         if (s.h) s.ops->close(&s);
         {
-            static const char *const sfx[] = {"", "-wal", "-shm", "-emqnode"};
+            static const char *const sfx[] = {"", "-wal", "-shm", "-emqnode",
+                                              "-emqwake"};
             char p[1100];
             size_t k;
-            for (k = 0; k < 4; k++) {
+            for (k = 0; k < 5; k++) {
                 snprintf(p, sizeof p, "%s%s", path, sfx[k]);
                 unlink(p);
             }

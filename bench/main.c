@@ -77,7 +77,7 @@ static const char *sync_name(int sync)
 static void remove_db(const char *path)
 {
     static const char *const suffix[] = {"", "-wal", "-shm", "-journal",
-                                         "-emqnode"};
+                                         "-emqnode", "-emqwake"};
     char p[1100];
     size_t i;
     for (i = 0; i < sizeof suffix / sizeof *suffix; i++) {

@@ -203,6 +203,8 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
         if (err[0] == 0) snprintf(err, sizeof err, "%s", emq_strerror(rc));
         goto fail;
     }
+    emq_store_set_watch(st, emq_wake_rules); /* commits that can wake a
+                                                claim signal (wait.c) */
     rc = emq_fence_pass(st, o.readonly, clock(o.clock_ctx), err, sizeof err);
     if (rc < 0) goto fail;
     rc = emq_node_lease(st, o.node_id, o.readonly, &node, &fd, err,

@@ -21,6 +21,7 @@
 #include "emqlite.h"
 #include "store.h"
 #include "keys.h"
+#include "plane.h"
 
 #define EMQ_ERRMSG_MAX 512
 
@@ -41,6 +42,7 @@ struct emq_db {
     int ev_depth;            /* > 0 while callbacks run                  */
     int64_t ev_keep;         /* retention (0: the defaults)              */
     int64_t ev_max_age;
+    emq_sched sched;         /* the scheduling plane's state (plane.h)    */
 };
 
 /** The store under a handle (tests, the golden replayer, tools). */

@@ -167,11 +167,13 @@ int emq_hash_create(emq_store *st, const void *key, size_t klen,
         *created = 1;
         return EMQ_OK;
     }
-    /* The name exists: it still counts as absent if it has expired. */
-    emq_keyrow kr;
-    if ((rc = emq_key_lookup(st, key, klen, EMQ_T_NONE, &kr, 0)) != EMQ_OK)
+    /* The name exists: it still counts as absent if it has expired, or if
+     * it is a hash whose every field has expired (emq_key_type drops
+     * either). */
+    int type;
+    if ((rc = emq_key_type(st, key, klen, &type)) != EMQ_OK)
         return rc;
-    if (kr.type != EMQ_T_NONE)
+    if (type != EMQ_T_NONE)
         return EMQ_OK;
     return emq_hash_create(st, key, klen, fv, n, created);
 }
@@ -193,6 +195,8 @@ int emq_hash_del(emq_store *st, const void *key, size_t klen,
     rc = store_back(st, key, klen, 1);
     if (rc == EMQ_OK && removed)
         *removed = 1;
+    if (rc == EMQ_OK)
+        emq_store_watch(st, EMQ_WATCH_HDEL, key, klen);
     return rc;
 }
 
@@ -307,7 +311,7 @@ done:
 int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
                    size_t n, int *existed)
 {
-    int exists, wrote = 0;
+    int exists, wrote = 0, deleted = 0;
     int rc = load(st, key, klen, &exists);
     if (existed)
         *existed = rc == EMQ_OK && exists;
@@ -332,7 +336,7 @@ int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
         case EMQ_HOP_DEL:
             if (i >= 0) {
                 emq_hc_remove(&st->hf, (size_t)i);
-                wrote = 1;
+                wrote = deleted = 1;
             }
             break;
         case EMQ_HOP_INCR: {
@@ -358,5 +362,9 @@ int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
             return emq_store_err(st, EMQ_EINTERNAL, "bad hash step");
         }
     }
-    return wrote ? store_back(st, key, klen, exists) : EMQ_OK;
+    if (wrote && (rc = store_back(st, key, klen, exists)) != EMQ_OK)
+        return rc;
+    if (deleted)
+        emq_store_watch(st, EMQ_WATCH_HDEL, key, klen);
+    return EMQ_OK;
 }

@@ -74,6 +74,7 @@ int emq_list_push(emq_store *st, const void *key, size_t klen, int right,
         return emq_store_fail(st, rc);
     if (len)
         *len = n + 1;
+    emq_store_watch(st, EMQ_WATCH_PUSH, key, klen);
     return EMQ_OK;
 }
 

@@ -25,6 +25,7 @@
 #include "journal.h"
 #include "store_int.h"
 #include "evlog.h"
+#include "notify.h"
 
 /* ------------------------------------------------------------------ SQL */
 
@@ -934,6 +935,7 @@ void emq_store_close(emq_store *st)
         sqlite3_finalize(st->stmt[i]);
     sqlite3_close(st->db);
     emq_wgate_close(st);
+    emq_notify_close(st->notify);
     emq_buf_free(&st->hraw);
     emq_buf_free(&st->hkey);
     for (int i = 0; i < EMQ_KCACHE; i++)
@@ -1035,6 +1037,7 @@ int emq_store_commit(emq_store *st)
         st->kc_version = data_version(st); /* our own commit moved it */
         emq_wgate_leave(st);
     }
+    emq_store_watch_end(st, 1); /* visible to every reader now */
     if (st->tx_write && st->opts.checkpoint_frames > 0 &&
         st->wal_frames >= st->opts.checkpoint_frames)
         emq_store_checkpoint(st); /* best effort: a busy reader defers it */
@@ -1045,6 +1048,7 @@ void emq_store_rollback(emq_store *st)
 {
     st->hvalid = 0;
     emq_kc_clear(st);
+    emq_store_watch_end(st, 0);
     if (!st->in_tx)
         return;
     /* Statements left mid-step (an error path) must be reset first. */

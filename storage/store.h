@@ -90,6 +90,19 @@ typedef struct emq_store emq_store;
  */
 typedef int (*emq_judge_fn)(void *ctx, int type, const void *val, size_t len,
                             char *err, size_t errlen);
+/* Watch rules (notify.c): a write of kind `event` to a key whose bytes
+ * after its hash tag ("{...}") equal `rest` marks the tag's bucket of the
+ * wake file, signalled when the transaction commits. A table ends with a
+ * NULL `rest`. The store knows nothing of what the keys mean: the engine
+ * hands it the rules. */
+enum { EMQ_WATCH_ZADD = 1, /* a member added to a sorted set (not a score
+                              update)                                  */
+       EMQ_WATCH_PUSH,     /* a list push                              */
+       EMQ_WATCH_HDEL };   /* a hash field deleted                     */
+typedef struct emq_watch_rule {
+    int event;
+    const char *rest;
+} emq_watch_rule;
 
 typedef struct emq_store_opts {
     int synchronous;       /* EMQ_SYNC_NORMAL / EMQ_SYNC_FULL */
@@ -179,6 +192,25 @@ int emq_store_commit(emq_store *st);
 void emq_store_rollback(emq_store *st);
 /** RESTART checkpoint (takes the write lock; never races a commit). */
 int emq_store_checkpoint(emq_store *st);
+
+/* ------------------------------------------------ host configuration */
+/* hostconf.c: byte values under (namespace, key) outside the keyspace —
+ * never exported, digested or checked. Inside a transaction; put needs a
+ * write one and deletes with v NULL. get: EMQ_OK or EMQ_NOTFOUND. */
+int emq_hostconf_get(emq_store *st, const char *ns, const void *k,
+                     size_t klen, emq_buf *out);
+int emq_hostconf_put(emq_store *st, const char *ns, const void *k,
+                     size_t klen, const void *v, size_t vlen);
+
+/** Install the watch rules (a table that outlives the store; NULL: no
+ *  write signals anything, the default). */
+void emq_store_set_watch(emq_store *st, const emq_watch_rule *rules);
+
+/** The store's wake file (notify.h), opened on first use beside the
+ *  database (a private region for a memory store). EMQ_OK with `*out`
+ *  (owned by the store), or the open failure with the store's message. */
+struct emq_notify;
+int emq_store_notifier(emq_store *st, struct emq_notify **out);
 
 /* ---------------------------------------------------------------- keys */
 

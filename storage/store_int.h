@@ -85,6 +85,14 @@ struct emq_store {
     int64_t kc_version;
     int ev_table;        /* evlog.c: 1 once emq_events is known to exist */
     char errmsg[512];
+    /* The wake file (notify.c), opened on first use, and the buckets the
+     * open transaction marked (signalled at commit). */
+    const emq_watch_rule *watch; /* emq_store_set_watch()               */
+    struct emq_notify *notify;
+    int notify_failed;   /* opening failed: commits skip this many more
+                            before they try again                      */
+    int wdirty_any;
+    uint64_t wdirty[1024 / 64]; /* one bit per bucket (notify.h)        */
 };
 
 /* A key row as stored in kv. */
@@ -130,6 +138,11 @@ int emq_wgate_enter(emq_store *st, int *waited_ms);
 void emq_wgate_leave(emq_store *st);
 int emq_wgate_try_exclusive(emq_store *st);
 
+/** The host configuration table (hostconf.c), schema step 5. */
+#define EMQ_HOSTCONF_DDL                                                  \
+    "CREATE TABLE hostconf(ns TEXT NOT NULL, k BLOB NOT NULL,"            \
+    " v BLOB NOT NULL, PRIMARY KEY(ns, k)) WITHOUT ROWID;"
+
 /** Run fixed SQL text (one or more statements); EMQ_OK or the failure with
  *  its message. */
 int emq_store_exec(emq_store *st, const char *sql);
@@ -151,6 +164,10 @@ int emq_rowsum_load(emq_store *st);
  *  compute and verify checksums and those that do not (store.c). Call it
  *  only between statements. */
 void emq_store_set_sums(emq_store *st, int on);
+/** Watch rules (notify.c): mark the bucket of a write that matches one;
+ *  at the end of a transaction signal the marks (committed) or drop them. */
+void emq_store_watch(emq_store *st, int event, const void *key, size_t klen);
+void emq_store_watch_end(emq_store *st, int committed);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);

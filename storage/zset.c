@@ -86,7 +86,10 @@ int emq_zset_add(emq_store *st, const void *key, size_t klen,
         return EMQ_OK;
     if (had && (rc = row_op(st, S_Z_DEL, kid, m, mlen, old)) != EMQ_OK)
         return rc;
-    return row_op(st, S_Z_INSERT, kid, m, mlen, score);
+    rc = row_op(st, S_Z_INSERT, kid, m, mlen, score);
+    if (rc == EMQ_OK && !had)
+        emq_store_watch(st, EMQ_WATCH_ZADD, key, klen);
+    return rc;
 }
 
 int emq_zset_rem(emq_store *st, const void *key, size_t klen,

@@ -199,14 +199,16 @@ int emq_golden_run_case_opts(const emq_golden_exec *ex,
 
 /**
  * The whole replay program, shared by every executor's main():
- *   PROG [--quiet] [--parse-only] [--case NAME] [--stop] FILE...
+ *   PROG [--quiet] [--parse-only] [--case NAME] [--stop] [--whole] FILE...
  * replays every case of each file on `ex` and prints one line per case,
  * "PASS <case>" (not with --quiet) or "FAIL <case>: step N (<verb>): what
  * differed" (or "SKIP <case>: why" for a case the executor's case_skip
  * refuses), then exactly "N passed, N failed" (", N skipped" appended when
  * a case was skipped). --parse-only loads and
  * decodes every step without running anything (`ex` may be NULL); --case
- * runs only the cases of that name; --stop ends at the first failure.
+ * runs only the cases of that name; --stop ends at the first failure;
+ * --whole replays multi-part verbs whole (the executor's choice of verbs,
+ * else every one).
  * Returns the exit status: 0 when every case passed, 1 when one failed, 2 on
  * a usage or load error.
  */

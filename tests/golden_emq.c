@@ -39,6 +39,7 @@ typedef struct emqx {
     emq_json *published;   /* the last progress event of the step, or NULL */
     int npublished;        /* progress events seen during the step          */
     int oom;
+    uint64_t cell;   /* the trace's mint cell (ts << 12 | seq), per case */
 } emqx;
 
 /* The subscription's callback: keep the step's progress event. */
@@ -64,6 +65,19 @@ static void on_event(void *ctx, const emq_event *ev)
 static int64_t virtual_clock(void *ctx)
 {
     return ((emqx *)ctx)->now;
+}
+
+/* Ids a verb mints (the sweep's occurrences), as the traces minted them
+ * (golden README, Time): PROTOCOL.md §4.2 from the virtual clock, node 1,
+ * a cell that starts empty at each case. */
+static int trace_mint(void *ctx, char out[EMQ_ID_SIZE])
+{
+    emqx *x = ctx;
+    uint64_t floor = (uint64_t)(x->now - EMQ_EPOCH_MS) << 12;
+    uint64_t cell = x->cell > floor ? x->cell : floor;
+    x->cell = cell + 1;
+    return emq_id_encode("JOB", (cell >> 12) << 22 | UINT64_C(1) << 12 |
+                         (cell & 0xFFF), out);
 }
 
 static void say(emq_json_buf *b, const char *fmt, const char *a)
@@ -100,6 +114,8 @@ static int x_begin(void *ctx, const emq_golden_case *c, emq_json_buf *err)
         x->db = NULL;
         return -1;
     }
+    x->cell = 0;
+    emq_sched_set_mint_hook(x->db, trace_mint, x);
     return 0;
 }
 
@@ -640,6 +656,18 @@ int emq_golden_emq_load(emq_golden_exec *ex, const emq_json *ks,
 emq_db *emq_golden_emq_db(const emq_golden_exec *ex)
 {
     return ex && ex->ctx ? ((const emqx *)ex->ctx)->db : NULL;
+}
+
+void emq_golden_emq_observe(emq_golden_exec *ex, const char *id, size_t n)
+{
+    emqx *x = ex->ctx;
+    char ns[4];
+    uint64_t snow, cell;
+    if (emq_id_parse(id, n, ns, &snow) != EMQ_OK)
+        return;
+    cell = (snow >> 22) << 12 | (snow & 0xFFF);
+    if (cell + 1 > x->cell)
+        x->cell = cell + 1;
 }
 
 int emq_golden_emq_exec(emq_golden_exec *ex)

@@ -30,4 +30,9 @@ int emq_golden_emq_load(emq_golden_exec *ex, const emq_json *ks,
  *  differential's raw writes and token reads). The executor keeps it. */
 emq_db *emq_golden_emq_db(const emq_golden_exec *ex);
 
+/** An id the trace's host minted in a step this executor did not run (a
+ *  borrowed stream append): the case's mint cell moves past it, as the
+ *  host's shared cell did, so later mints (the sweep's) match the trace. */
+void emq_golden_emq_observe(emq_golden_exec *ex, const char *id, size_t n);
+
 #endif /* EMQ_TEST_GOLDEN_EMQ_H */

@@ -109,6 +109,7 @@ struct emq_rx {
     int old_consumers;   /* the engine predates Redis 7.2's eager consumer
                           * creation (see consumer_compat)               */
     long compat_steps;   /* steps consumer_compat completed             */
+    uint64_t cell;       /* the host's mint cell (ts << 12 | seq), per case */
 };
 
 static void say(emq_json_buf *b, const char *fmt, ...)
@@ -2194,13 +2195,11 @@ static int h_add_bulk(sc *k)
  * not deliver stops the pass. The delivered entries are trimmed off; the
  * reply counts them.
  */
-static int h_deliver_flow_completions(sc *k)
+static int deliver_pass(sc *k, int64_t batch, int64_t *out)
 {
-    int64_t batch = arg_i(k, "batch"), d = 0;
+    int64_t d = 0;
     redisReply *r;
     uint64_t snow;
-    if (k->bad)
-        return -1;
     r = cmdf(k, "LRANGE emq:{%s}:flow:outbox 0 %lld", k->q,
              (long long)batch - 1);
     if (!r || r->type != REDIS_REPLY_ARRAY) {
@@ -2267,6 +2266,19 @@ static int h_deliver_flow_completions(sc *k)
             return -1;
         freeReplyObject(r);
     }
+    *out = d;
+    return 0;
+}
+
+static int h_deliver_flow_completions(sc *k)
+{
+    int64_t batch = arg_i(k, "batch"), d = 0;
+    if (k->bad)
+        return -1;
+    if (deliver_pass(k, batch, &d) != 0)
+        return -1;
+    if (k->res->reply)
+        return 0; /* the pass answered (an error reply) */
     k->res->reply = emq_json_new_int(d);
     return k->res->reply ? 0 : -1;
 }
@@ -2828,6 +2840,162 @@ static int h_lock_key_refresh(sc *k)
     return call_reply(k);
 }
 
+/* T5.12 untrack(q, id): delete the lock key, then the row's lock field
+ * (two host commands); nil. */
+static int h_lock_untrack(sc *k)
+{
+    redisReply *r;
+    cmd(k, "DEL");
+    push_job(k, "id", "lock");
+    if ((r = call(k)) == NULL)
+        return -1;
+    freeReplyObject(r);
+    cmd(k, "HDEL");
+    push_job(k, "id", "");
+    push_s(&k->a, "lock");
+    if ((r = call(k)) == NULL)
+        return -1;
+    freeReplyObject(r);
+    k->res->reply = emq_json_new_null();
+    return k->res->reply ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ the pump */
+
+/* A JOB id minted by §4.2 from the virtual clock, node 1, the case's cell
+ * (golden README, Time). */
+static void mint_job(sc *k, char out[15])
+{
+    uint64_t floor = (uint64_t)(k->now - INT64_C(1704067200000)) << 12;
+    uint64_t cell = k->x->cell > floor ? k->x->cell : floor, snow;
+    k->x->cell = cell + 1;
+    snow = (cell >> 12) << 22 | UINT64_C(1) << 12 | (cell & 0xFFF);
+    memcpy(out, "JOB", 3);
+    for (int i = 13; i >= 3; i--) {
+        out[i] = b62[snow % 62];
+        snow /= 62;
+    }
+    out[14] = 0;
+}
+
+/* Run script `sid` on q's repeat keys for `name`, with `every` (>= 0: the
+ * advance's next run HOST-NOW + every) as its last ARGV. */
+static redisReply *repeat_script(sc *k, int sid, const char *name, size_t nl,
+                                 int64_t every)
+{
+    flow_script(k, sid);
+    push_key(k, k->q, "repeat");
+    push_key(k, k->q, "repeat:%.*s", (int)nl, name);
+    keys_done(k);
+    push(&k->a, name, nl);
+    if (every >= 0)
+        push_i(&k->a, k->now + every);
+    return flow_eval(k);
+}
+
+/*
+ * sweep (T5.9), the host's pump pass over q: promote.lua (batch); the due
+ * registrations (repeat_due); for each, when both its fields are there,
+ * enqueue.lua of a freshly minted JOB id with the template (fired when
+ * it answers 1) and repeat_advance.lua by every_ms (an error reply skips
+ * it for this tick), else repeat_cancel.lua; then deliver_flow_completions'
+ * pass. The reply is {promoted, fired, delivered}.
+ */
+static int h_sweep(sc *k)
+{
+    int64_t batch = arg_i_or(k, "batch", 100), promoted, fired = 0, d = 0;
+    redisReply *r, *due, *f;
+    emq_json *o;
+    if (k->bad)
+        return -1;
+    flow_script(k, S_PROMOTE);
+    push_key(k, k->q, "schedule");
+    push_key(k, k->q, "pending");
+    keys_done(k);
+    push_key(k, k->q, "");
+    push_i(&k->a, batch);
+    if ((r = flow_eval(k)) == NULL)
+        return -1;
+    promoted = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    freeReplyObject(r);
+    due = cmdf(k, "ZRANGEBYSCORE emq:{%s}:repeat -inf %lld LIMIT 0 %lld",
+               k->q, (long long)k->now, (long long)batch);
+    if (due == NULL)
+        return -1;
+    for (size_t i = 0; due->type == REDIS_REPLY_ARRAY && i < due->elements;
+         i++) {
+        const redisReply *n = due->element[i];
+        char id[15], *end;
+        long long every;
+        cmd(k, "HMGET");
+        push_key(k, k->q, "repeat:%.*s", (int)n->len, n->str);
+        push_s(&k->a, "every_ms");
+        push_s(&k->a, "template");
+        if ((f = call(k)) == NULL) {
+            freeReplyObject(due);
+            return -1;
+        }
+        if (f->type != REDIS_REPLY_ARRAY || f->elements != 2 ||
+            f->element[0]->type != REDIS_REPLY_STRING ||
+            f->element[1]->type != REDIS_REPLY_STRING) {
+            r = repeat_script(k, S_REPEAT_CANCEL, n->str, n->len, -1);
+            freeReplyObject(f);
+            if (r == NULL) {
+                freeReplyObject(due);
+                return -1;
+            }
+            freeReplyObject(r);
+            continue;
+        }
+        /* an every_ms that is no positive integer fires nothing (its
+         * advance would be refused): the registration stays due */
+        every = strtoll(f->element[0]->str, &end, 10);
+        if (end == f->element[0]->str || *end || every <= 0) {
+            freeReplyObject(f);
+            continue;
+        }
+        mint_job(k, id);
+        flow_script(k, S_ENQUEUE);
+        push_key(k, k->q, "job:%s", id);
+        push_key(k, k->q, "pending");
+        keys_done(k);
+        push_s(&k->a, id);
+        push(&k->a, f->element[1]->str, f->element[1]->len);
+        r = flow_eval(k);
+        freeReplyObject(f);
+        if (r == NULL) {
+            freeReplyObject(due);
+            return -1;
+        }
+        if (r->type == REDIS_REPLY_ERROR) {
+            freeReplyObject(r);
+            continue;
+        }
+        fired += r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+        freeReplyObject(r);
+        r = repeat_script(k, S_REPEAT_ADVANCE, n->str, n->len, every);
+        if (r == NULL) {
+            freeReplyObject(due);
+            return -1;
+        }
+        freeReplyObject(r);
+    }
+    freeReplyObject(due);
+    if (deliver_pass(k, batch, &d) != 0)
+        return -1;
+    if (k->res->reply)
+        return 0; /* the pass answered (an error reply) */
+    o = emq_json_new_object();
+    if (!o || emq_json_set(o, "promoted", 8, emq_json_new_int(promoted)) ||
+        emq_json_set(o, "fired", 5, emq_json_new_int(fired)) ||
+        emq_json_set(o, "delivered", 9, emq_json_new_int(d))) {
+        emq_json_free(o);
+        return -1;
+    }
+    k->res->reply = as_map(o);
+    return k->res->reply ? 0 : -1;
+}
+
 /* ============================================================ the table */
 
 enum {
@@ -2953,6 +3121,8 @@ static const verb_row verbs[] = {
     HST("lock_key_del", 0, h_lock_key_del),
     HST("lock_field_del", 0, h_lock_field_del),
     HST("lock_key_refresh", 0, h_lock_key_refresh),
+    HST("sweep", 0, h_sweep),
+    HST("lock_untrack", 0, h_lock_untrack),
 };
 
 static const verb_row *verb_find(const char *name)
@@ -3866,6 +4036,7 @@ int emq_rx_reset(emq_rx *x, emq_json_buf *err)
     if (r)
         freeReplyObject(r);
     records_clear(x);
+    x->cell = 0;
     return ok ? 0 : -1;
 }
 

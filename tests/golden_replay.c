@@ -3,6 +3,7 @@
  *
  *   tests/golden_replay [--quiet] [--parse-only] [--case NAME] [--stop] FILE...
  *   tests/golden_replay --isolated [--tier N] [--quiet] FILE...
+ *   tests/golden_replay --borrow-streams [replay options] FILE...
  *
  * Every case of every file runs on a fresh in-memory emqlite handle (see
  * golden_emq.c); the program prints PASS or the first mismatch per case and
@@ -17,6 +18,15 @@
  * raw and advance steps, verbs outside the registry, parts of multi-part
  * verbs (`seq`), and steps starting from a stream. Ends with "isolated: N
  * steps passed, N failed, N skipped".
+ *
+ * --borrow-streams replays whole cases that use stream verbs (T5.1-T5.7)
+ * while emqlite's registry has none: a step of such a verb answers the
+ * trace's reply, the stream keys of the trace's keyspace after it stand in
+ * the dump, and a record id its host minted moves the case's mint cell
+ * (emq_golden_emq_observe). Streams touch only stream keys, so every other
+ * step and key is emqlite's own. Multi-part stream verbs run part by part;
+ * with --whole every other multi-part verb runs whole but a sweep in a case
+ * with streams (b_whole). Ends with "N borrowed stream steps".
  */
 #include "golden.h"
 #include "golden_emq.h"
@@ -133,6 +143,116 @@ static int isolated_main(emq_golden_exec *ex, int argc, char **argv)
     return load_error ? 2 : failed ? 1 : 0;
 }
 
+/* ===================================================== borrowed streams */
+
+/* The stream verbs of T5.1-T5.7 as the traces name them. */
+static int stream_verb(const char *v)
+{
+    static const char *const names[] = {
+        "append", "append_id", "append_batch", "stream_add", "stream_range",
+        "read", "read_window", "read_since", "trim", "put_archived",
+        "get_archived", "clear_archived", "group_create", "group_read", "ack",
+        "autoclaim", "pending_range", NULL};
+    for (size_t i = 0; names[i]; i++)
+        if (strcmp(names[i], v) == 0) return 1;
+    return 0;
+}
+
+typedef struct borrow {
+    emq_golden_exec *in;
+    const emq_golden_step *last;
+    long borrowed;
+    int streams;     /* the case has a stream step */
+} borrow;
+
+static int b_begin(void *ctx, const emq_golden_case *c, emq_json_buf *err)
+{
+    borrow *b = ctx;
+    b->last = NULL;
+    b->streams = 0;
+    for (size_t k = 0; k < c->n; k++)
+        b->streams |= stream_verb(c->steps[k].verb);
+    return b->in->case_begin(b->in->ctx, c, err);
+}
+
+static void b_clock(void *ctx, int64_t now)
+{
+    borrow *b = ctx;
+    b->in->set_clock(b->in->ctx, now);
+}
+
+static int b_step(void *ctx, const emq_golden_step *s, emq_golden_result *res,
+                  emq_json_buf *err)
+{
+    borrow *b = ctx;
+    b->last = s;
+    if (stream_verb(s->verb) && !emq_verb_find(s->verb)) {
+        const emq_json *id = emq_golden_arg(s, "id");
+        if (id && id->type == EMQ_JSON_STRING)
+            emq_golden_emq_observe(b->in, id->s, id->len);
+        b->borrowed++;
+        res->reply = emq_json_dup(s->reply);
+        return res->reply ? 0 : -1;
+    }
+    return b->in->run_step(b->in->ctx, s, res, err);
+}
+
+/* 1 when `key` is a stream's (B.stream:<name> or its :archived cache). */
+static int stream_key(const char *key, size_t n)
+{
+    const char *e = memchr(key, '}', n);
+    return e && (size_t)(e - key) + 9 <= n && memcmp(e, "}:stream:", 9) == 0;
+}
+
+static int b_dump(void *ctx, emq_json **ks, emq_json_buf *err)
+{
+    borrow *b = ctx;
+    const emq_json *want = b->last ? b->last->keyspace : NULL;
+    if (b->in->dump_keyspace(b->in->ctx, ks, err) != 0) return -1;
+    for (size_t k = 0; want && *ks && k < want->n; k++) {
+        const emq_json_member *e = &want->members[k];
+        if (stream_key(e->key, e->klen) && !emq_json_get(*ks, e->key) &&
+            emq_json_set(*ks, e->key, e->klen, emq_json_dup(e->val)) != 0) {
+            emq_json_buf_puts(err, "out of memory", 13);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void b_end(void *ctx)
+{
+    borrow *b = ctx;
+    b->in->case_end(b->in->ctx);
+}
+
+/* --whole: every multi-part verb but a stream verb's (its parts are
+ * borrowed one by one) and, in a case with streams, the sweep: it mints
+ * from the cell the reference's stream appends share, which the borrowed
+ * steps do not all show (an append's own mints beside its record id), so
+ * its parts run one by one there. */
+static int b_whole(void *ctx, const char *seq_verb)
+{
+    borrow *b = ctx;
+    return !stream_verb(seq_verb) &&
+           !(b->streams && strcmp(seq_verb, "sweep") == 0);
+}
+
+static int borrow_main(emq_golden_exec *in, int argc, char **argv)
+{
+    borrow b = {in, NULL, 0, 0};
+    emq_golden_exec ex = {"emqlite+borrowed streams", &b, b_begin, b_clock,
+                          b_step, b_dump, b_end};
+    emq_golden_opts o = {b_whole, NULL};
+    int whole = 0, rc;
+    for (int i = 1; i < argc; i++)
+        whole |= strcmp(argv[i], "--whole") == 0;
+    argv[1] = argv[0]; /* drop --borrow-streams */
+    rc = emq_golden_main_opts(argc - 1, argv + 1, &ex, whole ? &o : NULL);
+    printf("%ld borrowed stream steps\n", b.borrowed);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     emq_golden_exec ex;
@@ -143,6 +263,8 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "--isolated") == 0)
         rc = isolated_main(&ex, argc, argv);
+    else if (argc > 1 && strcmp(argv[1], "--borrow-streams") == 0)
+        rc = borrow_main(&ex, argc, argv);
     else
         rc = emq_golden_main(argc, argv, &ex);
     emq_golden_emq_exec_free(&ex);

@@ -12,7 +12,7 @@ srcdir=${srcdir:-.}
 prog=./tests/golden_replay
 tiers="tier1 tier2 tier3 tier4"
 later="tier5"
-built_tiers="2 3"
+built_tiers="2 3 5"
 lt=
 vg=
 if [ -n "${EMQ_VALGRIND:-}" ]; then

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
-#include "json.h"
 
 #define Q(c) ((c)->a[0].s)
 #define ARG(c, i) (&(c)->a[i])
@@ -163,51 +162,51 @@ int mv_sweep(mcall *c)
 
 /* ============================================================= backoff */
 
-/* The delay of policy `p` at `attempts`: 0 with *out, or -1 (a malformed
- * policy, or a jitter over a positive bound, which is random). */
-static int backoff(const emq_json *p, int64_t attempts, int64_t *out)
+/* A word of the policy's tail equal to `w`. */
+static int word_is(const marg *a, const char *w)
 {
-    const emq_json *kind;
-    if (p == NULL || p->type != EMQ_JSON_ARRAY || p->n < 2 ||
-        (kind = p->items[0])->type != EMQ_JSON_STRING)
-        return -1;
-    if (strcmp(kind->s, "fixed") == 0 && p->n == 2 &&
-        p->items[1]->type == EMQ_JSON_INT && p->items[1]->i >= 0) {
-        *out = p->items[1]->i;
+    return a->n == strlen(w) && memcmp(a->s, w, a->n) == 0;
+}
+
+/* The delay of the policy whose words (prefix order, as the trace's nested
+ * array flattens: ["jitter", ["fixed", 0]] is jitter fixed 0) are
+ * a[0..n) at `attempts`: 0 with *out, or -1 (a malformed policy, or a
+ * jitter over a positive bound, which is random). */
+static int backoff(const marg *a, size_t n, int64_t attempts, int64_t *out)
+{
+    int64_t x, y;
+    if (n == 0) return -1;
+    if (word_is(&a[0], "fixed")) {
+        if (n != 2 || !m_parse(a[1].s, a[1].n, &x) || x < 0) return -1;
+        *out = x;
         return 0;
     }
-    if (strcmp(kind->s, "exponential") == 0 && p->n == 3 &&
-        p->items[1]->type == EMQ_JSON_INT && p->items[2]->type ==
-        EMQ_JSON_INT && p->items[1]->i >= 1 && p->items[2]->i >= 1) {
-        int64_t d = p->items[1]->i, cap = p->items[2]->i, k;
-        for (k = 1; k < attempts && d < cap; k++) d *= 2;
-        *out = d < cap ? d : cap;
-        return 0;
-    }
-    if (strcmp(kind->s, "jitter") == 0 && p->n == 2) {
-        int64_t bound;
-        if (backoff(p->items[1], attempts, &bound) != 0 || bound > 0)
+    if (word_is(&a[0], "exponential")) {
+        int64_t k;
+        if (n != 3 || !m_parse(a[1].s, a[1].n, &x) ||
+            !m_parse(a[2].s, a[2].n, &y) || x < 1 || y < 1)
             return -1;
-        *out = 0;
+        /* min(base x 2^(attempts-1), cap), doubling no further than cap */
+        for (k = 1; k < attempts && x < y; k++) x = x > y / 2 ? y : x * 2;
+        *out = x < y ? x : y;
+        return 0;
+    }
+    if (word_is(&a[0], "jitter")) {
+        if (backoff(a + 1, n - 1, attempts, &x) != 0 || x > 0) return -1;
+        *out = 0; /* a uniform integer in [0, bound], bound <= 0 */
         return 0;
     }
     return -1;
 }
 
-/* T5.10 backoff(policy, attempts): host, pure */
+/* T5.10 backoff(attempts, policy...): host, pure */
 int mv_backoff(mcall *c)
 {
-    emq_json *p = NULL;
-    emq_json_error je;
     int64_t d;
-    int rc = EMQ_EINVAL;
-    if (emq_json_parse(ARG(c, 0)->s, ARG(c, 0)->n, &p, &je) == EMQ_JSON_OK &&
-        backoff(p, ARG(c, 1)->i, &d) == 0) {
-        mr_int(c->r, d);
-        rc = EMQ_OK;
-    }
-    emq_json_free(p);
-    return rc;
+    if (backoff(&c->a[c->nfixed], c->argc - c->nfixed, ARG(c, 0)->i, &d))
+        return EMQ_EINVAL;
+    mr_int(c->r, d);
+    return EMQ_OK;
 }
 
 /* ===================================================== stalled sweep */

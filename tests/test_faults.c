@@ -247,6 +247,19 @@ static void setup_lanes_lapsed(emq_db *db)
     emq_job_clear(&j);
 }
 
+/* Tier 5 (issue 17): a due repeat registration; ids[0] claimed and
+ * tracked by the lock plane. */
+static void setup_repeat(emq_db *db)
+{
+    ck_assert_int_eq(emq_repeat_register(db, Q, "r1", 1000, "tpl", 3, 0),
+                     EMQ_OK);
+}
+static void setup_locked(emq_db *db)
+{
+    claim1(db, 1000000);
+    ck_assert_int_eq(emq_lock_track(db, Q, ids[0], 1, 60000), EMQ_OK);
+}
+
 static int op_enqueue(emq_db *db)
 {
     return emq_enqueue(db, Q, ids[4], "fresh payload", 13);
@@ -573,10 +586,46 @@ static const scen scens[] = {
      {Q, G, H, G3}},
     {"complete(lane)", setup_lane_claimed, NULL, EMQ_OK, 1000, 0,
      "complete", {Q, "JOB00000000001", "1"}},
+    /* Tier 5: scheduling and the lock plane (issue 17). The sweep is a
+     * procedure of several transactions: its row is an idle sweep (every
+     * step runs and writes nothing, so any fault must leave the file as it
+     * was); the steps' writes have their own rows. */
+    {"repeat_register", setup_put3, NULL, EMQ_OK, 1000, 0,
+     "repeat_register", {Q, "r1", "1000", "tpl", "0"}},
+    {"repeat_cancel", setup_repeat, NULL, EMQ_OK, 1000, 0, "repeat_cancel",
+     {Q, "r1"}},
+    {"repeat_advance", setup_repeat, NULL, EMQ_OK, 1000, 0,
+     "repeat_advance", {Q, "r1", "5000"}},
+    {"repeat_due", setup_repeat, NULL, EMQ_OK, 1000, 1, "repeat_due",
+     {Q, "10"}},
+    {"repeat_count", setup_repeat, NULL, EMQ_OK, 1000, 1, "repeat_count",
+     {Q}},
+    {"sweep(idle)", setup_put3, NULL, EMQ_OK, 1000, 1, "sweep", {Q, "100"}},
+    {"stalled_check", setup_lapsed, NULL, EMQ_OK, 1000, 0, "stalled_check",
+     {Q, "2", "100"}},
+    {"job_stalled", setup_claimed, NULL, EMQ_OK, 1000, 1, "job_stalled",
+     {Q, "JOB00000000001"}},
+    {"lock_key_set", setup_claimed, NULL, EMQ_OK, 1000, 0, "lock_key_set",
+     {Q, "JOB00000000001", "1", "60000"}},
+    {"lock_field_set", setup_claimed, NULL, EMQ_OK, 1000, 0,
+     "lock_field_set", {Q, "JOB00000000001", "1"}},
+    {"lock_key_del", setup_locked, NULL, EMQ_OK, 1000, 0, "lock_key_del",
+     {Q, "JOB00000000001"}},
+    {"lock_field_del", setup_locked, NULL, EMQ_OK, 1000, 0, "lock_field_del",
+     {Q, "JOB00000000001"}},
+    {"lock_key_refresh", setup_locked, NULL, EMQ_OK, 1000, 0,
+     "lock_key_refresh", {Q, "JOB00000000001", "90000"}},
+    {"lock_track", setup_claimed, NULL, EMQ_OK, 1000, 0, "lock_track",
+     {Q, "JOB00000000001", "1", "60000"}},
+    {"lock_untrack", setup_locked, NULL, EMQ_OK, 1000, 0, "lock_untrack",
+     {Q, "JOB00000000001"}},
+    {"lock_beat", setup_locked, NULL, EMQ_OK, 1000, 0, "lock_beat",
+     {Q, "50000", "60000", "JOB00000000001", "1"}},
 };
 
 /* Registered verbs that have no sweep row, each with the reason. */
 static const struct { const char *verb, *why; } no_sweep[] = {
+    {"backoff", "a host verb: no store access, no I/O to fault"},
     {NULL, NULL},
 };
 #define NSCEN (sizeof scens / sizeof *scens)

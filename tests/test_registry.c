@@ -73,6 +73,13 @@ static const reason lua_reasons[] = {
      "outbox_trim), each a part the bundle runs"},
     {"retry_tx", "the retry part of a retry seq, which the bundle runs as "
      "retry.lua (RECURSE-SQ is its separate reemit part)"},
+    {"lock_track", "T5.12 track gives the lock field a TTL (HPEXPIRE, Valkey "
+     ">= 9.0); the bundle's server (redis-server 7.0) has no hash-field "
+     "expiry. The bundle runs its parts lock_key_set and lock_field_set, as "
+     "the traces recorded them on Valkey 8.0"},
+    {"lock_beat", "T5.12 beat refreshes the lock field's TTL (HPEXPIRE, "
+     "Valkey >= 9.0), which the bundle's server has not; the bundle runs "
+     "its parts extend_locks and lock_key_refresh"},
     {NULL, NULL},
 };
 

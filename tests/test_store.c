@@ -280,6 +280,32 @@ START_TEST(hash_field_expiry_hides_only_that_field)
 }
 END_TEST
 
+/* An enqueue (HSETNX-like create) over a row whose only field (a lock
+ * field with its TTL) has expired creates the row: the hash is gone, as
+ * Valkey drops a hash whose last field expires. */
+START_TEST(hash_create_over_a_hash_whose_fields_all_expired)
+{
+    emq_bytes lock[] = {{"lock", 4}, {"2", 1}};
+    emq_bytes row[] = {{"state", 5}, {"pending", 7}};
+    emq_buf v = {0};
+    int done, created;
+    ck_assert_int_eq(emq_hash_set(st, K("j"), lock, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_expire_at(st, K("j"), K("lock"), 1100, &done),
+                     EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1100), EMQ_OK);
+    ck_assert_int_eq(emq_hash_create(st, K("j"), row, 1, &created), EMQ_OK);
+    ck_assert_int_eq(created, 0); /* still there */
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 1101), EMQ_OK);
+    ck_assert_int_eq(emq_hash_create(st, K("j"), row, 1, &created), EMQ_OK);
+    ck_assert_int_eq(created, 1);
+    ck_assert_int_eq(emq_hash_get(st, K("j"), K("state"), &v), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(st, K("j"), K("lock"), &v), EMQ_NOTFOUND);
+    emq_buf_free(&v);
+}
+END_TEST
+
 START_TEST(hash_apply_runs_steps_in_order_with_one_write)
 {
     emq_buf pay = {0}, st0 = {0};
@@ -1103,6 +1129,7 @@ Suite *suite_store(void)
     tcase_add_test(t, hash_last_field_removed_deletes_key);
     tcase_add_test(t, hash_create_only_when_absent);
     tcase_add_test(t, hash_field_expiry_hides_only_that_field);
+    tcase_add_test(t, hash_create_over_a_hash_whose_fields_all_expired);
     tcase_add_test(t, hash_apply_runs_steps_in_order_with_one_write);
     tcase_add_test(t, zset_orders_by_score_then_member_bytes);
     tcase_add_test(t, zset_add_updates_score_and_reports_new);

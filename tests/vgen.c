@@ -245,6 +245,32 @@ static void one_arg(const vgen *g, const emq_arg_info *a, vgen_src *s,
     }
 }
 
+/* A backoff policy's words in prefix order (T5.10): fixed(ms), exponential
+ * (base, cap), or a jitter over a fixed 0 (a positive jitter bound draws a
+ * random delay, which no second implementation can predict). Out-of-range
+ * numbers now and then. */
+static void put_policy(vgen_src *s, vgen_call *c, unsigned b)
+{
+    unsigned x = vgen_byte(s), y = vgen_byte(s);
+    switch (b % 4) {
+    case 0:
+        put_str(c, "fixed", 5);
+        put_int(c, x < 16 ? -1 : NNEGV[x % 8]);
+        break;
+    case 1:
+    case 2:
+        put_str(c, "exponential", 11);
+        put_int(c, x < 16 ? 0 : POSV[x % 8]);
+        put_int(c, POSV[y % 8] * (y & 8 ? 100 : 1));
+        break;
+    default:
+        put_str(c, "jitter", 6);
+        put_str(c, "fixed", 5);
+        put_int(c, 0);
+        break;
+    }
+}
+
 void vgen_args(const vgen *g, const emq_verb_info *v, vgen_src *s,
                vgen_call *c)
 {
@@ -262,6 +288,10 @@ void vgen_args(const vgen *g, const emq_verb_info *v, vgen_src *s,
         return;
     }
     b = vgen_byte(s);
+    if (grp == 1 && strcmp(v->args[fix].name, "policy") == 0 && b < 224) {
+        put_policy(s, c, b);
+        return;
+    }
     groups = b % 4;
     if (groups == 0 && (v->args[fix].flags & EMQ_ARGF_MIN1) && b < 240)
         groups = 1;

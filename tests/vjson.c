@@ -53,6 +53,24 @@ static int push_value(emq_vargv *a, const emq_json *v, const char *name,
     }
 }
 
+/* A flat tail's element: a nested array (a backoff policy's inner policy,
+ * ["jitter", ["fixed", 0]]) contributes its elements in order. */
+static int push_flat(emq_vargv *a, const emq_json *v, const char *name,
+                     char *err, size_t errlen, int depth)
+{
+    size_t i;
+    if (v == NULL || v->type != EMQ_JSON_ARRAY)
+        return push_value(a, v, name, err, errlen);
+    if (depth >= 16) {
+        snprintf(err, errlen, "argument \"%s\" nests too deep", name);
+        return -1;
+    }
+    for (i = 0; i < v->n; i++)
+        if (push_flat(a, v->items[i], name, err, errlen, depth + 1) != 0)
+            return -1;
+    return 0;
+}
+
 /* The trace argument `base` (the name up to a '.', or all of it). */
 static const emq_json *arg_of(const emq_json *args, const char *name,
                               size_t *baselen)
@@ -215,7 +233,7 @@ int emq_vjson_args(const emq_verb_info *v, const emq_json *args,
         for (i = 0; i < a->n; i++) {
             const emq_json *e = a->items[i];
             if (v->args[nfixed].name[base] != '.') {
-                if (push_value(out, e, v->args[nfixed].name, err, errlen))
+                if (push_flat(out, e, v->args[nfixed].name, err, errlen, 0))
                     goto fail;
                 continue;
             }

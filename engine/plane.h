@@ -1,0 +1,77 @@
+/*
+ * plane.h — the per-handle state of the scheduling plane (internal to the
+ * engine): the host clock of the repeat registry (HOST-NOW, D-11), the
+ * random source of jitter, the waiting claim's interrupt, and the hooks
+ * tests install to mint ids and to stand in for a blocking wait.
+ *
+ * Owns: struct emq_sched, embedded in every handle (db.h) and zeroed at
+ * open, so every default is "not set": HOST-NOW is then the handle's
+ * clock, the random source the handle's own generator, minting emq_mint.
+ * The files of the plane: repeat.c (T5.8), pump.c (T5.9), backoff.c
+ * (T5.10), stalled.c (T5.11), locks.c (T5.12), wait.c (T5.13's park as a
+ * waiting claim), policy.c (retry policies), worker.c (the worker pool).
+ */
+#ifndef EMQ_PLANE_H
+#define EMQ_PLANE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include "emqlite.h"
+#include "store.h"
+
+struct emq_db;
+struct emq_notify;
+
+/** The store's watch rules of the waiting claim (wait.c): the writes that
+ *  can make a job claimable — a member added to B.pending, a WAKE push
+ *  (every OFFER), a field deleted from B.meta (resume). */
+extern const emq_watch_rule emq_wake_rules[];
+
+/** Mint a JOB id into `out` (tests: the golden replay mints as the trace
+ *  did). Returns EMQ_OK or a failure. */
+typedef int (*emq_mint_hook)(void *ctx, char out[EMQ_ID_SIZE]);
+
+/**
+ * Called before each blocking wait of emq_claim_wait with the wait it is
+ * about to make, in the handle's clock's milliseconds (-1: no bound). A
+ * test advances its clock, or writes through another handle. Return 0 to
+ * make the wait (on the sequence read before the look: a write made here
+ * ends it at once), 1 to skip it and look again, < 0 to give up
+ * (EMQ_EMPTY).
+ */
+typedef int (*emq_wait_hook)(void *ctx, struct emq_db *db, int64_t wait_ms);
+
+typedef struct emq_sched {
+    emq_clock_fn host_clock;   /* HOST-NOW; NULL: the handle's clock     */
+    void *host_ctx;
+    emq_random_fn random;      /* jitter; NULL: the built-in generator  */
+    void *random_ctx;
+    uint64_t rng;              /* the built-in generator's state (0:
+                                  seeded on first use)                  */
+    emq_mint_hook mint;        /* NULL: emq_mint(db, "JOB", ...)        */
+    void *mint_ctx;
+    emq_wait_hook wait;        /* NULL: the real wait (storage/notify)  */
+    void *wait_ctx;
+    atomic_uint interrupt;     /* emq_claim_wait_interrupt() pending   */
+    atomic_uint wait_bucket;   /* the bucket a claim waits on, +1 (0:
+                                  not waiting)                          */
+    struct emq_notify *_Atomic wait_notify; /* the wake file it waits in */
+    int lane_turn;             /* wait.c: try lanes first on odd turns  */
+} emq_sched;
+
+/** HOST-NOW: the host clock, or the handle's clock when none is set. */
+int64_t emq_host_now(struct emq_db *db);
+
+/** Mint one JOB id through the mint hook or emq_mint. */
+int emq_sched_mint(struct emq_db *db, char out[EMQ_ID_SIZE]);
+
+/** 64 random bits from the handle's source; the _cb form is an
+ *  emq_random_fn whose context is the handle. */
+uint64_t emq_sched_random(struct emq_db *db);
+uint64_t emq_sched_random_cb(void *db);
+
+/** Install the test hooks (NULL restores the default). */
+void emq_sched_set_mint_hook(struct emq_db *db, emq_mint_hook fn, void *ctx);
+void emq_sched_set_wait_hook(struct emq_db *db, emq_wait_hook fn, void *ctx);
+
+#endif /* EMQ_PLANE_H */

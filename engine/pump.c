@@ -1,0 +1,155 @@
+/*
+ * pump.c — T5.9 the pump sweep (PROTOCOL.md §6.5) [multi-tx]: promote,
+ * fire the due repeat registrations, deliver flow completions.
+ *
+ * Every step is a registry verb run as its own transition, in the
+ * reference's order: promote(q, batch); repeat_due(q, batch); per due
+ * registration either enqueue(q, <minted JOB id>, template) then
+ * repeat_advance(q, name, every_ms), or repeat_cancel(q, name) when its
+ * record lacks a field; then deliver_flow_completions(q, batch).
+ *
+ * Where a crash may cut it, and how the next run completes it: after
+ * promote — nothing is lost, the next sweep promotes the rest; between an
+ * occurrence's enqueue and its advance — the registration is still due,
+ * so the next sweep fires it once more (a second occurrence with a fresh
+ * id: occurrences are at least once per period, as in the reference);
+ * after the advance or a cancel — nothing pending; in the delivery — the
+ * outbox keeps the undelivered entries (T4.10 re-delivers).
+ *
+ * Failures: a step the store refuses for that registration alone (a
+ * template above the handle's max_payload, a record's every_ms that is not
+ * a positive integer, a key of the wrong type) skips the registration for
+ * this tick — it stays due; a failure of the store itself (I/O, memory,
+ * busy) ends the sweep with that failure.
+ */
+#include <string.h>
+#include "verb.h"
+
+#define SWEEP_BATCH 100
+
+int emq_sched_mint(emq_db *db, char out[EMQ_ID_SIZE])
+{
+    if (db->sched.mint) return db->sched.mint(db->sched.mint_ctx, out);
+    return emq_mint(db, "JOB", out);
+}
+
+void emq_sched_set_mint_hook(emq_db *db, emq_mint_hook fn, void *ctx)
+{
+    db->sched.mint = fn;
+    db->sched.mint_ctx = fn ? ctx : NULL;
+}
+
+/* A refusal that concerns one registration only (the sweep skips it). */
+static int skippable(int rc)
+{
+    return rc == EMQ_EINVAL || rc == EMQ_ETOOBIG || rc == EMQ_EWRONGTYPE ||
+           rc == EMQ_EKIND || rc == EMQ_EPROTO;
+}
+
+/* Step 2 for one due entry [name, every_ms | nil, template | nil]. */
+static int fire(emq_db *db, const emq_varg *q, const emq_reply *e,
+                int64_t *fired)
+{
+    char id[EMQ_ID_SIZE];
+    const emq_reply *name = &e->elem[0], *every = &e->elem[1],
+                    *tpl = &e->elem[2];
+    emq_varg a[3];
+    emq_reply r = {0};
+    int rc;
+    a[0] = *q;
+    a[1] = emq_varg_bytes(name->str, name->len);
+    if (every->type != EMQ_REPLY_BULK || tpl->type != EMQ_REPLY_BULK) {
+        rc = emq_verb_exec(db, EMQ_V_REPEAT_CANCEL, a, 2, NULL, NULL);
+        return rc < 0 && skippable(rc) ? EMQ_OK : rc;
+    }
+    /* The every_ms gate of repeat_advance judges the record's value;
+     * check it first so that a bad one fires nothing. */
+    {
+        int64_t v;
+        if (emq_parse_i64(every->str, every->len, &v) != 0 || v <= 0)
+            return EMQ_OK;
+    }
+    if ((rc = emq_sched_mint(db, id)) < 0) return rc;
+    a[1] = emq_varg_str(id);
+    a[2] = emq_varg_bytes(tpl->str, tpl->len);
+    rc = emq_verb_exec(db, EMQ_V_ENQUEUE, a, 3, &r, NULL);
+    emq_reply_clear(&r);
+    if (rc < 0) return skippable(rc) ? EMQ_OK : rc;
+    if (rc == EMQ_ENQUEUED) (*fired)++;
+    a[1] = emq_varg_bytes(name->str, name->len);
+    a[2] = emq_varg_bytes(every->str, every->len);
+    rc = emq_verb_exec(db, EMQ_V_REPEAT_ADVANCE, a, 3, NULL, NULL);
+    return rc < 0 && skippable(rc) ? EMQ_OK : rc;
+}
+
+/*
+ * T5.9 sweep(q, batch = 100 > 0) [multi-tx]
+ * Keys: those of promote, repeat_due, enqueue, repeat_advance,
+ * repeat_cancel and deliver_flow_completions. Reply: {delivered, fired,
+ * promoted} (c->out, when given: an emq_sweep_counts). Clock: NOW per
+ * transition; HOST-NOW for the registry.
+ */
+int emq_v_sweep(emq_vctx *c)
+{
+    const emq_verb_info *deliver;
+    char num[24];
+    int64_t batch = c->a[1].present ? c->a[1].i : SWEEP_BATCH;
+    emq_sweep_counts k = {0, 0, 0};
+    emq_varg a[2];
+    emq_reply r = {0};
+    size_t i;
+    int rc;
+
+    a[0] = c->a[0];
+    a[1] = emq_varg_int(batch, num);
+    /* The reply map first (names in byte order, counts filled at the end),
+     * so that nothing can fail for memory after a step committed. */
+    if ((rc = emq_reply_array(c->r, EMQ_REPLY_MAP, 6)) < 0 ||
+        (rc = emq_reply_push_bulk(c->r, "delivered", 9)) < 0 ||
+        (rc = emq_reply_push_int(c->r, 0)) < 0 ||
+        (rc = emq_reply_push_bulk(c->r, "fired", 5)) < 0 ||
+        (rc = emq_reply_push_int(c->r, 0)) < 0 ||
+        (rc = emq_reply_push_bulk(c->r, "promoted", 8)) < 0 ||
+        (rc = emq_reply_push_int(c->r, 0)) < 0)
+        goto done;
+    /* 1: promote. */
+    if ((rc = emq_verb_exec(c->db, EMQ_V_PROMOTE, a, 2, &r, NULL)) < 0)
+        goto done;
+    k.promoted = r.integer;
+    /* 2: the due registrations, each fired or cancelled. */
+    if ((rc = emq_verb_exec(c->db, EMQ_V_REPEAT_DUE, a, 2, &r, NULL)) < 0)
+        goto done;
+    for (i = 0; i < r.n; i++)
+        if ((rc = fire(c->db, &a[0], &r.elem[i], &k.fired)) < 0) goto done;
+    /* 3: deliver flow completions (T4.10, a procedure of its own). It is
+     * built by the flows tier; a build without it has nothing to deliver:
+     * 0, wired at merge by name. */
+    deliver = emq_verb_find("deliver_flow_completions");
+    if (deliver) {
+        if ((rc = emq_verb_exec(c->db, deliver->id, a, 2, &r, NULL)) < 0)
+            goto done;
+        k.delivered = r.type == EMQ_REPLY_INT ? r.integer : 0;
+    }
+    /* 4: the counts. */
+    c->r->elem[1].integer = k.delivered;
+    c->r->elem[3].integer = k.fired;
+    c->r->elem[5].integer = k.promoted;
+    if (c->out) *(emq_sweep_counts *)c->out = k;
+    rc = EMQ_OK;
+done:
+    emq_reply_clear(&r);
+    return rc;
+}
+
+int emq_sweep(emq_db *db, const char *q, int64_t batch,
+              emq_sweep_counts *out)
+{
+    char num[24];
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch, num)};
+    emq_sweep_counts k;
+    int rc;
+    if (out) memset(out, 0, sizeof *out);
+    rc = emq_verb_exec(db, EMQ_V_SWEEP, a, 2, NULL, &k);
+    if (rc == EMQ_OK && out) *out = k;
+    return rc;
+}

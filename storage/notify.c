@@ -1,0 +1,327 @@
+/*
+ * notify.c — the wake file (notify.h) and the store's use of it: writes
+ * that match the store's watch rules mark their key's bucket during a
+ * transaction, and a successful commit signals every marked bucket (a
+ * rollback forgets them).
+ *
+ * Layout of <db>-emqwake: one 64-byte header (the first 8 bytes are the
+ * magic word, which also names the version and the bucket count), then
+ * EMQ_NOTIFY_BUCKETS slots of 64 bytes (one cache line each): a 32-bit
+ * sequence (the futex word) and a 32-bit count of waiters. The zeroed file
+ * is a valid initial state; the magic word is set by compare-and-swap, so
+ * concurrent creators agree. Leases are OFD locks on bytes past the end
+ * (LEASE_BASE + bucket), which need no room in the file.
+ *
+ * Why a futex on a shared mapping: one FUTEX_WAKE reaches every waiter of
+ * a bucket in every process (futexes on a MAP_SHARED file are keyed by the
+ * file and offset), a waiter blocks in the kernel with no timer of its
+ * own, and the check-then-sleep is atomic in the kernel (FUTEX_WAIT
+ * returns at once when the word moved), which is what makes a signal
+ * between a waiter's look and its sleep impossible to lose.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "store_int.h"
+#include "notify.h"
+
+/* "EMQW", version 1, log2(buckets) = 10. */
+#define MAGIC UINT64_C(0x454d5157000100a0)
+#define HEADER 64
+#define SLOT 64
+#define FILE_SIZE (HEADER + (size_t)EMQ_NOTIFY_BUCKETS * SLOT)
+#define LEASE_BASE (INT64_C(1) << 30)
+#define RETRY_AFTER 1000 /* commits a store skips after a failed open */
+
+_Static_assert(sizeof ((emq_store *)0)->wdirty * 8 == EMQ_NOTIFY_BUCKETS,
+               "a dirty bit per bucket");
+
+typedef struct slot {
+    _Atomic uint32_t seq;
+    _Atomic uint32_t waiters;
+} slot;
+
+struct emq_notify {
+    unsigned char *map;   /* FILE_SIZE bytes                             */
+    int fd;               /* -1 for a private region                     */
+    int priv;             /* 1: a private (in-memory store) region       */
+};
+
+static slot *slot_of(emq_notify *n, uint32_t b)
+{
+    return (slot *)(void *)(n->map + HEADER +
+                            (size_t)(b % EMQ_NOTIFY_BUCKETS) * SLOT);
+}
+
+static int nerr(char *err, size_t errlen, int code, const char *what,
+                const char *path, int e)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "wake file %s: %s%s%s", path, what,
+                 e ? ": " : "", e ? strerror(e) : "");
+    return code;
+}
+
+static int open_private(emq_notify *n)
+{
+    n->map = emq_mem_calloc(1, FILE_SIZE);
+    if (n->map == NULL) return EMQ_ENOMEM;
+    n->fd = -1;
+    n->priv = 1;
+    *(uint64_t *)(void *)n->map = MAGIC;
+    return EMQ_OK;
+}
+
+int emq_notify_open(emq_store *st, emq_notify **out, char *err,
+                    size_t errlen)
+{
+    emq_notify *n;
+    char p[EMQ_PATH_MAX + 16];
+    struct stat sb;
+    _Atomic uint64_t *magic;
+    uint64_t want = 0;
+    int rc;
+
+    *out = NULL;
+    if ((n = emq_mem_calloc(1, sizeof *n)) == NULL) return EMQ_ENOMEM;
+    n->fd = -1;
+    if (st->memory) {
+        if ((rc = open_private(n)) < 0) goto fail;
+        *out = n;
+        return EMQ_OK;
+    }
+    if (st->opts.readonly) {
+        rc = nerr(err, errlen, EMQ_EREADONLY, "a read-only handle opens none",
+                  st->path, 0);
+        goto fail;
+    }
+    snprintf(p, sizeof p, "%s%s", st->path, EMQ_NOTIFY_SUFFIX);
+    if ((rc = emq_store_side_open(st, EMQ_NOTIFY_SUFFIX, 1, &n->fd, err,
+                                  errlen)) != EMQ_OK) {
+        n->fd = -1;
+        goto fail;
+    }
+    if (fstat(n->fd, &sb) != 0) {
+        rc = nerr(err, errlen, EMQ_EIO, "cannot inspect", p, errno);
+        goto fail;
+    }
+    if (sb.st_size > 0) {
+        /* Someone else's bytes are refused before anything is written. */
+        uint64_t head = 0;
+        ssize_t got = pread(n->fd, &head, sizeof head, 0);
+        if (got < 0 || (got == (ssize_t)sizeof head && head != 0 &&
+                        head != MAGIC) ||
+            (got > 0 && got < (ssize_t)sizeof head && head != 0)) {
+            rc = nerr(err, errlen, EMQ_ECORRUPT, "not an emqlite wake file",
+                      p, 0);
+            goto fail;
+        }
+    }
+    if ((size_t)sb.st_size < FILE_SIZE) {
+        /* Growing only: concurrent creators grow it to the same size and
+         * the new bytes read as zero, a valid state. */
+        if (ftruncate(n->fd, (off_t)FILE_SIZE) != 0) {
+            rc = nerr(err, errlen, EMQ_EIO, "cannot size", p, errno);
+            goto fail;
+        }
+    }
+    n->map = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, n->fd,
+                  0);
+    if (n->map == MAP_FAILED) {
+        n->map = NULL;
+        rc = nerr(err, errlen, EMQ_ENOMEM, "cannot map", p, errno);
+        goto fail;
+    }
+    magic = (_Atomic uint64_t *)(void *)n->map;
+    atomic_compare_exchange_strong(magic, &want, MAGIC);
+    if (want != 0 && want != MAGIC) {
+        rc = nerr(err, errlen, EMQ_ECORRUPT, "not an emqlite wake file", p,
+                  0);
+        goto fail;
+    }
+    *out = n;
+    return EMQ_OK;
+fail:
+    emq_notify_close(n);
+    return rc;
+}
+
+void emq_notify_close(emq_notify *n)
+{
+    if (n == NULL) return;
+    if (n->priv)
+        emq_mem_free(n->map);
+    else if (n->map)
+        munmap(n->map, FILE_SIZE);
+    if (n->fd >= 0) close(n->fd);
+    emq_mem_free(n);
+}
+
+uint32_t emq_notify_bucket(const void *name, size_t len)
+{
+    const unsigned char *p = name;
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < len; i++) h = (h ^ p[i]) * 16777619u;
+    return h % EMQ_NOTIFY_BUCKETS;
+}
+
+static long futex(_Atomic uint32_t *w, int op, uint32_t v,
+                  const struct timespec *ts)
+{
+    return syscall(SYS_futex, (uint32_t *)(void *)w, op, v, ts, NULL, 0);
+}
+
+uint32_t emq_notify_seq(emq_notify *n, uint32_t b)
+{
+    return atomic_load(&slot_of(n, b)->seq);
+}
+
+void emq_notify_signal(emq_notify *n, uint32_t b)
+{
+    slot *s;
+    if (n == NULL) return;
+    s = slot_of(n, b);
+    atomic_fetch_add(&s->seq, 1);
+    /* Both sides are sequentially consistent: either the waiter saw the
+     * new sequence, or we see its count and wake it. */
+    if (atomic_load(&s->waiters) != 0)
+        futex(&s->seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
+                    int64_t timeout_ms)
+{
+    slot *s = slot_of(n, b);
+    struct timespec ts, *tp = NULL;
+    if (atomic_load(&s->seq) != seen) return 1;
+    if (timeout_ms == 0) return 0;
+    if (timeout_ms > 0) {
+        ts.tv_sec = (time_t)(timeout_ms / 1000);
+        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+        tp = &ts;
+    }
+    atomic_fetch_add(&s->waiters, 1);
+    if (atomic_load(&s->seq) == seen)
+        futex(&s->seq, FUTEX_WAIT, seen, tp); /* EAGAIN: it moved */
+    atomic_fetch_sub(&s->waiters, 1);
+    return atomic_load(&s->seq) != seen;
+}
+
+static int lease_lock(emq_notify *n, uint32_t b, short type)
+{
+    struct flock fl;
+    int rc;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = LEASE_BASE + (off_t)(b % EMQ_NOTIFY_BUCKETS);
+    fl.l_len = 1;
+    do
+        rc = fcntl(n->fd, F_OFD_SETLK, &fl);
+    while (rc != 0 && errno == EINTR);
+    return rc;
+}
+
+int emq_notify_lease(emq_notify *n, uint32_t b)
+{
+    if (n->priv) return 1; /* a private region has one user */
+    if (lease_lock(n, b, F_WRLCK) == 0) return 1;
+    return errno == EAGAIN || errno == EACCES ? 0 : EMQ_EIO;
+}
+
+void emq_notify_unlease(emq_notify *n, uint32_t b)
+{
+    if (n && !n->priv && n->fd >= 0) lease_lock(n, b, F_UNLCK);
+}
+
+/* ------------------------------------------------------ the store's use */
+
+/* The span after a key's hash tag ("{...}") and the tag itself; 0 when
+ * the key has no non-empty tag. */
+static int split_tag(const unsigned char *k, size_t n, size_t *tag,
+                     size_t *taglen, size_t *rest)
+{
+    const unsigned char *o = memchr(k, '{', n), *c;
+    if (o == NULL) return 0;
+    c = memchr(o + 1, '}', n - (size_t)(o + 1 - k));
+    if (c == NULL || c == o + 1) return 0;
+    *tag = (size_t)(o + 1 - k);
+    *taglen = (size_t)(c - o - 1);
+    *rest = (size_t)(c + 1 - k);
+    return 1;
+}
+
+void emq_store_watch(emq_store *st, int event, const void *key, size_t klen)
+{
+    const emq_watch_rule *r = st->watch;
+    const unsigned char *k = key;
+    size_t tag, taglen, rest, rl;
+    uint32_t b;
+    if (r == NULL || !split_tag(k, klen, &tag, &taglen, &rest)) return;
+    for (; r->rest; r++) {
+        rl = strlen(r->rest);
+        if (r->event == event && klen - rest == rl &&
+            memcmp(k + rest, r->rest, rl) == 0) {
+            b = emq_notify_bucket(k + tag, taglen);
+            st->wdirty[b / 64] |= UINT64_C(1) << (b % 64);
+            st->wdirty_any = 1;
+            return;
+        }
+    }
+}
+
+void emq_store_set_watch(emq_store *st, const emq_watch_rule *rules)
+{
+    st->watch = rules;
+}
+
+int emq_store_notifier(emq_store *st, emq_notify **out)
+{
+    int rc;
+    if (st->notify == NULL) {
+        rc = emq_notify_open(st, &st->notify, st->errmsg,
+                             sizeof st->errmsg);
+        if (rc < 0) {
+            st->notify = NULL;
+            st->notify_failed = RETRY_AFTER;
+            return rc;
+        }
+    }
+    st->notify_failed = 0;
+    *out = st->notify;
+    return EMQ_OK;
+}
+
+void emq_store_watch_end(emq_store *st, int committed)
+{
+    emq_notify *n;
+    size_t w;
+    int bit;
+    if (!st->wdirty_any) return;
+    /* A commit signals what it marked; a store that could not open its
+     * wake file tries again only every RETRY_AFTER commits. */
+    if (committed && st->notify_failed > 0) {
+        st->notify_failed--;
+        committed = 0;
+    }
+    if (committed && emq_store_notifier(st, &n) == EMQ_OK) {
+        for (w = 0; w < EMQ_NOTIFY_BUCKETS / 64; w++)
+            for (bit = 0; st->wdirty[w] && bit < 64; bit++)
+                if (st->wdirty[w] & (UINT64_C(1) << bit)) {
+                    emq_notify_signal(n, (uint32_t)(w * 64 + (size_t)bit));
+                    st->wdirty[w] &= ~(UINT64_C(1) << bit);
+                }
+    }
+    memset(st->wdirty, 0, sizeof st->wdirty);
+    st->wdirty_any = 0;
+}

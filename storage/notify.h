@@ -1,0 +1,77 @@
+/*
+ * notify.h — wake-ups between handles of one file, in one process or many:
+ * a shared-memory side file of sequence counters, one per bucket of names,
+ * each a futex word.
+ *
+ * A waiter reads its bucket's sequence, looks at the store, and waits only
+ * while the sequence is still the one it read; a signaller bumps the
+ * sequence after its commit and wakes the bucket's waiters. So a signal
+ * that lands between the look and the wait is never lost. Names are
+ * arbitrary bytes hashed to buckets (a collision costs a spurious wake-up,
+ * never a lost one). Nothing in here knows what is signalled: the store's
+ * commits signal the buckets its watch rules marked (store.h), and any
+ * other producer of events (lifecycle events, T2.17) can use its own names.
+ *
+ * Robustness: the file holds no lock and no pointer, only counters; a
+ * process that dies at any instant leaves it valid (at worst a waiter count
+ * stays raised, which costs signallers one futex call each). The file is
+ * created beside the database with the database's permissions, opened
+ * O_NOFOLLOW | O_CLOEXEC, must be a regular file and carry the magic word;
+ * it is never truncated (like SQLite's -shm, it must not be truncated while
+ * in use). In-memory stores get a private region of the same shape.
+ */
+#ifndef EMQ_NOTIFY_H
+#define EMQ_NOTIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMQ_NOTIFY_BUCKETS 1024
+#define EMQ_NOTIFY_SUFFIX "-emqwake"
+
+typedef struct emq_notify emq_notify;
+
+struct emq_store;
+
+/**
+ * Open (creating when absent) the wake file of store `st`: its side file
+ * `<file>-emqwake` (side.c's rules: named after the resolved file, no
+ * symlink, one link, its owner, the database's permissions), or a private
+ * region for a memory store. A read-only handle has none (it never claims
+ * and never creates a side file). Returns EMQ_OK with `*out`, or
+ * EMQ_ECANTOPEN / EMQ_EREADONLY / EMQ_ECORRUPT / EMQ_EIO / EMQ_ENOMEM
+ * with `err` filled.
+ */
+int emq_notify_open(struct emq_store *st, emq_notify **out, char *err,
+                    size_t errlen);
+void emq_notify_close(emq_notify *n);
+
+/** The bucket of a name (FNV-1a, mod EMQ_NOTIFY_BUCKETS). */
+uint32_t emq_notify_bucket(const void *name, size_t len);
+
+/** The current sequence of bucket `b` (read before looking). */
+uint32_t emq_notify_seq(emq_notify *n, uint32_t b);
+
+/** Bump bucket `b`'s sequence and wake its waiters (after a commit). Safe
+ *  from any thread and from a signal handler. */
+void emq_notify_signal(emq_notify *n, uint32_t b);
+
+/**
+ * Wait until bucket `b`'s sequence differs from `seen`, or `timeout_ms`
+ * passed (< 0: no limit; 0: do not block). Returns 1 when the sequence
+ * moved, 0 on a timeout or an interrupted wait (the caller looks again).
+ */
+int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
+                    int64_t timeout_ms);
+
+/**
+ * A role per bucket held by at most one open wake file at a time (an
+ * open-file-description lock, released when the holder closes or dies):
+ * returns 1 when taken (or already held by `n`), 0 when another holds it,
+ * or a negative EMQ code. The worker pool's pump uses it so that one
+ * process sweeps a queue.
+ */
+int emq_notify_lease(emq_notify *n, uint32_t b);
+void emq_notify_unlease(emq_notify *n, uint32_t b);
+
+#endif /* EMQ_NOTIFY_H */
