@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include "store_int.h"
+#include "stream.h"
 
 const char *emq_type_name(int type)
 {
@@ -28,6 +29,7 @@ const char *emq_type_name(int type)
     case EMQ_T_LIST: return "list";
     case EMQ_T_SET: return "set";
     case EMQ_T_ZSET: return "zset";
+    case EMQ_T_STREAM: return "stream";
     default: return "none";
     }
 }
@@ -244,6 +246,8 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
         rc = run_kid(st, S_L_DROP, kid);
     else if (type == EMQ_T_SET)
         rc = run_kid(st, S_S_DROP, kid);
+    else if (type == EMQ_T_STREAM)
+        rc = emq_xs_drop(st, kid);
     if (rc != EMQ_OK)
         return rc;
     sqlite3_stmt *s = emq_stmt(st, S_KEY_DELETE);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "store_int.h"
+#include "stream.h"
 
 /* ------------------------------------------------------------------ SQL */
 
@@ -362,7 +363,10 @@ static int init_schema(emq_store *st)
         snprintf(stamp, sizeof stamp,
                  "PRAGMA application_id = %d; PRAGMA user_version = %d;",
                  EMQ_APPLICATION_ID, EMQ_SCHEMA_VERSION);
+        /* The stream type's tables (stream.c) come with the fresh schema
+         * of version 1: files made before them lack them (see SCHEMA.md). */
         if ((rc = exec_sql(st, schema_sql)) != EMQ_OK ||
+            (rc = exec_sql(st, emq_xs_schema)) != EMQ_OK ||
             (rc = exec_sql(st, stamp)) != EMQ_OK)
             goto fail;
     } else if (appid != EMQ_APPLICATION_ID) {
@@ -457,6 +461,7 @@ void emq_store_close(emq_store *st)
         emq_store_rollback(st);
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
+    emq_xs_close(st);
     sqlite3_close(st->db);
     emq_wgate_close(st);
     emq_buf_free(&st->hraw);
@@ -511,6 +516,11 @@ void emq_store_set_now(emq_store *st, int64_t now_ms)
 {
     st->now = now_ms;
     st->hvalid = 0;
+}
+
+int64_t emq_store_now(const emq_store *st)
+{
+    return st->now;
 }
 
 int emq_store_commit(emq_store *st)

@@ -58,6 +58,7 @@ struct emq_store {
     emq_kc_entry kc[EMQ_KCACHE];
     int kc_next;
     int64_t kc_version;
+    struct emq_xs *xs;   /* the stream type's statements (stream.c)      */
     char errmsg[256];
 };
 
@@ -102,6 +103,9 @@ void emq_wgate_close(emq_store *st);
 int emq_wgate_enter(emq_store *st);
 void emq_wgate_leave(emq_store *st);
 int emq_wgate_try_exclusive(emq_store *st);
+
+/** Release the stream type's statements (stream.c; store close). */
+void emq_xs_close(emq_store *st);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);
