@@ -25,6 +25,7 @@
 #include <xxhash.h>
 #include "db.h"
 #include "resp.h"
+#include "export_stream.h"
 
 #define CHUNK 64                 /* elements per HSET/ZADD/RPUSH/SADD       */
 #define FLUSH_AT (64 * 1024)     /* hand bytes to the sink past this much   */
@@ -74,6 +75,7 @@ static unsigned char type_tag(int type)
     case EMQ_T_LIST:   return 'l';
     case EMQ_T_SET:    return 'S';
     case EMQ_T_ZSET:   return 'z';
+    case EMQ_T_STREAM: return 'x';
     default:           return '?';
     }
 }
@@ -359,6 +361,31 @@ static int put_hash(walk *w, const unsigned char *key, size_t klen,
     return expire >= 0 ? put_expiry(w, key, klen, expire) : EMQ_OK;
 }
 
+/* ---- streams (issue 16): the hook into engine/export_stream.c ---- */
+
+static int xs_emit(void *ctx, size_t argc, const emq_bytes *argv)
+{
+    return emit(ctx, argc, argv);
+}
+
+static void xs_digest(void *ctx, const void *p, size_t n)
+{
+    XXH3_64bits_update(((walk *)ctx)->h, p, n);
+}
+
+/* A stream: its record head here, its commands and digest body there. */
+static int put_stream(walk *w, const unsigned char *key, size_t klen,
+                      int64_t expire)
+{
+    emq_xsink s = { xs_emit, xs_digest, w };
+    d_head(w->h, key, klen, EMQ_T_STREAM, expire);
+    int rc = emq_stream_export(w->st, key, klen, &s);
+    if (rc != EMQ_OK)
+        return rc == EMQ_NOTFOUND ? EMQ_ECORRUPT : rc;
+    w->sum.keys++;
+    return expire >= 0 ? put_expiry(w, key, klen, expire) : EMQ_OK;
+}
+
 static int put_key(walk *w, const unsigned char *key, size_t klen, int type)
 {
     int64_t expire = -1, n = 0;
@@ -369,6 +396,8 @@ static int put_key(walk *w, const unsigned char *key, size_t klen, int type)
         return rc;
     if (type == EMQ_T_HASH)
         return put_hash(w, key, klen, expire);
+    if (type == EMQ_T_STREAM)
+        return put_stream(w, key, klen, expire);
 
     const char *cmd = NULL;
     switch (type) {
@@ -1074,6 +1103,8 @@ static int apply(emq_db *db, emq_store *st, importer *im)
         }
         return EMQ_OK;
     }
+    if (emq_stream_import_cmd(c)) /* engine/export_stream.c (issue 16) */
+        return emq_stream_import(db, st, c);
     return refuse(db, c->offset, "unknown command", c->argv[0], c->lens[0]);
 }
 
