@@ -217,13 +217,11 @@ int emq_stream_export(emq_store *st, const void *key, size_t klen,
     d_str(out, maxdel, ml);
     d_u64(out, m.length);
     if (m.length == 0) {
-        /* An emptied stream: an entry at its last id, trimmed at once
-         * (0-1 when it never had one: XSETID then sets 0-0). */
+        /* An emptied stream, as Valkey's AOF rewrite makes one: an entry
+         * at 0-1 trimmed at once; XSETID below sets the real last id. */
         emq_bytes argv[7] = { { "XADD", 4 }, { key, klen }, { "MAXLEN", 6 },
-                              { "0", 1 },
-                              { emq_xid_zero(m.last) ? "0-1" : last,
-                                emq_xid_zero(m.last) ? 3 : ll },
-                              { "x", 1 }, { "y", 1 } };
+                              { "0", 1 }, { "0-1", 3 }, { "x", 1 },
+                              { "y", 1 } };
         if ((rc = emit(&w, 7, argv)) != EMQ_OK)
             return rc;
     } else if ((rc = emq_xs_range(st, key, klen, lo, hi, 0, 0, on_entry, &w))

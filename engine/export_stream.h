@@ -26,7 +26,7 @@ typedef struct emq_xsink {
 /**
  * Export stream `key` as Valkey's AOF rewrite restores one: each entry by
  * `XADD key <id> <fields...>` in id order (an emptied stream by `XADD key
- * MAXLEN 0 <last id> x y`); `XSETID key <last id> ENTRIESADDED <n>
+ * MAXLEN 0 0-1 x y`); `XSETID key <last id> ENTRIESADDED <n>
  * MAXDELETEDID <id>`; per group in name order `XGROUP CREATE key <group>
  * <last-delivered id> [ENTRIESREAD <n>]` (without it when unknown), `XGROUP
  * CREATECONSUMER key <group> <consumer>` per consumer in name order, and
