@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 #include "cli.h"
+#include "cli_xstream.h"
 #ifdef HAVE_HIREDIS
 #include <hiredis/hiredis.h>
 #endif
@@ -987,6 +988,8 @@ static int krec_serialise(krec *r, tbuf *S)
     if (tb_str(S, r->name.p, r->name.len) || tb_put(S, &t, 1) ||
         tb_u64(S, (uint64_t)r->expire))
         return -1;
+    if (r->type == 'x') /* a stream: its body, built by cli_xstream.c */
+        return tb_put(S, d, r->data.len);
     for (size_t i = 0; i < r->ne; i++)
         r->e[i].ap = d + r->e[i].a;
     if (r->type == 's')
@@ -1072,6 +1075,7 @@ static const char *type_name(char t)
     case 'l': return "list";
     case 'S': return "set";
     case 'z': return "zset";
+    case 'x': return "stream";
     default: return "?";
     }
 }
@@ -1210,6 +1214,7 @@ static int kset_finish(kset *ks)
 
 typedef struct freader {
     krec cur;
+    xs_img *img;      /* the stream being read (cur.type 'x')            */
     kset *ks;
     splitter sp;
     progress pg;
@@ -1217,12 +1222,49 @@ typedef struct freader {
     int err;          /* SPLIT_BAD / SPLIT_NOMEM */
 } freader;
 
+/* A stream's record: its body into cur.data (cli_xstream.c). */
+static int fr_stream_body(freader *r)
+{
+    xs_buf b = { NULL, 0, 0 };
+    int rc = xs_body(r->img, &b);
+    r->cur.data.len = 0;
+    r->cur.ne = 0;
+    if (rc == 0)
+        rc = tb_put(&r->cur.data, b.p, b.len) ? -2 : 0;
+    r->cur.ne = 0;
+    xs_buf_free(&b);
+    xs_free(r->img);
+    r->img = NULL;
+    return rc;
+}
+
 static int fr_finish(freader *r)
 {
     if (!r->cur.open)
         return 0;
     r->cur.open = 0;
+    if (r->cur.type == 'x' && fr_stream_body(r))
+        return SPLIT_NOMEM;
     return kset_add(r->ks, &r->cur, 1) ? SPLIT_NOMEM : 0;
+}
+
+/* A stream command of an export: the key is argv[2] for XGROUP. */
+static int fr_stream(freader *r, const frame *f)
+{
+    size_t ki = arg_is(f, 0, "XGROUP") ? 2 : 1;
+    if (f->argc <= ki)
+        return SPLIT_BAD;
+    if (!r->cur.open || r->cur.type != 'x' ||
+        bytes_cmp(f->argv[ki], f->lens[ki], r->cur.name.p, r->cur.name.len)) {
+        int rc = fr_finish(r);
+        if (rc)
+            return rc;
+        if (krec_start(&r->cur, f->argv[ki], f->lens[ki], 'x') ||
+            !(r->img = xs_new()))
+            return SPLIT_NOMEM;
+    }
+    int rc = xs_feed(r->img, f->argc, f->argv, f->lens);
+    return rc == -2 ? SPLIT_NOMEM : rc ? SPLIT_BAD : 0;
 }
 
 /* Interpret one command of an export: the commands of one key are
@@ -1237,6 +1279,8 @@ static int fr_frame(void *ctx, const frame *f)
         return 0;
     if (f->argc < 3)
         return SPLIT_BAD;
+    if (xs_is_cmd(f->argv[0], f->lens[0]))
+        return fr_stream(r, f);
     if (arg_is(f, 0, "SET"))
         type = 's';
     else if (arg_is(f, 0, "HSET"))
@@ -1364,6 +1408,7 @@ static int file_keyspace(emq_cli *c, const qsel *qs, kset *ks,
                                             "digest disagree");
     split_free(&r.sp);
     krec_free(&r.cur);
+    xs_free(r.img);
     return ex;
 }
 
@@ -1661,6 +1706,7 @@ static char type_of(const redisReply *t)
     if (!strcmp(t->str, "list")) return 'l';
     if (!strcmp(t->str, "set")) return 'S';
     if (!strcmp(t->str, "zset")) return 'z';
+    if (!strcmp(t->str, "stream")) return 'x';
     if (!strcmp(t->str, "none")) return 0;
     return '?';
 }
@@ -1708,7 +1754,8 @@ static int srv_read(emq_cli *c, srv *s, const bkey *names, size_t n,
                     show_into(kk, sizeof kk, names[b + i].p, names[b + i].n);
                     ex = xfail(c, EMQ_EXIT_NOTBUILT, "not_supported",
                                "%s: key %s is a %s: emqlite files hold "
-                               "strings, hashes, lists, sets and sorted sets",
+                               "strings, hashes, lists, sets, sorted sets "
+                               "and streams",
                                s->spec, kk, t[i]->str);
                 } else {
                     ex = srv_refused(c, s, msg, names[b + i].p,
@@ -1727,6 +1774,15 @@ static int srv_read(emq_cli *c, srv *s, const bkey *names, size_t n,
             case 'l': av[0] = "LRANGE"; ac = 4; break;
             case 'S': av[0] = "SMEMBERS"; break;
             case 'z': av[0] = "ZRANGE"; ac = 5; break;
+            case 'x': {
+                /* a stream: everything, groups and PEL (cli_xstream.c) */
+                const char *xv[6] = { "XINFO", "STREAM",
+                                      (const char *)names[b + i].p, "FULL",
+                                      "COUNT", "0" };
+                size_t xl[6] = { 5, 6, names[b + i].n, 4, 5, 1 };
+                redisAppendCommandArgv(s->c, 6, xv, xl);
+                continue;
+            }
             default: continue;
             }
             al[0] = strlen(av[0]);
@@ -1819,6 +1875,51 @@ static int64_t field_exp(const redisReply *fx, size_t j)
     return fx->element[j]->integer >= 0 ? fx->element[j]->integer : -1;
 }
 
+/* hiredis replies as cli_xstream.c's nodes. */
+static void rr_node(const redisReply *r, xs_node *o)
+{
+    memset(o, 0, sizeof *o);
+    o->self = r;
+    switch (r->type) {
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS: o->kind = 's'; break;
+    case REDIS_REPLY_INTEGER: o->kind = 'i'; break;
+    case REDIS_REPLY_ARRAY: o->kind = 'a'; break;
+    case REDIS_REPLY_NIL: o->kind = 'n'; break;
+    default: o->kind = '?'; break;
+    }
+    o->str = r->str;
+    o->len = r->len;
+    o->integer = r->integer;
+    o->n = r->elements;
+}
+
+static void rr_child(const void *node, size_t i, xs_node *out)
+{
+    rr_node(((const redisReply *)node)->element[i], out);
+}
+
+/* A stream read from the server (its XINFO STREAM FULL reply): its digest
+ * body into `body`, and (cmds not NULL) the commands an export writes
+ * for key k into `cmds` with their count. 0, -1 (shape) or -2 (memory). */
+static int stream_image(const redisReply *v, xs_buf *body, xs_buf *cmds,
+                        const void *k, size_t kn, uint64_t *ncmd)
+{
+    xs_img *x = xs_new();
+    xs_node root;
+    int rc;
+    if (!x)
+        return -2;
+    rr_node(v, &root);
+    rc = xs_from_xinfo(x, &root, rr_child);
+    if (rc == 0 && body)
+        rc = xs_body(x, body);
+    if (rc == 0 && cmds)
+        rc = xs_commands(x, k, kn, cmds, ncmd);
+    xs_free(x);
+    return rc;
+}
+
 /* A key set being filled from the server's replies. */
 typedef struct recctx {
     krec cur;
@@ -1835,6 +1936,17 @@ static int vis_record(emq_cli *c, void *ctx, const bkey *k, char type,
     if (krec_start(cur, k->p, k->n, type))
         return nomem(c);
     cur->expire = expire;
+    if (type == 'x') {
+        xs_buf b = { NULL, 0, 0 };
+        int rc = stream_image(v, &b, NULL, NULL, 0, NULL);
+        if (rc == 0)
+            rc = tb_put(&cur->data, b.p, b.len) ? -2 : 0;
+        xs_buf_free(&b);
+        if (rc == -1)
+            return xfail(c, EMQ_EXIT_ERROR, "server", "an XINFO STREAM FULL "
+                         "reply of an unexpected shape");
+        return rc || kset_add(r->ks, cur, 0) ? nomem(c) : 0;
+    }
     if (type == 's')
         return krec_elem(cur, v->str, v->len, NULL, 0) &&
                        !kset_add(r->ks, cur, 0) ? 0 : nomem(c);
@@ -2051,6 +2163,15 @@ static int vis_pull(emq_cli *c, void *ctx, const bkey *k, char type,
     case 'z':
         bad = pw_chunks(p, "ZADD", k, v, 2, 1);
         break;
+    case 'x': {
+        xs_buf b = { NULL, 0, 0 };
+        uint64_t n = 0;
+        int rc = stream_image(v, NULL, &b, k->p, k->n, &n);
+        bad = rc != 0 || tb_put(&p->out, b.p, b.len);
+        p->commands += n;
+        xs_buf_free(&b);
+        break;
+    }
     }
     if (!bad && expire >= 0) {
         bad = pw_cmd(p, 3, "PEXPIREAT", k) || tb_bulk_i64(&p->out, expire);

@@ -10,6 +10,8 @@
  *       import the server's rewritten AOF into the new file DB2, then
  *       compare DB2 with DB: the same logical digest and the same export,
  *       byte for byte; prints "digest <hex> keys <n>"
+ *   tests/stream_roundtrip same DB DB2
+ *       compare two files the same way (after a push and a pull)
  *
  * The fixture covers what a stream carries: entries with binary fields,
  * deleted and trimmed entries (the max-deleted id, entries-added above the
@@ -163,12 +165,14 @@ int main(int argc, char **argv)
         free(a.p);
         return 0;
     }
-    if (argc == 5 && strcmp(argv[1], "back") == 0) {
-        if (slurp(argv[3], &aof))
+    int back = argc == 5 && strcmp(argv[1], "back") == 0;
+    if (back || (argc == 4 && strcmp(argv[1], "same") == 0)) {
+        if (back && slurp(argv[3], &aof))
             return fail("cannot read", argv[3]);
-        if (open_file(argv[2], 0, &db) || open_file(argv[4], 1, &db2))
+        if (open_file(argv[2], 0, &db) ||
+            open_file(argv[back ? 4 : 3], back, &db2))
             return 1;
-        if (emq_import(db2, aof.p, aof.n, NULL) != EMQ_OK)
+        if (back && emq_import(db2, aof.p, aof.n, NULL) != EMQ_OK)
             return fail("import of the server's AOF", emq_errmsg(db2));
         if (emq_export(db, NULL, mem_write, &a, &s1) != EMQ_OK ||
             emq_export(db2, NULL, mem_write, &b, &s2) != EMQ_OK)
@@ -188,6 +192,7 @@ int main(int argc, char **argv)
         free(aof.p);
         return 0;
     }
-    fprintf(stderr, "usage: %s make DB OUT | back DB AOF DB2\n", argv[0]);
+    fprintf(stderr, "usage: %s make DB OUT | back DB AOF DB2 | same DB DB2\n",
+            argv[0]);
     return 2;
 }

@@ -3,7 +3,9 @@
 # entries) exported, replayed into a private redis-server with
 # `redis-cli --pipe`, rewritten by the server's own AOF rewrite, and that
 # AOF imported into a new file: the same digest and the same export bytes
-# (tests/stream_roundtrip.c). SKIP (77) without redis-server/redis-cli.
+# (tests/stream_roundtrip.c). Then the tool's transfers: push the file,
+# verify it against the server, pull it into a third file and compare
+# (SKIP of that half without hiredis). SKIP (77) without a server.
 srcdir=${srcdir:-.}
 harness=$srcdir/tests/redis_harness.sh
 server=$(command -v valkey-server 2>/dev/null || command -v redis-server 2>/dev/null)
@@ -35,3 +37,20 @@ aof=$(ls "$work"/srv/appendonlydir/*.base.aof 2>/dev/null | tail -n 1)
 [ -n "$aof" ] || aof="$work/srv/appendonly.aof"   # servers before 7.0
 echo "server AOF: $(basename "$aof"), $(wc -c <"$aof") bytes"
 tests/stream_roundtrip back "$work/a.db" "$aof" "$work/b.db"
+if [ ! -x tests/stream_diff ]; then   # built only with hiredis
+    echo "push/pull/verify: SKIP (built without hiredis)"
+    exit 0
+fi
+$c flushall >/dev/null
+./emqlite --db "$work/a.db" push --to "127.0.0.1:$port"
+./emqlite --db "$work/a.db" verify --against "127.0.0.1:$port"
+./emqlite --db "$work/c.db" pull --from "127.0.0.1:$port"
+tests/stream_roundtrip same "$work/a.db" "$work/c.db"
+# A change on the server is seen by verify (exit 11).
+$c xadd 'emq:{rt}:stream:raw' 99-0 late entry >/dev/null
+if ./emqlite --db "$work/a.db" verify --against "127.0.0.1:$port" \
+       >/dev/null 2>&1; then
+    echo "verify missed a changed stream"
+    exit 1
+fi
+echo "verify: a changed stream differs"
