@@ -536,6 +536,10 @@ int emq_stream_range(emq_db *db, const char *q, const char *name,
                      const char *from, const char *to, int64_t count,
                      emq_stream_entry **e, size_t *n);
 
+/** The number of entries of the stream (0 when it does not exist). */
+int emq_stream_len(emq_db *db, const char *q, const char *name,
+                   int64_t *len);
+
 /** T5.3 read: as emq_stream_range (from/to NULL: "-"/"+"), each entry
  *  with its record id in `id` and its other fields. */
 int emq_stream_read(emq_db *db, const char *q, const char *name,

@@ -691,3 +691,15 @@ int emq_v_pending_range(emq_vctx *c)
     xa(&x, num, emq_fmt_i64(num, c->a[5].i));
     return xrun(c, &x, c->r);
 }
+
+/* The entries of a stream (XLEN; 0 when absent). Beyond the wire (tier 0):
+ * the tool's `stream len`. Keys: B.stream:<name>. Clock: none. */
+int emq_v_stream_len(emq_vctx *c)
+{
+    char key[EMQ_KEY_MAX];
+    size_t klen = skey(c, EMQ_KT_STREAM, key);
+    xargv x = { .argc = 0 };
+    xas(&x, "XLEN");
+    xa(&x, key, klen);
+    return xrun(c, &x, c->r);
+}

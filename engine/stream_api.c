@@ -289,6 +289,20 @@ int emq_stream_range(emq_db *db, const char *q, const char *name,
     return rc < 0 ? rc : run_entries(db, EMQ_V_STREAM_RANGE, a, 5, 0, e, n);
 }
 
+int emq_stream_len(emq_db *db, const char *q, const char *name,
+                   int64_t *len)
+{
+    emq_varg a[2] = { emq_varg_str(q), emq_varg_str(name) };
+    emq_reply r = {0};
+    int rc = emq_db_enter(db);
+    if (rc < 0 || (rc = need_out(db, len, len)) < 0)
+        return rc;
+    rc = emq_verb_exec(db, EMQ_V_STREAM_LEN, a, 2, &r, NULL);
+    *len = rc == EMQ_OK ? r.integer : 0;
+    emq_reply_clear(&r);
+    return rc;
+}
+
 int emq_stream_read(emq_db *db, const char *q, const char *name,
                     const char *from, const char *to, int64_t count,
                     emq_stream_entry **e, size_t *n)

@@ -394,6 +394,8 @@ static const scen scens[] = {
      {Q, "ev", "grp", "1767225600000-4096", "1767225600000-4097"}},
     {"call:autoclaim", setup_stream, NULL, EMQ_OK, 1000, 0, "autoclaim",
      {Q, "ev", "grp", "c2", "0", "0"}},
+    {"call:stream_len", setup_stream, NULL, EMQ_OK, 1000, 1, "stream_len",
+     {Q, "ev"}},
     {"call:pending_range", setup_stream, NULL, EMQ_OK, 1000, 1,
      "pending_range", {Q, "ev", "grp", "-", "+", "10"}},
 };
