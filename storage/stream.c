@@ -368,7 +368,7 @@ static int count_of(emq_store *st, sqlite3_stmt *s, int64_t *n)
     return EMQ_OK;
 }
 
-/* The stream and its metadata. */
+/* The stream and its metadata (m.first once loaded: load_first). */
 typedef struct xstream {
     int64_t kid;
     emq_xmeta m;
@@ -391,6 +391,15 @@ static int meta_get(emq_store *st, xstream *x)
         x->m.max_deleted = col_id(s, 4);
     }
     emq_stmt_done(s);
+    return EMQ_OK;
+}
+
+/* The first entry id (0-0 when empty): read only where a rule needs it. */
+static int load_first(emq_store *st, xstream *x)
+{
+    sqlite3_stmt *s;
+    int row, rc;
+    x->m.first.ms = x->m.first.seq = 0;
     if (x->m.length == 0)
         return EMQ_OK;
     if (!(s = xstmt(st, X_FIRST)))
@@ -445,7 +454,7 @@ int emq_xs_meta(emq_store *st, const void *key, size_t klen, emq_xmeta *m)
 {
     xstream x;
     int rc = find(st, key, klen, &x);
-    if (rc == EMQ_OK)
+    if (rc == EMQ_OK && (rc = load_first(st, &x)) == EMQ_OK)
         *m = x.m;
     return rc;
 }
@@ -1200,6 +1209,11 @@ int emq_xs_readgroup(emq_store *st, const void *key, size_t klen,
         return rc;
     if (!after) {
         deliver d = { st, &x.m, &grp, c, clen, noack, cb, ctx, 0 };
+        /* The counter rules look at the first id only when the counter is
+         * unknown or a tombstone may lie ahead. */
+        if ((grp.entries_read < 0 || !emq_xid_zero(x.m.max_deleted)) &&
+            (rc = load_first(st, &x)) != EMQ_OK)
+            return rc;
         emq_xid from = grp.last;
         if (emq_xid_cmp(x.m.last, grp.last) > 0 &&
             emq_xid_incr(&from) == 0) {
@@ -1482,7 +1496,7 @@ int emq_xs_groups(emq_store *st, const void *key, size_t klen,
     } ginfo;
     ginfo *gi = NULL;
     size_t ng = 0, cap = 0;
-    if (rc != EMQ_OK)
+    if (rc != EMQ_OK || (rc = load_first(st, &x)) != EMQ_OK)
         return rc;
     if (!(s = xstmt(st, X_G_ALL)))
         return nostmt(st);
