@@ -476,10 +476,14 @@ static int live(const xs_img *x, uint64_t ms, uint64_t seq)
 
 static void canon(xs_img *x)
 {
-    qsort(x->g, x->ng, sizeof *x->g, cmp_group);
+    if (x->ng > 1)
+        qsort(x->g, x->ng, sizeof *x->g, cmp_group);
     for (size_t i = 0; i < x->ng; i++) {
-        qsort(x->g[i].cons, x->g[i].ncons, sizeof *x->g[i].cons, cmp_str);
-        qsort(x->g[i].pel, x->g[i].npel, sizeof *x->g[i].pel, cmp_pel);
+        if (x->g[i].ncons > 1)
+            qsort(x->g[i].cons, x->g[i].ncons, sizeof *x->g[i].cons,
+                  cmp_str);
+        if (x->g[i].npel > 1)
+            qsort(x->g[i].pel, x->g[i].npel, sizeof *x->g[i].pel, cmp_pel);
     }
 }
 

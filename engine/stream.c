@@ -133,17 +133,55 @@ static void tail_free(tailv *t)
     emq_mem_free(t->n);
 }
 
+/* Run x with the call's arguments from `from` on as its tail (fields,
+ * ids), checked as name/value pairs when `pairs`. */
+static int run_tail(emq_vctx *c, xargv *x, size_t from, int pairs,
+                    emq_reply *out)
+{
+    tailv t;
+    int rc = tail_of(c, from, &t);
+    if (rc < 0)
+        return rc;
+    if (pairs && t.count % 2)
+        rc = emq_db_wire(c->db, EMQ_EINVAL, "bad argument: fields must "
+                                            "come in name/value pairs");
+    if (rc == EMQ_OK) {
+        x->tail = t.v;
+        x->tailn = t.n;
+        x->ntail = t.count;
+        rc = xrun(c, x, out);
+    }
+    tail_free(&t);
+    return rc;
+}
+
+/* A body run as one transition of its own: the PROC verbs whose host gate
+ * must come before the store is touched (append_id, read_window) and the
+ * attempts of a blocking read. */
+typedef struct txrun {
+    emq_vctx *c;
+    emq_verb_fn fn;
+} txrun;
+
+static int tx_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    txrun *t = ctx;
+    (void)db;
+    t->c->st = st;
+    t->c->now = now;
+    emq_reply_clear(t->c->r);
+    return t->fn(t->c);
+}
+
+static int in_tx(emq_vctx *c, int write, emq_verb_fn fn)
+{
+    txrun t = { c, fn };
+    return emq_db_run(c->db, write, tx_body, &t);
+}
+
 static int refuse(emq_vctx *c, const char *why)
 {
     return emq_db_wire(c->db, EMQ_EREFUSED, why);
-}
-
-static int pairs_only(emq_vctx *c, size_t nfields)
-{
-    if (nfields % 2)
-        return emq_db_wire(c->db, EMQ_EINVAL, "bad argument: fields must "
-                                              "come in name/value pairs");
-    return EMQ_OK;
 }
 
 /* ---------------------------------------------------------------- appends */
@@ -155,28 +193,18 @@ static int add_record(emq_vctx *c, const char *branded, size_t blen,
     char key[EMQ_KEY_MAX], xid[EMQ_XID_SIZE];
     size_t klen = skey(c, EMQ_KT_STREAM, key), xlen;
     xargv x = { .argc = 0 };
-    tailv t;
     emq_reply r = {0};
     int rc;
     if ((rc = emq_stream_entry_id(branded, blen, xid, &xlen)) != EMQ_OK)
         return refuse(c, rc == EMQ_STREAM_KIND ? "kind" : "malformed");
-    if ((rc = tail_of(c, from, &t)) < 0)
-        return rc;
-    if ((rc = pairs_only(c, t.count)) < 0)
-        goto done;
     xas(&x, "XADD");
     xa(&x, key, klen);
     xa(&x, xid, xlen);
     xas(&x, "id");
     xa(&x, branded, blen);
-    x.tail = t.v;
-    x.tailn = t.n;
-    x.ntail = t.count;
-    if ((rc = xrun(c, &x, &r)) == EMQ_OK)
+    if ((rc = run_tail(c, &x, from, 1, &r)) == EMQ_OK)
         rc = emq_reply_bulk(c->r, branded, blen);
-done:
     emq_reply_clear(&r);
-    tail_free(&t);
     return rc;
 }
 
@@ -189,9 +217,19 @@ done:
  * or smaller than the target stream top item" (EMQ_ENONMONO) · WRONGTYPE.
  * Clock: none.
  */
-int emq_v_append_id(emq_vctx *c)
+static int append_id_tx(emq_vctx *c)
 {
     return add_record(c, c->a[2].s, c->a[2].n, 3);
+}
+
+int emq_v_append_id(emq_vctx *c)
+{
+    char xid[EMQ_XID_SIZE];
+    size_t xlen;
+    int rc = emq_stream_entry_id(c->a[2].s, c->a[2].n, xid, &xlen);
+    if (rc != EMQ_OK)
+        return refuse(c, rc == EMQ_STREAM_KIND ? "kind" : "malformed");
+    return in_tx(c, 1, append_id_tx);
 }
 
 /*
@@ -305,21 +343,10 @@ int emq_v_stream_add(emq_vctx *c)
     char key[EMQ_KEY_MAX];
     size_t klen = skey(c, EMQ_KT_STREAM, key);
     xargv x = { .argc = 0 };
-    tailv t;
-    int rc;
-    if ((rc = tail_of(c, 3, &t)) < 0)
-        return rc;
-    if ((rc = pairs_only(c, t.count)) == EMQ_OK) {
-        xas(&x, "XADD");
-        xa(&x, key, klen);
-        xa(&x, c->a[2].s, c->a[2].n);
-        x.tail = t.v;
-        x.tailn = t.n;
-        x.ntail = t.count;
-        rc = xrun(c, &x, c->r);
-    }
-    tail_free(&t);
-    return rc;
+    xas(&x, "XADD");
+    xa(&x, key, klen);
+    xa(&x, c->a[2].s, c->a[2].n);
+    return run_tail(c, &x, 3, 1, c->r);
 }
 
 /* ----------------------------------------------------------------- reads */
@@ -444,13 +471,18 @@ static size_t bound_of(char *buf, int64_t t, int ceil)
  * maxid_ceil(t1), count): the records minted in [t0, t1] at ms precision.
  * Host gate: t1 < t0 → refused "inverted window". Clock: none.
  */
-int emq_v_read_window(emq_vctx *c)
+static int window_tx(emq_vctx *c)
 {
     char lo[32], hi[32];
-    if (c->a[3].i < c->a[2].i)
-        return refuse(c, "inverted window");
     size_t ln = bound_of(lo, c->a[2].i, 0), hn = bound_of(hi, c->a[3].i, 1);
     return read_shaped(c, lo, ln, hi, hn, &c->a[4]);
+}
+
+int emq_v_read_window(emq_vctx *c)
+{
+    if (c->a[3].i < c->a[2].i)
+        return refuse(c, "inverted window");
+    return in_tx(c, 0, window_tx);
 }
 
 /* T5.3 read_since(q, name, t0_ms, count) — read(minid_floor(t0), "+"). */
@@ -552,18 +584,13 @@ int emq_v_group_create(emq_vctx *c)
 }
 
 /* One READ-GROUP attempt (a transaction of its own). */
-static int read_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
+static int read_once(emq_vctx *c)
 {
-    emq_vctx *c = ctx;
     char key[EMQ_KEY_MAX], num[24];
     size_t klen = skey(c, EMQ_KT_STREAM, key);
     xargv x = { .argc = 0 };
     emq_reply raw = {0};
     int rc;
-    (void)db;
-    c->st = st;
-    c->now = now;
-    emq_reply_clear(c->r);
     xas(&x, "XREADGROUP");
     xas(&x, "GROUP");
     xa(&x, c->a[2].s, c->a[2].n);
@@ -619,7 +646,7 @@ int emq_v_group_read(emq_vctx *c)
     int64_t step = 1;
     int rc;
     for (;;) {
-        rc = emq_db_run(c->db, 1, read_tx, c);
+        rc = in_tx(c, 1, read_once);
         if (rc != EMQ_EMPTY || !c->a[6].present)
             return rc;
         int64_t left = deadline - mono_ms();
@@ -638,19 +665,10 @@ int emq_v_ack(emq_vctx *c)
     char key[EMQ_KEY_MAX];
     size_t klen = skey(c, EMQ_KT_STREAM, key);
     xargv x = { .argc = 0 };
-    tailv t;
-    int rc;
-    if ((rc = tail_of(c, 3, &t)) < 0)
-        return rc;
     xas(&x, "XACK");
     xa(&x, key, klen);
     xa(&x, c->a[2].s, c->a[2].n);
-    x.tail = t.v;
-    x.tailn = t.n;
-    x.ntail = t.count;
-    rc = xrun(c, &x, c->r);
-    tail_free(&t);
-    return rc;
+    return run_tail(c, &x, 3, 0, c->r);
 }
 
 /*

@@ -277,16 +277,26 @@ static int run_entries(emq_db *db, int verb, const emq_varg *a, size_t n,
     return rc;
 }
 
-int emq_stream_range(emq_db *db, const char *q, const char *name,
-                     const char *from, const char *to, int64_t count,
-                     emq_stream_entry **e, size_t *n)
+/* range and read: q, name, from, to, count. */
+static int range_call(emq_db *db, int verb, const char *q, const char *name,
+                      const char *from, const char *to, int64_t count,
+                      emq_stream_entry **e, size_t *n)
 {
     char num[24];
     emq_varg a[5] = { emq_varg_str(q), emq_varg_str(name),
                       emq_varg_str(from), emq_varg_str(to),
                       opt_int(count, num) };
     int rc = emq_db_enter(db);
-    return rc < 0 ? rc : run_entries(db, EMQ_V_STREAM_RANGE, a, 5, 0, e, n);
+    return rc < 0 ? rc : run_entries(db, verb, a, 5, verb == EMQ_V_READ, e,
+                                     n);
+}
+
+int emq_stream_range(emq_db *db, const char *q, const char *name,
+                     const char *from, const char *to, int64_t count,
+                     emq_stream_entry **e, size_t *n)
+{
+    return range_call(db, EMQ_V_STREAM_RANGE, q, name, from, to, count, e,
+                      n);
 }
 
 int emq_stream_len(emq_db *db, const char *q, const char *name,
@@ -307,12 +317,7 @@ int emq_stream_read(emq_db *db, const char *q, const char *name,
                     const char *from, const char *to, int64_t count,
                     emq_stream_entry **e, size_t *n)
 {
-    char num[24];
-    emq_varg a[5] = { emq_varg_str(q), emq_varg_str(name),
-                      emq_varg_str(from), emq_varg_str(to),
-                      opt_int(count, num) };
-    int rc = emq_db_enter(db);
-    return rc < 0 ? rc : run_entries(db, EMQ_V_READ, a, 5, 1, e, n);
+    return range_call(db, EMQ_V_READ, q, name, from, to, count, e, n);
 }
 
 int emq_stream_read_window(emq_db *db, const char *q, const char *name,

@@ -1282,6 +1282,19 @@ static int on_consumer_short(void *ctx, const unsigned char *c, size_t clen,
     return EMQ_OK;
 }
 
+/* XINFO GROUPS / CONSUMERS: the key must exist (argv[2]); then an empty
+ * array reply to fill. EMQ_OK or the reply's code. */
+static int info_key(xc *x)
+{
+    emq_xmeta m;
+    int rc = emq_xs_meta(x->st, A(x, 2), x->len[2], &m);
+    if (rc == EMQ_NOTFOUND)
+        return err(x, EMQ_EENGINE, "ERR no such key");
+    if (rc != EMQ_OK)
+        return store_rc(x, rc);
+    return emq_reply_array(x->r, EMQ_REPLY_ARRAY, 0);
+}
+
 static int x_info(xc *x)
 {
     const char *sub = x->argc > 1 ? A(x, 1) : "";
@@ -1299,13 +1312,7 @@ static int x_info(xc *x)
     if (strcasecmp(sub, "GROUPS") == 0) {
         if (x->argc != 3)
             return arity(x, "xinfo|groups");
-        emq_xmeta m;
-        rc = emq_xs_meta(x->st, A(x, 2), x->len[2], &m);
-        if (rc == EMQ_NOTFOUND)
-            return err(x, EMQ_EENGINE, "ERR no such key");
-        if (rc != EMQ_OK)
-            return store_rc(x, rc);
-        if ((rc = emq_reply_array(x->r, EMQ_REPLY_ARRAY, 0)) < 0)
+        if ((rc = info_key(x)) != EMQ_OK)
             return rc;
         rc = emq_xs_groups(x->st, A(x, 2), x->len[2], on_group_short, &ic);
         return rc == EMQ_OK ? EMQ_OK : store_rc(x, rc);
@@ -1313,13 +1320,7 @@ static int x_info(xc *x)
     if (strcasecmp(sub, "CONSUMERS") == 0) {
         if (x->argc != 4)
             return arity(x, "xinfo|consumers");
-        emq_xmeta m;
-        rc = emq_xs_meta(x->st, A(x, 2), x->len[2], &m);
-        if (rc == EMQ_NOTFOUND)
-            return err(x, EMQ_EENGINE, "ERR no such key");
-        if (rc != EMQ_OK)
-            return store_rc(x, rc);
-        if ((rc = emq_reply_array(x->r, EMQ_REPLY_ARRAY, 0)) < 0)
+        if ((rc = info_key(x)) != EMQ_OK)
             return rc;
         rc = emq_xs_consumers(x->st, A(x, 2), x->len[2], A(x, 3), x->len[3],
                               on_consumer_short, &ic);

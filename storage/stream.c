@@ -263,44 +263,15 @@ static emq_xid col_id(sqlite3_stmt *s, int i)
 
 /* ------------------------------------------------------------- fields */
 
-static int put_varint(emq_buf *b, uint64_t v)
-{
-    unsigned char tmp[10];
-    int n = 0;
-    do {
-        unsigned char c = v & 0x7f;
-        v >>= 7;
-        tmp[n++] = c | (v ? 0x80 : 0);
-    } while (v);
-    return emq_buf_append(b, tmp, (size_t)n);
-}
-
-static int get_varint(const unsigned char **p, const unsigned char *end,
-                      uint64_t *v)
-{
-    uint64_t x = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-        if (*p >= end)
-            return -1;
-        unsigned char c = *(*p)++;
-        x |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *v = x;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* Encode nfv byte strings into st->xs->enc. */
 static int encode(emq_store *st, const emq_bytes *fv, size_t nfv)
 {
     emq_buf *b = &st->xs->enc;
     b->len = 0;
-    if (put_varint(b, nfv))
+    if (emq_varint_put(b, nfv))
         return emq_store_err(st, EMQ_ENOMEM, "out of memory");
     for (size_t i = 0; i < nfv; i++)
-        if (put_varint(b, fv[i].n) || emq_buf_append(b, fv[i].p, fv[i].n))
+        if (emq_varint_put(b, fv[i].n) || emq_buf_append(b, fv[i].p, fv[i].n))
             return emq_store_err(st, EMQ_ENOMEM, "out of memory");
     return EMQ_OK;
 }
@@ -313,7 +284,7 @@ static int decode(emq_store *st, const unsigned char *p, size_t n,
     uint64_t cnt, len;
     if (!p)
         p = end = (const unsigned char *)"";
-    if (get_varint(&p, end, &cnt) || cnt > (uint64_t)(end - p))
+    if (emq_varint_get(&p, end, &cnt) || cnt > (uint64_t)(end - p))
         return emq_store_err(st, EMQ_ECORRUPT, "a stream entry is damaged");
     if (cnt > st->xs->fvcap) {
         emq_bytes *a = emq_mem_realloc(st->xs->fv, (size_t)cnt * sizeof *a);
@@ -323,7 +294,7 @@ static int decode(emq_store *st, const unsigned char *p, size_t n,
         st->xs->fvcap = (size_t)cnt;
     }
     for (uint64_t i = 0; i < cnt; i++) {
-        if (get_varint(&p, end, &len) || len > (uint64_t)(end - p))
+        if (emq_varint_get(&p, end, &len) || len > (uint64_t)(end - p))
             return emq_store_err(st, EMQ_ECORRUPT, "a stream entry is "
                                                    "damaged");
         st->xs->fv[i].p = p;

@@ -52,7 +52,7 @@ static void append3(emq_db *db, const char *name)
     static const char *const ids[] = { "EVT0JZGkP8smrw", "EVT0JZGkP8smrx",
                                        "EVT0JZGkP8smry" };
     const void *fv[2] = { "n", NULL };
-    char v[4];
+    char v[12];
     for (int i = 0; i < 3; i++) {
         snprintf(v, sizeof v, "%d", i);
         fv[1] = v;
