@@ -33,7 +33,8 @@ void xs_free(xs_img *x);
  * reply of another shape, -2 out of memory.
  */
 typedef struct xs_node {
-    int kind;            /* 's' string/status, 'i' integer, 'a' array, 'n' nil */
+    int kind;            /* 's' string/status, 'i' integer, 'a' array,
+                            'n' nil                                     */
     const char *str;
     size_t len;
     long long integer;

@@ -929,7 +929,7 @@ static int x_pending(xc *x)
     return rc == EMQ_OK ? EMQ_OK : store_rc(x, rc);
 }
 
-/* ------------------------------------------------------- XCLAIM, XAUTOCLAIM */
+/* ---------------------------------------------------- XCLAIM, XAUTOCLAIM */
 
 static int x_claim(xc *x)
 {

@@ -118,7 +118,8 @@ static void adds(cmd *c, const char *s)
     add(c, s, strlen(s));
 }
 
-static void addf(cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void addf(cmd *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void addf(cmd *c, const char *fmt, ...)
 {

@@ -417,7 +417,8 @@ static void build(emq_db *db)
 {
     emq_reply r = {0};
     const char *const cmds[] = {
-        "XADD " SK " 1-1 a 1", "XADD " SK " 2-1 b 2 c 3", "XADD " SK " 3-1 d 4",
+        "XADD " SK " 1-1 a 1", "XADD " SK " 2-1 b 2 c 3",
+        "XADD " SK " 3-1 d 4",
         "XADD " SK " 4-1 e 5", "XGROUP CREATE " SK " g1 0",
         "XREADGROUP GROUP g1 c1 COUNT 3 STREAMS " SK " >",
         "XGROUP CREATE " SK " g2 $", "XGROUP CREATECONSUMER " SK " g2 idle",
@@ -440,11 +441,12 @@ START_TEST(export_import_round_trip)
     ck_assert_int_eq(emq_export(a, NULL, mem_write, &ea, &sa), EMQ_OK);
     /* The commands Valkey's AOF rewrite restores a stream with. */
     ck_assert_ptr_nonnull(strstr(ea.p, "XSETID\r\n$18\r\n" SK "\r\n$3\r\n"
-                                       "4-1\r\n$12\r\nENTRIESADDED\r\n$1\r\n4"
-                                       "\r\n$12\r\nMAXDELETEDID\r\n$3\r\n2-1"));
+                                 "4-1\r\n$12\r\nENTRIESADDED\r\n$1\r\n4"
+                                 "\r\n$12\r\nMAXDELETEDID\r\n$3\r\n2-1"));
     ck_assert_ptr_nonnull(strstr(ea.p, "ENTRIESREAD\r\n$1\r\n3"));
     ck_assert_ptr_nonnull(strstr(ea.p, "$4\r\nTIME\r\n"));
-    ck_assert_ptr_nonnull(strstr(ea.p, "$6\r\nMAXLEN\r\n$1\r\n0\r\n$3\r\n0-1"));
+    ck_assert_ptr_nonnull(strstr(ea.p, "$6\r\nMAXLEN\r\n$1\r\n0\r\n"
+                                       "$3\r\n0-1"));
     ck_assert_int_eq(emq_import(b, ea.p, ea.n, &si), EMQ_OK);
     ck_assert_int_eq(emq_export(b, NULL, mem_write, &eb, &sb), EMQ_OK);
     ck_assert_uint_eq(sa.digest, sb.digest);
