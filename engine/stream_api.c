@@ -155,9 +155,10 @@ static int need_out(emq_db *db, const void *a, const void *b)
 
 /* ----------------------------------------------------------------- calls */
 
-int emq_stream_append_id(emq_db *db, const char *q, const char *name,
-                         const char *id, const void *const *fv,
-                         const size_t *fvlen, size_t nfv)
+/* append (id NULL: minted, into out) and append_id. */
+static int append_call(emq_db *db, int verb, const char *q, const char *name,
+                       const char *id, const void *const *fv,
+                       const size_t *fvlen, size_t nfv, char *out)
 {
     vlist v;
     int rc;
@@ -167,9 +168,17 @@ int emq_stream_append_id(emq_db *db, const char *q, const char *name,
     vput(&v, emq_varg_str(name));
     vput(&v, emq_varg_str(id));
     if ((rc = vfields(db, &v, fv, fvlen, nfv)) == EMQ_OK)
-        rc = emq_verb_exec(db, EMQ_V_APPEND_ID, v.a, v.n, NULL, NULL);
+        rc = emq_verb_exec(db, verb, v.a, v.n, NULL, out);
     emq_mem_free(v.a);
     return rc;
+}
+
+int emq_stream_append_id(emq_db *db, const char *q, const char *name,
+                         const char *id, const void *const *fv,
+                         const size_t *fvlen, size_t nfv)
+{
+    return append_call(db, EMQ_V_APPEND_ID, q, name, id, fv, fvlen, nfv,
+                       NULL);
 }
 
 int emq_stream_append(emq_db *db, const char *q, const char *name,
@@ -177,16 +186,8 @@ int emq_stream_append(emq_db *db, const char *q, const char *name,
                       char id_out[EMQ_ID_SIZE])
 {
     char id[EMQ_ID_SIZE] = "";
-    vlist v;
-    int rc;
-    if ((rc = emq_db_enter(db)) < 0 || (rc = vlist_make(db, &v, 3, nfv)) < 0)
-        return rc;
-    vput(&v, emq_varg_str(q));
-    vput(&v, emq_varg_str(name));
-    vput(&v, emq_varg_str(NULL));
-    if ((rc = vfields(db, &v, fv, fvlen, nfv)) == EMQ_OK)
-        rc = emq_verb_exec(db, EMQ_V_APPEND, v.a, v.n, NULL, id);
-    emq_mem_free(v.a);
+    int rc = append_call(db, EMQ_V_APPEND, q, name, NULL, fv, fvlen, nfv,
+                         id);
     if (id_out)
         memcpy(id_out, rc == EMQ_OK ? id : "", rc == EMQ_OK ? EMQ_ID_SIZE : 1);
     return rc;

@@ -1068,6 +1068,21 @@ typedef struct ictx {
     int64_t now;
 } ictx;
 
+/* A group's entries-read and lag (nil when unknown). */
+static int map_counters(emq_reply *m, const emq_xgroup_info *g)
+{
+    emq_reply *e;
+    if (!(e = map_key(m, "entries-read")))
+        return EMQ_ENOMEM;
+    if (g->entries_read >= 0)
+        emq_reply_int(e, g->entries_read);
+    if (!(e = map_key(m, "lag")))
+        return EMQ_ENOMEM;
+    if (g->lag_known)
+        emq_reply_int(e, g->lag);
+    return EMQ_OK;
+}
+
 static int on_group_short(void *ctx, const emq_xgroup_info *g)
 {
     ictx *ic = ctx;
@@ -1077,14 +1092,8 @@ static int on_group_short(void *ctx, const emq_xgroup_info *g)
         map_int(m, "consumers", g->consumers) < 0 ||
         map_int(m, "pending", g->pending) < 0 ||
         map_id(m, "last-delivered-id", g->last) < 0 ||
-        !(e = map_key(m, "entries-read")))
+        map_counters(m, g) < 0)
         return EMQ_ENOMEM;
-    if (g->entries_read >= 0)
-        emq_reply_int(e, g->entries_read);
-    if (!(e = map_key(m, "lag")))
-        return EMQ_ENOMEM;
-    if (g->lag_known)
-        emq_reply_int(e, g->lag);
     return EMQ_OK;
 }
 
@@ -1145,15 +1154,8 @@ static int on_group_full(void *ctx, const emq_xgroup_info *g)
     if (!m || emq_reply_array(m, EMQ_REPLY_MAP, 14) < 0 ||
         !(e = map_key(m, "name")) || emq_reply_bulk(e, g->name, g->nlen) < 0 ||
         map_id(m, "last-delivered-id", g->last) < 0 ||
-        !(e = map_key(m, "entries-read")))
-        return EMQ_ENOMEM;
-    if (g->entries_read >= 0)
-        emq_reply_int(e, g->entries_read);
-    if (!(e = map_key(m, "lag")))
-        return EMQ_ENOMEM;
-    if (g->lag_known)
-        emq_reply_int(e, g->lag);
-    if (map_int(m, "pel-count", g->pending) < 0 ||
+        map_counters(m, g) < 0 ||
+        map_int(m, "pel-count", g->pending) < 0 ||
         !(e = map_key(m, "pending")) ||
         emq_reply_array(e, EMQ_REPLY_ARRAY, 0) < 0)
         return EMQ_ENOMEM;
