@@ -25,6 +25,7 @@
 #include "store_int.h"
 #include "evlog.h"
 #include "journal.h"
+#include "stream.h"
 
 /* ------------------------------------------------------------ the steps */
 
@@ -70,6 +71,13 @@ static int schema_3_events_and_journal(emq_store *st)
 {
     int rc = emq_store_exec(st, EMQ_EVLOG_DDL);
     return rc != EMQ_OK ? rc : emq_store_exec(st, JOURNAL_DDL ";");
+}
+
+/* Version 4: the stream type (stream.c, Tier 5): metadata, entries,
+ * groups, consumers and pending entries under the key's kid. */
+static int schema_4_streams(emq_store *st)
+{
+    return emq_store_exec(st, EMQ_XS_DDL);
 }
 
 static const struct step {

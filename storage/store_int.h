@@ -84,6 +84,7 @@ struct emq_store {
     int kc_next;
     int64_t kc_version;
     int ev_table;        /* evlog.c: 1 once emq_events is known to exist */
+    struct emq_xs *xs;   /* the stream type's statements (stream.c)      */
     char errmsg[512];
 };
 
@@ -151,6 +152,8 @@ int emq_rowsum_load(emq_store *st);
  *  compute and verify checksums and those that do not (store.c). Call it
  *  only between statements. */
 void emq_store_set_sums(emq_store *st, int on);
+/** Release the stream type's statements (stream.c; store close). */
+void emq_xs_close(emq_store *st);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);

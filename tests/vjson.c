@@ -215,6 +215,22 @@ int emq_vjson_args(const emq_verb_info *v, const emq_json *args,
         for (i = 0; i < a->n; i++) {
             const emq_json *e = a->items[i];
             if (v->args[nfixed].name[base] != '.') {
+                if (e->type == EMQ_JSON_ARRAY) {
+                    /* A nested list (append_batch's records): its length,
+                     * then its elements. */
+                    emq_json len;
+                    memset(&len, 0, sizeof len);
+                    len.type = EMQ_JSON_INT;
+                    len.i = (int64_t)e->n;
+                    if (push_value(out, &len, v->args[nfixed].name, err,
+                                   errlen))
+                        goto fail;
+                    for (k = 0; k < e->n; k++)
+                        if (push_value(out, e->items[k],
+                                       v->args[nfixed].name, err, errlen))
+                            goto fail;
+                    continue;
+                }
                 if (push_value(out, e, v->args[nfixed].name, err, errlen))
                     goto fail;
                 continue;
