@@ -953,7 +953,9 @@ int emq_events_retention(emq_db *db, int64_t keep, int64_t max_age_ms);
  * stream name is 1..255 bytes without NUL or ':' (D-17); group and consumer
  * names and entry ids are C strings. A field list is `nfv` byte strings,
  * alternating name and value: fv[i] of fvlen[i] bytes (fvlen may be NULL
- * for NUL-terminated strings); nfv must be even. Records are appended under
+ * for NUL-terminated strings); nfv must be even (XADD refuses an odd
+ * list: EMQ_EENGINE, "ERR wrong number of arguments for 'xadd' command",
+ * nothing written). Records are appended under
  * entry ids derived from EVT branded ids: "<unix ms>-<low 22 bits>", the
  * record's first field being `id` with the branded id as its value.
  *

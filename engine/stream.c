@@ -134,17 +134,15 @@ static void tail_free(tailv *t)
 }
 
 /* Run x with the call's arguments from `from` on as its tail (fields,
- * ids), checked as name/value pairs when `pairs`. */
-static int run_tail(emq_vctx *c, xargv *x, size_t from, int pairs,
-                    emq_reply *out)
+ * ids). A field list of odd length is XADD's to refuse, as the reference's
+ * host sends it: "ERR wrong number of arguments for 'xadd' command" (after
+ * the id's own error, as Valkey parses them). */
+static int run_tail(emq_vctx *c, xargv *x, size_t from, emq_reply *out)
 {
     tailv t;
     int rc = tail_of(c, from, &t);
     if (rc < 0)
         return rc;
-    if (pairs && t.count % 2)
-        rc = emq_db_wire(c->db, EMQ_EINVAL, "bad argument: fields must "
-                                            "come in name/value pairs");
     if (rc == EMQ_OK) {
         x->tail = t.v;
         x->tailn = t.n;
@@ -202,7 +200,7 @@ static int add_record(emq_vctx *c, const char *branded, size_t blen,
     xa(&x, xid, xlen);
     xas(&x, "id");
     xa(&x, branded, blen);
-    if ((rc = run_tail(c, &x, from, 1, &r)) == EMQ_OK)
+    if ((rc = run_tail(c, &x, from, &r)) == EMQ_OK)
         rc = emq_reply_bulk(c->r, branded, blen);
     emq_reply_clear(&r);
     return rc;
@@ -346,7 +344,7 @@ int emq_v_stream_add(emq_vctx *c)
     xas(&x, "XADD");
     xa(&x, key, klen);
     xa(&x, c->a[2].s, c->a[2].n);
-    return run_tail(c, &x, 3, 1, c->r);
+    return run_tail(c, &x, 3, c->r);
 }
 
 /* ----------------------------------------------------------------- reads */
@@ -668,7 +666,7 @@ int emq_v_ack(emq_vctx *c)
     xas(&x, "XACK");
     xa(&x, key, klen);
     xa(&x, c->a[2].s, c->a[2].n);
-    return run_tail(c, &x, 3, 0, c->r);
+    return run_tail(c, &x, 3, c->r);
 }
 
 /*

@@ -351,9 +351,11 @@ FUZZ_ENTRY(streams)
     o.clock_ctx = &now;
     FUZZ_CHECK(emq_open(":memory:", &o, &db) == EMQ_OK, "open");
     {
+        /* A key of another type (WRONGTYPE), holding a value the import's
+         * judgement accepts: the limiter is a counter. */
         emq_store *st = emq_db_store(db);
         FUZZ_CHECK(emq_store_begin(st, 1, now) == EMQ_OK &&
-                   emq_str_set(st, fz_keys[2], strlen(fz_keys[2]), "x", 1, -1,
+                   emq_str_set(st, fz_keys[2], strlen(fz_keys[2]), "1", 1, -1,
                                0, NULL) == EMQ_OK &&
                    emq_store_commit(st) == EMQ_OK, "setup");
     }

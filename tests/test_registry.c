@@ -73,6 +73,9 @@ static const reason lua_reasons[] = {
      "outbox_trim), each a part the bundle runs"},
     {"retry_tx", "the retry part of a retry seq, which the bundle runs as "
      "retry.lua (RECURSE-SQ is its separate reemit part)"},
+    {"append_batch", "T5.2 / D-15 is a host loop minting one id per record; "
+     "the traces record its parts as append_id steps, each a host XADD the "
+     "bundle runs (host:append_id)"},
     {NULL, NULL},
 };
 
