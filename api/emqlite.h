@@ -978,8 +978,8 @@ typedef struct emq_stream_entry {
                                   field), "" when the entry has none      */
     emq_field *fields;       /**< the raw forms (range, group reads, claims):
                                   every field in order; the read forms: the
-                                  fields other than `id`, each name once with
-                                  its first value                          */
+                                  every field but the first `id`, each name
+                                  once with its first value                */
     size_t nfields;
     int gone;                /**< a pending entry whose stream entry was
                                   trimmed or deleted (no fields)          */
@@ -1111,7 +1111,8 @@ int emq_stream_group_read(emq_db *db, const char *q, const char *name,
                           emq_stream_entry **e, size_t *n);
 
 /** T5.6 ACK of `n` (>= 1) entry ids: `*acked` (may be NULL) receives how
- *  many were pending. */
+ *  many were pending. n = 0 is XACK's own error: EMQ_EENGINE, "ERR wrong
+ *  number of arguments for 'xack' command". */
 int emq_stream_ack(emq_db *db, const char *q, const char *name,
                    const char *group, const char *const *xids, size_t n,
                    int64_t *acked);

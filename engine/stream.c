@@ -384,12 +384,14 @@ int emq_v_stream_range(emq_vctx *c)
 }
 
 /* One raw entry as the T5.3 read shapes it: [record id or nil, {field:
- * value}] — the record id is the entry's first `id` field; every other
- * field goes into the map once, with its first value. */
+ * value}] — the record id is the value of the entry's first `id` field;
+ * every remaining field (a later `id` too) goes into the map once, with
+ * its first value. */
 static int shape_entry(const emq_reply *e, emq_reply *out)
 {
     const emq_reply *fv = e->n == 2 ? &e->elem[1] : NULL;
     emq_reply *idv, *m;
+    int took = 0;
     if (emq_reply_array(out, EMQ_REPLY_ARRAY, 2) < 0 ||
         !(idv = emq_reply_push(out)) || !(m = emq_reply_push(out)) ||
         emq_reply_array(m, EMQ_REPLY_MAP, 0) < 0)
@@ -397,9 +399,9 @@ static int shape_entry(const emq_reply *e, emq_reply *out)
     for (size_t i = 0; fv && i + 1 < fv->n; i += 2) {
         const emq_reply *f = &fv->elem[i], *v = &fv->elem[i + 1];
         int seen = 0;
-        if (f->len == 2 && memcmp(f->str, "id", 2) == 0) {
-            if (idv->type == EMQ_REPLY_NIL &&
-                emq_reply_bulk(idv, v->str, v->len) < 0)
+        if (!took && f->len == 2 && memcmp(f->str, "id", 2) == 0) {
+            took = 1;
+            if (emq_reply_bulk(idv, v->str, v->len) < 0)
                 return EMQ_ENOMEM;
             continue;
         }
@@ -421,6 +423,11 @@ static int read_shaped(emq_vctx *c, const char *from, size_t fn,
     int rc = range(c, from, fn, to, tn, count, &raw);
     if (rc != EMQ_OK)
         goto done;
+    if (raw.type == EMQ_REPLY_NIL) {
+        /* XRANGE's null array (COUNT <= 0) reaches the host as nil */
+        emq_reply_nil(c->r);
+        goto done;
+    }
     if ((rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, raw.n)) < 0)
         goto done;
     for (size_t i = 0; i < raw.n; i++) {
@@ -446,7 +453,8 @@ done:
  * T5.3 read(q, name, from = "-", to = "+", count = none) — the entries
  * from..to in id order, each as [record id, {field: value}] (the value of
  * the entry's first `id` field, nil without one; every other field once,
- * with its first value). Keys: B.stream:<name>. Clock: none.
+ * with its first value); nil for count <= 0 (XRANGE's null array).
+ * Keys: B.stream:<name>. Clock: none.
  */
 int emq_v_read(emq_vctx *c)
 {

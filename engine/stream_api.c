@@ -72,11 +72,12 @@ void emq_stream_entries_free(emq_stream_entry *e, size_t n)
     emq_mem_free(e);
 }
 
-/* Fill one entry from a raw [xid, [f, v, ...] | nil] (read: only the
- * fields other than `id`, each name once, the first `id` into e->id). */
+/* Fill one entry from a raw [xid, [f, v, ...] | nil] (read: the first
+ * `id` field into e->id, the remaining fields each name once). */
 static int entry_from(emq_stream_entry *e, const emq_reply *r, int read)
 {
     const emq_reply *fv;
+    int took = 0;
     memset(e, 0, sizeof *e);
     if (r->type != EMQ_REPLY_ARRAY || r->n != 2)
         return EMQ_EINTERNAL;
@@ -92,8 +93,9 @@ static int entry_from(emq_stream_entry *e, const emq_reply *r, int read)
     for (size_t i = 0; i + 1 < fv->n; i += 2) {
         const emq_reply *f = &fv->elem[i], *v = &fv->elem[i + 1];
         int seen = 0;
-        if (read && f->len == 2 && memcmp(f->str, "id", 2) == 0) {
-            if (!e->id[0] && v->len == EMQ_ID_LEN)
+        if (read && !took && f->len == 2 && memcmp(f->str, "id", 2) == 0) {
+            took = 1;
+            if (v->len == EMQ_ID_LEN)
                 memcpy(e->id, v->str, EMQ_ID_LEN);
             continue;
         }

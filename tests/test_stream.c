@@ -239,7 +239,11 @@ START_TEST(read_shapes_records)
     ck_assert_uint_eq(e[0].nfields, 2);        /* f once, first value */
     ck_assert_str_eq(e[0].fields[0].value, "x");
     ck_assert_str_eq(e[1].id, "EVT0JZGkP8smrx");
-    ck_assert_uint_eq(e[1].nfields, 1);        /* every id field left out */
+    /* the first id field is the record id; a later one is a field */
+    ck_assert_uint_eq(e[1].nfields, 2);
+    ck_assert_str_eq(e[1].fields[0].name, "k");
+    ck_assert_str_eq(e[1].fields[1].name, "id");
+    ck_assert_str_eq(e[1].fields[1].value, "other");
     ck_assert_str_eq(e[1].xid, "6-1");
     emq_stream_entries_free(e, n);
     /* The wire shape of the same read. */
@@ -248,6 +252,9 @@ START_TEST(read_shapes_records)
     ck_assert_int_eq(r.elem[0].elem[0].type, EMQ_REPLY_NIL);
     ck_assert_int_eq(r.elem[0].elem[1].type, EMQ_REPLY_MAP);
     ck_assert_uint_eq(r.elem[0].elem[1].n, 4);
+    ck_assert_str_eq(r.elem[1].elem[0].str, "EVT0JZGkP8smrx");
+    ck_assert_uint_eq(r.elem[1].elem[1].n, 4);  /* k 1 id other */
+    ck_assert_str_eq(r.elem[1].elem[1].elem[2].str, "id");
     emq_reply_clear(&r);
     ck_assert_int_eq(emq_stream_read_window(db, Q, "ev", 10, 9, -1, &e, &n),
                      EMQ_EREFUSED);
