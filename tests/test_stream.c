@@ -470,6 +470,56 @@ START_TEST(export_import_round_trip)
 }
 END_TEST
 
+/* The checker's findings: codes and keys. */
+typedef struct findings {
+    int n;
+    char code[4][16], key[4][64];
+} findings;
+
+static void on_finding(void *ctx, const emq_finding *f)
+{
+    findings *x = ctx;
+    if (f->severity != EMQ_CHECK_VIOLATION || x->n == 4)
+        return;
+    snprintf(x->code[x->n], sizeof x->code[0], "%s", f->code);
+    snprintf(x->key[x->n], sizeof x->key[0], "%s", f->key);
+    x->n++;
+}
+
+/* The checker knows stream keys by the grammar: streams (groups, PELs)
+ * where the grammar puts them are clean; a stream anywhere else, or
+ * another type at a stream key, is a type violation. */
+START_TEST(the_checker_knows_stream_keys)
+{
+    emq_db *db = topen(&clk);
+    emq_store *st = emq_db_store(db);
+    emq_reply r = {0};
+    findings f = {0};
+    size_t nv = 9;
+    build(db);
+    ck_assert_int_eq(emq_check(db, on_finding, &f, &nv), EMQ_OK);
+    ck_assert_uint_eq(nv, 0);
+    const char *argv[5] = {"XADD", "emq:{" Q "}:pending", "1-1", "f", "v"};
+    const size_t len[5] = {4, strlen(argv[1]), 3, 1, 1};
+    ck_assert_int_eq(emq_xcmd_run(db, 5, argv, len, &r), EMQ_OK);
+    emq_reply_clear(&r);
+    ck_assert_int_eq(emq_store_begin(st, 1, clk.now), EMQ_OK);
+    const char *sk = "emq:{" Q "}:stream:s";
+    ck_assert_int_eq(emq_str_set(st, sk, strlen(sk), "x", 1, -1, 0, NULL),
+                     EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_check(db, on_finding, &f, &nv), EMQ_ECORRUPT);
+    ck_assert_int_eq(f.n, 2);
+    ck_assert_str_eq(f.code[0], "type");
+    ck_assert_str_eq(f.code[1], "type");
+    ck_assert(strcmp(f.key[0], "emq:{" Q "}:pending") == 0 ||
+              strcmp(f.key[1], "emq:{" Q "}:pending") == 0);
+    ck_assert(strcmp(f.key[0], "emq:{" Q "}:stream:s") == 0 ||
+              strcmp(f.key[1], "emq:{" Q "}:stream:s") == 0);
+    emq_close(db);
+}
+END_TEST
+
 START_TEST(import_refuses_bad_stream_commands)
 {
     emq_db *db = topen(&clk);
@@ -505,6 +555,7 @@ Suite *suite_stream(void)
     tcase_add_test(t, consumer_loop_settles_at_least_once);
     tcase_add_test(t, export_import_round_trip);
     tcase_add_test(t, import_refuses_bad_stream_commands);
+    tcase_add_test(t, the_checker_knows_stream_keys);
     suite_add_tcase(s, t);
     return s;
 }
