@@ -148,6 +148,7 @@ static int set_scan(emq_store *st, const void *key, size_t klen,
 typedef struct xsbuild {
     emq_buf cmds, body;
     uint64_t ncmd;
+    int oom;     /* the body could not grow (reported after the walk) */
 } xsbuild;
 
 static int xs_emit(void *ctx, size_t argc, const emq_bytes *argv)
@@ -162,7 +163,7 @@ static void xs_digest(void *ctx, const void *p, size_t n)
 {
     xsbuild *b = ctx;
     if (emq_buf_append(&b->body, p, n) != EMQ_OK)
-        b->ncmd = UINT64_MAX; /* remembered: reported after the walk */
+        b->oom = 1;
 }
 
 static int stream_count(emq_store *st, const void *key, size_t klen,
@@ -177,10 +178,10 @@ static int stream_count(emq_store *st, const void *key, size_t klen,
 static int stream_scan(emq_store *st, const void *key, size_t klen,
                        emq_elem_fn fn, void *ctx)
 {
-    xsbuild b = {{0}, {0}, 0};
+    xsbuild b = {{0}, {0}, 0, 0};
     emq_xsink out = { xs_emit, xs_digest, &b };
     int rc = emq_stream_export(st, key, klen, &out);
-    if (rc == EMQ_OK && b.ncmd == UINT64_MAX)
+    if (rc == EMQ_OK && b.oom)
         rc = EMQ_ENOMEM;
     if (rc == EMQ_OK) {
         emq_elem e = {{b.cmds.p ? (const void *)b.cmds.p : "", b.cmds.len},
