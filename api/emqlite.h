@@ -968,6 +968,250 @@ int emq_publish(emq_db *db, const char *q, const char *event,
  * default, 10000 events and 86400000 ms). EMQ_OK, EMQ_EINVAL.
  */
 int emq_events_retention(emq_db *db, int64_t keep, int64_t max_age_ms);
+/* ----------------------------------------------------------------- streams */
+
+/*
+ * Tier 5 streams (PROTOCOL.md §6.5, T5.1-T5.7): the stream of queue `q`
+ * named `name` is the key "emq:{q}:stream:<name>" (a Valkey stream). A
+ * stream name is 1..255 bytes without NUL or ':' (D-17); group and consumer
+ * names and entry ids are C strings. A field list is `nfv` byte strings,
+ * alternating name and value: fv[i] of fvlen[i] bytes (fvlen may be NULL
+ * for NUL-terminated strings); nfv must be even (XADD refuses an odd
+ * list: EMQ_EENGINE, "ERR wrong number of arguments for 'xadd' command",
+ * nothing written). Records are appended under
+ * entry ids derived from EVT branded ids: "<unix ms>-<low 22 bits>", the
+ * record's first field being `id` with the branded id as its value.
+ *
+ * Results: the engine's error replies pass through verbatim in emq_errmsg:
+ * EMQ_ENONMONO for "ERR The ID specified in XADD is equal or smaller than
+ * the target stream top item", EMQ_EWRONGTYPE for WRONGTYPE, EMQ_EENGINE
+ * for every other one (BUSYGROUP, NOGROUP, ERR ...). Host refusals (kind,
+ * malformed, inverted window) are EMQ_EREFUSED with emq_errmsg holding the
+ * refusal's name, and touch nothing. Outputs are owned by the caller.
+ */
+
+/** Bytes to hold an entry id "<ms>-<seq>" and its NUL. */
+#define EMQ_XID_SIZE 42
+
+/** One stream entry as a read returns it. */
+typedef struct emq_stream_entry {
+    char xid[EMQ_XID_SIZE];  /**< the entry id                              */
+    char id[EMQ_ID_SIZE];    /**< read / read_window / read_since: the
+                                  record's branded id (the entry's first `id`
+                                  field), "" when the entry has none      */
+    emq_field *fields;       /**< the raw forms (range, group reads, claims):
+                                  every field in order; the read forms: the
+                                  every field but the first `id`, each name
+                                  once with its first value                */
+    size_t nfields;
+    int gone;                /**< a pending entry whose stream entry was
+                                  trimmed or deleted (no fields)          */
+} emq_stream_entry;
+
+/** Free `n` entries returned by a stream call (NULL is ignored). */
+void emq_stream_entries_free(emq_stream_entry *e, size_t n);
+
+/**
+ * T5.2 append: mint an EVT id from the handle's clock (HOST-NOW) and append
+ * the record [id, <id>, fields...] under entry_id(id). `id_out` (may be
+ * NULL) receives the id. Returns EMQ_OK, EMQ_ENONMONO (a record at or
+ * above it exists; nothing written), EMQ_EWRONGTYPE, or a host gate.
+ */
+int emq_stream_append(emq_db *db, const char *q, const char *name,
+                      const void *const *fv, const size_t *fvlen, size_t nfv,
+                      char id_out[EMQ_ID_SIZE]);
+
+/**
+ * T5.2 append_id: append the record under the given branded `id`. Returns
+ * as emq_stream_append, and EMQ_EREFUSED "malformed" (not a branded id) or
+ * "kind" (not EVT) before any store access.
+ */
+int emq_stream_append_id(emq_db *db, const char *q, const char *name,
+                         const char *id, const void *const *fv,
+                         const size_t *fvlen, size_t nfv);
+
+/**
+ * T5.2 / D-15 append_batch: mint one id per record (in order) and append
+ * each as append_id does, one transition each (not atomic as a set).
+ * Record i has nfv[i] byte strings, taken in turn from fv/fvlen. `ids`
+ * (room for nrec) receives every minted id, even for records the engine
+ * refused; `outcomes` (may be NULL, room for nrec) each append's result.
+ * Returns EMQ_OK once every record was tried, EMQ_EEMPTY for nrec == 0, or
+ * the failure (I/O, memory) that ended the batch.
+ */
+int emq_stream_append_batch(emq_db *db, const char *q, const char *name,
+                            size_t nrec, const size_t *nfv,
+                            const void *const *fv, const size_t *fvlen,
+                            char (*ids)[EMQ_ID_SIZE], int *outcomes);
+
+/**
+ * STREAM-ADD, the engine primitive: XADD under the explicit entry id `xid`
+ * ("<ms>-<seq>", "<ms>-*" or "*" for one from NOW). `xid_out` (may be
+ * NULL) receives the entry id. Returns EMQ_OK, EMQ_ENONMONO, EMQ_EENGINE
+ * ("ERR The ID specified in XADD must be greater than 0-0", ...),
+ * EMQ_EWRONGTYPE.
+ */
+int emq_stream_add(emq_db *db, const char *q, const char *name,
+                   const char *xid, const void *const *fv,
+                   const size_t *fvlen, size_t nfv,
+                   char xid_out[EMQ_XID_SIZE]);
+
+/**
+ * The raw range read (XRANGE from..to, "-"/"+" the open ends, "(" an
+ * exclusive bound), at most `count` entries (< 0: no limit): `*e` receives
+ * `*n` entries with xid and fields. EMQ_OK (n may be 0).
+ */
+int emq_stream_range(emq_db *db, const char *q, const char *name,
+                     const char *from, const char *to, int64_t count,
+                     emq_stream_entry **e, size_t *n);
+
+/** The number of entries of the stream (0 when it does not exist). */
+int emq_stream_len(emq_db *db, const char *q, const char *name,
+                   int64_t *len);
+
+/** T5.3 read: as emq_stream_range (from/to NULL: "-"/"+"), each entry
+ *  with its record id in `id` and its other fields. */
+int emq_stream_read(emq_db *db, const char *q, const char *name,
+                    const char *from, const char *to, int64_t count,
+                    emq_stream_entry **e, size_t *n);
+
+/** T5.3 read_window: the records minted in [t0_ms, t1_ms] (Unix ms, ms
+ *  precision). EMQ_EREFUSED "inverted window" when t1_ms < t0_ms. */
+int emq_stream_read_window(emq_db *db, const char *q, const char *name,
+                           int64_t t0_ms, int64_t t1_ms, int64_t count,
+                           emq_stream_entry **e, size_t *n);
+
+/** T5.3 read_since: the records minted at or after t0_ms. */
+int emq_stream_read_since(emq_db *db, const char *q, const char *name,
+                          int64_t t0_ms, int64_t count, emq_stream_entry **e,
+                          size_t *n);
+
+#define EMQ_TRIM_MAXLEN 0 /**< keep at most `value` entries               */
+#define EMQ_TRIM_MINID  1 /**< remove the entries minted before `value` ms */
+
+/**
+ * T5.4 trim: EMQ_TRIM_MAXLEN keeps the newest `value` (>= 0) entries,
+ * EMQ_TRIM_MINID removes the entries below "<value>-0". Not `exact`: only
+ * whole leading blocks of 100 entries the exact trim would remove (D-16).
+ * `*removed` (may be NULL) receives the count. The stream's last id,
+ * max-deleted id and key stay.
+ */
+int emq_stream_trim(emq_db *db, const char *q, const char *name, int kind,
+                    int64_t value, int exact, int64_t *removed);
+
+/** T5.5 the archive watermark cache "emq:{q}:stream:<name>:archived":
+ *  put (EMQ_OK), get (EMQ_OK with *w, *wlen to free with emq_free; or
+ *  EMQ_ABSENT), clear (EMQ_OK when it existed, else EMQ_ABSENT). */
+int emq_stream_put_archived(emq_db *db, const char *q, const char *name,
+                            const void *w, size_t wlen);
+int emq_stream_get_archived(emq_db *db, const char *q, const char *name,
+                            char **w, size_t *wlen);
+int emq_stream_clear_archived(emq_db *db, const char *q, const char *name);
+
+/**
+ * T5.6 GROUP-CREATE: create `group` with its last-delivered id at `start`
+ * ("$": the stream's last id, "0": the head); `mkstream` creates an absent
+ * stream empty. EMQ_OK, or EMQ_EENGINE ("BUSYGROUP Consumer Group name
+ * already exists", "ERR The XGROUP subcommand requires the key to exist.
+ * ...").
+ */
+int emq_stream_group_create(emq_db *db, const char *q, const char *name,
+                            const char *group, const char *start,
+                            int mkstream);
+
+/**
+ * T5.6 READ-GROUP as `consumer` (created if new): id ">" delivers up to
+ * `count` (<= 0: all) new entries, recording each as pending; any other id
+ * replays the consumer's own pending entries above it (`gone` set for those
+ * whose entry was trimmed). `block_ms` >= 0 waits that long (0: without a
+ * bound) for new entries when ">" finds none; < 0 does not wait. Returns
+ * EMQ_OK with `*n` entries, EMQ_EMPTY (">" found nothing), or EMQ_EENGINE
+ * ("NOGROUP No such key ...").
+ */
+int emq_stream_group_read(emq_db *db, const char *q, const char *name,
+                          const char *group, const char *consumer,
+                          const char *id, int64_t count, int64_t block_ms,
+                          emq_stream_entry **e, size_t *n);
+
+/** T5.6 ACK of `n` (>= 1) entry ids: `*acked` (may be NULL) receives how
+ *  many were pending. n = 0 is XACK's own error: EMQ_EENGINE, "ERR wrong
+ *  number of arguments for 'xack' command". */
+int emq_stream_ack(emq_db *db, const char *q, const char *name,
+                   const char *group, const char *const *xids, size_t n,
+                   int64_t *acked);
+
+/**
+ * T5.6 AUTOCLAIM for `consumer` (created if new): the pending entries idle
+ * for at least `min_idle_ms`, scanned from `start`, at most `count` (> 0;
+ * <= 0: 100). `next` (may be NULL) receives the cursor ("0-0" at the end),
+ * `*e`/`*n` the claimed entries, `*deleted`/`*ndeleted` (may be NULL) the
+ * pending entries dropped because their stream entry was gone (xid only).
+ */
+int emq_stream_autoclaim(emq_db *db, const char *q, const char *name,
+                         const char *group, const char *consumer,
+                         int64_t min_idle_ms, const char *start,
+                         int64_t count, char next[EMQ_XID_SIZE],
+                         emq_stream_entry **e, size_t *n,
+                         emq_stream_entry **deleted, size_t *ndeleted);
+
+/** One pending entry of emq_stream_pending_range(). */
+typedef struct emq_stream_pending {
+    char xid[EMQ_XID_SIZE];
+    char *consumer;         /**< NUL-terminated */
+    size_t consumer_len;
+    int64_t idle_ms;        /**< NOW - its delivery time */
+    int64_t deliveries;     /**< its delivery count      */
+} emq_stream_pending;
+void emq_stream_pending_free(emq_stream_pending *p, size_t n);
+
+/** T5.6 PENDING-RANGE: the group's pending entries start..end, at most
+ *  `count`. */
+int emq_stream_pending_range(emq_db *db, const char *q, const char *name,
+                             const char *group, const char *start,
+                             const char *end, int64_t count,
+                             emq_stream_pending **p, size_t *n);
+
+/**
+ * A T5.7 handler: settle entry `e` on its `attempts`-th delivery. Return 0
+ * for success (the entry is acked), nonzero for failure (it stays pending
+ * and is delivered again later). Handlers must be idempotent.
+ */
+typedef int (*emq_stream_handler)(void *ctx, const emq_stream_entry *e,
+                                  int64_t attempts);
+
+/** Options of emq_stream_consume(); emq_consumer_options_init() fills
+ *  the defaults of PROTOCOL.md Appendix C. */
+typedef struct emq_consumer_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
+    int64_t min_idle_ms;   /**< autoclaim threshold (30000)                */
+    int64_t beat_ms;       /**< the blocking read's wait (1000)            */
+    int64_t count;         /**< entries per read and autoclaim (100)       */
+    int64_t rounds;        /**< autoclaim + read rounds to run (0: until
+                                *stop is set)                             */
+    volatile int *stop;    /**< NULL, or a flag ending the loop when set   */
+} emq_consumer_options;
+void emq_consumer_options_init_size(emq_consumer_options *o,
+                                    size_t size);
+#define emq_consumer_options_init(o) \
+    emq_consumer_options_init_size((o), sizeof *(o))
+
+/**
+ * T5.7 the stream consumer: `start` "new" (group at "$") or "head" (at
+ * "0"); GROUP-CREATE with mkstream, tolerating only BUSYGROUP; drain the
+ * consumer's own pending entries (READ-GROUP from "0", then on from the
+ * last one returned, until a read returns nothing), settling each; then
+ * per round: AUTOCLAIM (min_idle_ms, from "0", count) and settle what it
+ * returns, READ-GROUP ">" (count, blocking up to beat_ms) and settle.
+ * Settling: attempts = the entry's delivery count (PENDING-RANGE of it; 1
+ * when it is no longer pending), the handler, and ACK on success. Every
+ * step is its own transition; a crash between a handler and its ACK
+ * delivers the entry again (at-least-once). Returns EMQ_OK when the rounds
+ * are done or *stop was set, or the first failure (NOGROUP, I/O, ...).
+ */
+int emq_stream_consume(emq_db *db, const char *q, const char *name,
+                       const char *group, const char *consumer,
+                       const char *start, const emq_consumer_options *o,
+                       emq_stream_handler handler, void *ctx);
 
 /* ------------------------------------------------------- the verb registry */
 

@@ -20,6 +20,7 @@
 #include "db.h"
 #include "abi.h"
 #include "export.h"
+#include "export_stream.h"
 #include "resp.h"
 #include "rules.h"
 #include "transfer.h"
@@ -215,22 +216,23 @@ static int find_cmd(const emq_bytes *argv, size_t argc, cmdref *out)
     return 0;
 }
 
-/* Remember what the judgement needs: the key's frame and its queue. */
-static int note_write(emq_importer *im, const emq_resp_cmd *c,
+/* Remember what the judgement needs: the key's frame and its queue (the
+ * key is argument `ka` of the command: 1, XGROUP's 2). */
+static int note_write(emq_importer *im, const emq_resp_cmd *c, size_t ka,
                       const emq_keyinfo *ki)
 {
     int fresh;
     if (im->opt.unchecked)
         return EMQ_OK;
-    if (hm_put(&im->offsets, hkey(c->argv[1], c->lens[1]), c->offset,
+    if (hm_put(&im->offsets, hkey(c->argv[ka], c->lens[ka]), c->offset,
                NULL) != EMQ_OK)
         return EMQ_ENOMEM;
     if (ki->family != EMQ_K_QUEUE)
         return EMQ_OK;
     size_t plen = 5 + ki->qlen + 2; /* "emq:{" q "}:" */
-    if (hm_put(&im->queues, hkey(c->argv[1], plen), 1, &fresh) != EMQ_OK)
+    if (hm_put(&im->queues, hkey(c->argv[ka], plen), 1, &fresh) != EMQ_OK)
         return EMQ_ENOMEM;
-    if (fresh && (emq_buf_append(&im->qnames, c->argv[1], plen) != EMQ_OK ||
+    if (fresh && (emq_buf_append(&im->qnames, c->argv[ka], plen) != EMQ_OK ||
                   emq_buf_append(&im->qnames, "", 1) != EMQ_OK))
         return EMQ_ENOMEM;
     return EMQ_OK;
@@ -262,6 +264,19 @@ static int apply(emq_importer *im, const emq_resp_cmd *c)
             return argc == stream_cmds[i].argc
                        ? EMQ_OK
                        : refuse(db, c->offset, stream_cmds[i].usage, NULL, 0);
+    if (emq_stream_import_cmd(c)) {
+        /* A stream command (XADD, XSETID, XGROUP, XCLAIM, ...): Valkey's
+         * own, run by the engine's stream commands; it checks the key is a
+         * stream key of the grammar and refuses an error reply. */
+        size_t ka = emq_arg_is(argv, argc, 0, "XGROUP") ? 2 : 1;
+        if ((rc = emq_stream_import(db, im->st, c)) != EMQ_OK)
+            return rc;
+        if (!emq_key_parse(c->argv[ka], c->lens[ka], &ki))
+            return refuse_arg(db, c, "key outside the EchoMQ grammar", ka);
+        if ((rc = note_write(im, c, ka, &ki)) != EMQ_OK)
+            return emq_db_fail(db, rc, NULL);
+        return EMQ_OK;
+    }
     if (!find_cmd(argv, argc, &cmd))
         return refuse_arg(db, c, "unknown command", 0);
     if (cmd.def->check(argv, argc, &why) != EMQ_OK)
@@ -292,7 +307,7 @@ static int apply(emq_importer *im, const emq_resp_cmd *c)
     }
     if ((rc = cmd.def->apply(im->st, argv, argc)) != EMQ_OK)
         return store_rc(db, im->st, c, rc);
-    if ((rc = note_write(im, c, &ki)) != EMQ_OK)
+    if ((rc = note_write(im, c, 1, &ki)) != EMQ_OK)
         return emq_db_fail(db, rc, NULL);
     return EMQ_OK;
 }

@@ -10,10 +10,9 @@
  *    fuzzed); it accepts exactly the registry of §2.4/§2.5 and nothing else.
  *
  * Types filled by emq_key_parse are enum emq_type of storage/store.h
- * (STRING 1, HASH 2, LIST 3, SET 4, ZSET 5). Chosen: a stream key
- * (`stream:<name>`) reports type 0, because the store has no stream type to
- * name; the reserved units `locks`, `bundle` and `migration:<q>` also report
- * 0 (no mechanics, no type defined).
+ * (STRING 1, HASH 2, LIST 3, SET 4, ZSET 5, STREAM 6). The reserved units
+ * `locks`, `bundle` and `migration:<q>` report 0 (no mechanics, no type
+ * defined).
  */
 #include <string.h>
 #include "keys.h"
@@ -23,7 +22,7 @@
 /* Mirrors enum emq_type of storage/store.h; the engine does not need the
  * rest of the store to classify keys. */
 enum { T_ANY = 0, T_STRING = 1, T_HASH = 2, T_LIST = 3, T_SET = 4, T_ZSET = 5,
-       T_STREAM = T_ANY };
+       T_STREAM = 6 };
 
 /* ------------------------------------------------------------- registry */
 

@@ -309,7 +309,11 @@ static int load(checker *c, const emq_rkey *k)
 {
     int rc = EMQ_OK;
     el_reset(c);
-    if ((c->loading = emq_typedef_of(k->type)) != NULL)
+    /* A stream's one opaque element (its whole export) holds nothing a
+     * rule reads: its entries, groups and PEL are kept consistent by the
+     * store's stream type (storage/stream.c) and checked there. */
+    if ((c->loading = emq_typedef_of(k->type)) != NULL &&
+        c->loading->order != EMQ_ORDER_OPAQUE)
         rc = c->loading->scan(c->st, k->name, k->len, elem_cb, c);
     if (c->oom) return EMQ_ENOMEM;
     return rc == EMQ_NOTFOUND ? EMQ_OK : rc;

@@ -29,7 +29,8 @@ FUZZ_ENTRY(keys)
     if (ok) {
         FUZZ_CHECK(ki.family >= EMQ_K_VERSION && ki.family <= EMQ_K_QUEUE,
                    "family %d", ki.family);
-        FUZZ_CHECK(ki.type >= 0 && ki.type <= 5, "type %d", ki.type);
+        FUZZ_CHECK(ki.type >= 0 && ki.type <= 6 /* EMQ_T_STREAM */, "type %d",
+                   ki.type);
         if (ki.family == EMQ_K_QUEUE) {
             FUZZ_CHECK(size > 5 && memcmp(data, "emq:{", 5) == 0, "prefix");
             FUZZ_CHECK(keys_inside(ki.q, ki.qlen, data, size) &&

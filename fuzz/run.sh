@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 bin=${FUZZ_BIN:-./fuzz}
 work=${FUZZ_WORK:-./fuzz/work}
 status=0
-for t in brandedid keys resp verbs; do
+for t in brandedid keys resp verbs streams; do
     if [ ! -x "$bin/fuzz_$t" ]; then
         echo "fuzz/run.sh: $bin/fuzz_$t not found: run 'make fuzz' first" >&2
         exit 2

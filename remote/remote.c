@@ -444,14 +444,14 @@ static int elements(const emq_typedef *t, const emq_rreply *v,
     return 0;
 }
 
-/* A key of a type without a row (a stream): not supported. */
+/* A key of a type without a row: not supported. */
 static int unsupported(emq_db *db, emq_remote *r, const emq_bytes *k,
                        const emq_rreply *t)
 {
     char kk[200], msg[EMQ_ERRMSG_MAX + 512];
     emq_show_bytes(kk, sizeof kk, k->p, k->n);
     snprintf(msg, sizeof msg, "%s: key %s is a %.*s: emqlite files hold "
-             "strings, hashes, lists, sets and sorted sets", r->name, kk,
+             "strings, hashes, lists, sets, sorted sets and streams", r->name, kk,
              (int)(t->len > 40 ? 40 : t->len), t->str);
     return emq_db_wire(db, EMQ_ENOTSUP, msg);
 }
@@ -461,6 +461,7 @@ static int unsupported(emq_db *db, emq_remote *r, const emq_bytes *k,
  * command in the value and field-expiry rounds (-1: none). */
 typedef struct rounds {
     rm_batch ty, val, fx;
+    emq_buf xcmds, xbody;   /* a stream's element (rm_xstream)         */
     const emq_typedef *t[RM_KEYBATCH];
     long vi[RM_KEYBATCH], fi[RM_KEYBATCH];
 } rounds;
@@ -512,6 +513,7 @@ static void add_fexp(rm_batch *b, const emq_bytes *k, const emq_rreply *v)
 }
 
 #define NOTNUM "a score that is not a number in a sorted set"
+#define XSHAPE "XINFO STREAM FULL answered an unexpected reply"
 
 static int read_group(emq_db *db, emq_remote *r, const emq_bytes *names,
                       size_t k, rounds *b, rm_visit_fn fn, void *ctx,
@@ -546,10 +548,9 @@ static int read_group(emq_db *db, emq_remote *r, const emq_bytes *names,
                               names[i].p, names[i].n);
         if (ty->len == 4 && memcmp(ty->str, "none", 4) == 0)
             continue; /* gone since SCAN */
-        /* A type without a row (a stream until its row is added,
-         * doc/EXPORT.md §8) is refused here, before any value is asked
-         * for; a row's `read` is one command whose reply `elements` cuts
-         * by the row's shape. */
+        /* A type without a row is refused here, before any value is
+         * asked for; a row's `read` is one command whose reply `elements`
+         * cuts by the row's shape (a stream's, rm_xstream). */
         if (!(b->t[i] = emq_typedef_named(ty->str, ty->len)))
             return unsupported(db, at, &names[i], ty);
     }
@@ -557,7 +558,20 @@ static int read_group(emq_db *db, emq_remote *r, const emq_bytes *names,
         if (!b->t[i])
             continue;
         rm_batch_node(&b->ty, 2 * i)->tally.keys++;
-        add_keyed(&b->val, b->t[i]->read[0], &names[i], b->t[i]->read + 1);
+        if (b->t[i]->order == EMQ_ORDER_OPAQUE) {
+            /* XINFO STREAM <key> FULL COUNT 0: the key after "STREAM" */
+            const char *const *rd = b->t[i]->read;
+            const char *av[6] = { rd[0], rd[1], names[i].p, rd[2], rd[3],
+                                  rd[4] };
+            size_t al[6];
+            for (size_t j = 0; j < 6; j++)
+                al[j] = j == 2 ? names[i].n : strlen(av[j]);
+            rm_batch_add(&b->val, emq_slot(names[i].p, names[i].n), NULL, 6,
+                         av, al);
+        } else {
+            add_keyed(&b->val, b->t[i]->read[0], &names[i],
+                      b->t[i]->read + 1);
+        }
         b->vi[i] = nv++;
     }
     if ((rc = rm_batch_run(db, &b->val, "reading the keys")) != EMQ_OK)
@@ -593,9 +607,33 @@ static int read_group(emq_db *db, emq_remote *r, const emq_bytes *names,
         if (exp < 0)
             exp = -1;
         const emq_rreply *err = rm_error_in(v);
+        if (err && b->t[i]->order == EMQ_ORDER_OPAQUE && err == v &&
+            err->len >= 15 && memcmp(err->str, "ERR no such key", 15) == 0)
+            continue; /* the stream went since TYPE */
         if (err)
             return rm_refused(db, rm_batch_node(&b->val, (size_t)b->vi[i]),
                               err->str, err->len, names[i].p, names[i].n);
+        if (b->t[i]->order == EMQ_ORDER_OPAQUE) {
+            uint64_t ncmd = 0;
+            b->xcmds.len = b->xbody.len = 0;
+            rc = rm_xstream(v, names[i].p, names[i].n, &b->xcmds, &b->xbody,
+                            &ncmd);
+            if (rc == -1)
+                return rm_refused(db, rm_batch_node(&b->val,
+                                                    (size_t)b->vi[i]),
+                                  XSHAPE, sizeof XSHAPE - 1, names[i].p,
+                                  names[i].n);
+            if (rc == -2)
+                return emq_db_fail(db, EMQ_ENOMEM, NULL);
+            emq_elem x = {{b->xcmds.p ? (const void *)b->xcmds.p : "",
+                           b->xcmds.len},
+                          {b->xbody.p ? (const void *)b->xbody.p : "",
+                           b->xbody.len},
+                          (double)ncmd, -1};
+            if ((rc = fn(ctx, &names[i], b->t[i], exp, &x, 1)) != EMQ_OK)
+                return rc;
+            continue;
+        }
         rc = elements(b->t[i], v, fx, e, cap, &n);
         if (rc == -1)
             continue; /* emptied or replaced since TYPE */
@@ -615,7 +653,7 @@ int rm_read(emq_db *db, emq_remote *r, const emq_bytes *names, size_t n,
             rm_visit_fn fn, void *ctx, emq_progress_fn pg, void *pgctx,
             const char *what)
 {
-    rounds *b = emq_mem_malloc(sizeof *b);
+    rounds *b = emq_mem_calloc(1, sizeof *b);
     emq_elem *e = NULL;
     size_t cap = 0;
     int rc = EMQ_OK;
@@ -636,6 +674,8 @@ int rm_read(emq_db *db, emq_remote *r, const emq_bytes *names, size_t n,
     rm_batch_free(&b->ty);
     rm_batch_free(&b->val);
     rm_batch_free(&b->fx);
+    emq_buf_free(&b->xcmds);
+    emq_buf_free(&b->xbody);
     emq_mem_free(e);
     emq_mem_free(b);
     return rc;

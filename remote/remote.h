@@ -258,14 +258,24 @@ typedef int (*rm_visit_fn)(void *ctx, const emq_bytes *key,
  * Read the named keys, RM_KEYBATCH at a time, in three pipelined rounds
  * (batches, each key at its slot's node): TYPE and PEXPIRETIME (PTTL added
  * to the wall clock on servers without it), the value by its row's read
- * command, and HPEXPIRETIME for the fields of types whose elements expire
- * where the server has it. Keys that vanish in between are skipped; a type
+ * command (a stream: XINFO STREAM key FULL COUNT 0, handed on as its one
+ * opaque element, rm_xstream), and HPEXPIRETIME for the fields of types
+ * whose elements expire where the server has it. Keys that vanish in between are skipped; a type
  * without a row is EMQ_ENOTSUP. Each key counts in the tally of the node
  * that answered its TYPE.
  */
 int rm_read(emq_db *db, emq_remote *r, const emq_bytes *names, size_t n,
             rm_visit_fn fn, void *ctx, emq_progress_fn pg, void *pgctx,
             const char *what);
+
+/**
+ * A stream read from a server (xstream.c): from `v`, the reply to XINFO
+ * STREAM <key> FULL COUNT 0, append to `cmds` the commands an export writes
+ * for it (RESP; *ncmd their number) and to `body` the body of its digest
+ * record. 0, -1 (a reply of another shape) or -2 (no memory).
+ */
+int rm_xstream(const emq_rreply *v, const void *key, size_t klen,
+               emq_buf *cmds, emq_buf *body, uint64_t *ncmd);
 
 /** Copy `n` bytes as a NUL-terminated string (emq_mem; NULL: no memory). */
 char *rm_strndup(const void *p, size_t n);

@@ -6,8 +6,8 @@
 #include <string.h>
 #include "hashcodec.h"
 
-static int get_varint(const unsigned char **p, const unsigned char *end,
-                      uint64_t *v)
+int emq_varint_get(const unsigned char **p, const unsigned char *end,
+                   uint64_t *v)
 {
     uint64_t x = 0;
     for (int shift = 0; shift < 70; shift += 7) {
@@ -23,7 +23,7 @@ static int get_varint(const unsigned char **p, const unsigned char *end,
     return -1;
 }
 
-static int put_varint(emq_buf *b, uint64_t v)
+int emq_varint_put(emq_buf *b, uint64_t v)
 {
     unsigned char tmp[10];
     int n = 0;
@@ -55,15 +55,15 @@ int emq_hc_decode(const unsigned char *p, size_t len, int64_t now,
     h->n = 0;
     while (p < end) {
         uint64_t fl, vl, ex;
-        if (get_varint(&p, end, &fl) || fl > (uint64_t)(end - p))
+        if (emq_varint_get(&p, end, &fl) || fl > (uint64_t)(end - p))
             return EMQ_ECORRUPT;
         const unsigned char *f = p;
         p += fl;
-        if (get_varint(&p, end, &vl) || vl > (uint64_t)(end - p))
+        if (emq_varint_get(&p, end, &vl) || vl > (uint64_t)(end - p))
             return EMQ_ECORRUPT;
         const unsigned char *v = p;
         p += vl;
-        if (get_varint(&p, end, &ex))
+        if (emq_varint_get(&p, end, &ex))
             return EMQ_ECORRUPT;
         int64_t expire = (int64_t)ex - 1;
         if (expire >= 0 && now > expire)
@@ -112,9 +112,9 @@ int emq_hc_encode(const emq_hfields *h, emq_buf *out)
         return EMQ_ENOMEM;
     for (size_t i = 0; i < h->n; i++) {
         const emq_hfield *e = &h->e[i];
-        if (put_varint(out, e->flen) || emq_buf_append(out, e->f, e->flen) ||
-            put_varint(out, e->vlen) || emq_buf_append(out, e->v, e->vlen) ||
-            put_varint(out, (uint64_t)(e->expire < 0 ? 0 : e->expire + 1)))
+        if (emq_varint_put(out, e->flen) || emq_buf_append(out, e->f, e->flen) ||
+            emq_varint_put(out, e->vlen) || emq_buf_append(out, e->v, e->vlen) ||
+            emq_varint_put(out, (uint64_t)(e->expire < 0 ? 0 : e->expire + 1)))
             return EMQ_ENOMEM;
     }
     return EMQ_OK;

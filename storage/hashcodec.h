@@ -14,6 +14,12 @@
 #include <stdint.h>
 #include "store.h"
 
+/** LEB128 varints (at most 10 bytes), shared with stream.c's field lists:
+ *  read one at *p (advanced; -1 when truncated), append one to b. */
+int emq_varint_get(const unsigned char **p, const unsigned char *end,
+                   uint64_t *v);
+int emq_varint_put(emq_buf *b, uint64_t v);
+
 typedef struct emq_hfield {
     const unsigned char *f, *v;
     size_t flen, vlen;

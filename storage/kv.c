@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include "store_int.h"
 #include "types.h"
+#include "stream.h"
 
 const char *emq_type_name(int type)
 {
@@ -238,6 +239,8 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
     kc_forget(st, key, klen);
     if (t && t->s_drop >= 0)
         rc = run_kid(st, t->s_drop, kid);
+    else if (type == EMQ_T_STREAM)
+        rc = emq_xs_drop(st, kid); /* its rows in stream.c's tables */
     if (rc != EMQ_OK)
         return rc;
     sqlite3_stmt *s = emq_stmt(st, S_KEY_DELETE);

@@ -25,6 +25,7 @@
 #include "store_int.h"
 #include "evlog.h"
 #include "journal.h"
+#include "stream.h"
 
 /* ------------------------------------------------------------ the steps */
 
@@ -72,13 +73,11 @@ static int schema_3_events_and_journal(emq_store *st)
     return rc != EMQ_OK ? rc : emq_store_exec(st, JOURNAL_DDL ";");
 }
 
-/* Version 4 is the streams' step, built on another branch and merged in
- * this row's place; on this branch it adds nothing, so that the host
- * configuration below keeps the version it will have after that merge. */
-static int schema_4_streams_reserved(emq_store *st)
+/* Version 4: the stream type (stream.c, Tier 5): metadata, entries,
+ * groups, consumers and pending entries under the key's kid. */
+static int schema_4_streams(emq_store *st)
 {
-    (void)st;
-    return EMQ_OK;
+    return emq_store_exec(st, EMQ_XS_DDL);
 }
 
 /* Version 5: host-side configuration beside the keyspace (hostconf.c:

@@ -26,6 +26,7 @@
 #include "store_int.h"
 #include "evlog.h"
 #include "notify.h"
+#include "stream.h"
 
 /* ------------------------------------------------------------------ SQL */
 
@@ -933,6 +934,7 @@ void emq_store_close(emq_store *st)
         emq_store_rollback(st);
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
+    emq_xs_close(st);
     sqlite3_close(st->db);
     emq_wgate_close(st);
     emq_notify_close(st->notify);
@@ -1010,6 +1012,11 @@ void emq_store_set_now(emq_store *st, int64_t now_ms)
 {
     st->now = now_ms;
     st->hvalid = 0;
+}
+
+int64_t emq_store_now(const emq_store *st)
+{
+    return st->now;
 }
 
 int emq_store_commit(emq_store *st)

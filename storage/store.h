@@ -2,7 +2,8 @@
  * store.h — the typed keyspace over one SQLite file (the L3 store).
  *
  * Owns: the file (open, pragmas, schema, application_id), transactions, and
- * Redis-typed keys: strings, hashes, sorted sets, lists and sets with the
+ * Redis-typed keys: strings, hashes, sorted sets, lists, sets (and streams,
+ * stream.h) with the
  * semantics Valkey gives them (one type per key, implicit creation, an
  * aggregate that becomes empty ceases to exist, lazy expiry, WRONGTYPE).
  * Knows nothing of jobs or queues: keys, fields, members and values are
@@ -32,7 +33,8 @@ enum emq_type {
     EMQ_T_HASH = 2,
     EMQ_T_LIST = 3,
     EMQ_T_SET = 4,
-    EMQ_T_ZSET = 5
+    EMQ_T_ZSET = 5,
+    EMQ_T_STREAM = 6   /* stream.h */
 };
 const char *emq_type_name(int type);
 
@@ -186,6 +188,8 @@ sqlite3 *emq_store_sqlite(emq_store *st);
 int emq_store_begin(emq_store *st, int write, int64_t now_ms);
 /** Set the clock of the open transaction (read once the lock is held). */
 void emq_store_set_now(emq_store *st, int64_t now_ms);
+/** The clock of the open transaction. */
+int64_t emq_store_now(const emq_store *st);
 /** Commit; on failure the transaction is rolled back and the code returned. */
 int emq_store_commit(emq_store *st);
 /** Roll back (a no-op outside a transaction). */

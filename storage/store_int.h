@@ -84,6 +84,7 @@ struct emq_store {
     int kc_next;
     int64_t kc_version;
     int ev_table;        /* evlog.c: 1 once emq_events is known to exist */
+    struct emq_xs *xs;   /* the stream type's statements (stream.c)      */
     char errmsg[512];
     /* The wake file (notify.c), opened on first use, and the buckets the
      * open transaction marked (signalled at commit). */
@@ -168,6 +169,8 @@ void emq_store_set_sums(emq_store *st, int on);
  *  at the end of a transaction signal the marks (committed) or drop them. */
 void emq_store_watch(emq_store *st, int event, const void *key, size_t klen);
 void emq_store_watch_end(emq_store *st, int committed);
+/** Release the stream type's statements (stream.c; store close). */
+void emq_xs_close(emq_store *st);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);

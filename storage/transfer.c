@@ -82,13 +82,17 @@ static void f_head(emq_keyout *ko, uint64_t n)
     f_str(ko, ko->key, ko->klen);
     feed(ko, &ko->t->tag, 1);
     f_u64(ko, (uint64_t)ko->expire);
-    if (ko->t->order != EMQ_ORDER_ONE)
+    if (ko->t->order != EMQ_ORDER_ONE && ko->t->order != EMQ_ORDER_OPAQUE)
         f_u64(ko, n);
 }
 
 static void f_elem(emq_keyout *ko, const emq_elem *e)
 {
     const emq_typedef *t = ko->t;
+    if (t->order == EMQ_ORDER_OPAQUE) { /* the body, as built */
+        feed(ko, e->b.p, e->b.n);
+        return;
+    }
     f_str(ko, e->a.p, e->a.n);
     if (t->arity == 2 && !t->scored)
         f_str(ko, e->b.p, e->b.n);
@@ -128,10 +132,18 @@ static int put_elem(emq_buf *out, const emq_typedef *t, const emq_elem *e)
     return EMQ_OK;
 }
 
-/* `cmd key e[0] … e[n-1]`. */
+/* `cmd key e[0] … e[n-1]`; an opaque element's commands as built. */
 static int put_cmd(emq_keyout *ko, const emq_elem *e, size_t n)
 {
     const emq_typedef *t = ko->t;
+    if (t->order == EMQ_ORDER_OPAQUE) {
+        for (size_t i = 0; i < n; i++) {
+            if (emq_buf_append(ko->out, e[i].a.p, e[i].a.n) != EMQ_OK)
+                return EMQ_ENOMEM;
+            ko->commands += (uint64_t)e[i].score;
+        }
+        return EMQ_OK;
+    }
     if (emq_resp_write_array(ko->out, 2 + n * t->arity) != EMQ_OK ||
         emq_resp_write_bulk(ko->out, t->cmd, strlen(t->cmd)) != EMQ_OK ||
         emq_resp_write_bulk(ko->out, ko->key, ko->klen) != EMQ_OK)

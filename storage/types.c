@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "store_int.h"
+#include "resp.h"
 #include "types.h"
+#include "stream.h"
+#include "xsout.h"
 
 /* ============================================================ arguments */
 
@@ -138,6 +141,57 @@ static int set_scan(emq_store *st, const void *key, size_t klen,
 {
     adapt a = {fn, ctx};
     return emq_sset_members(st, key, klen, on_value, &a);
+}
+
+/* A stream: one element, its export commands and its digest body
+ * (xsout.c), built whole. */
+typedef struct xsbuild {
+    emq_buf cmds, body;
+    uint64_t ncmd;
+    int oom;     /* the body could not grow (reported after the walk) */
+} xsbuild;
+
+static int xs_emit(void *ctx, size_t argc, const emq_bytes *argv)
+{
+    xsbuild *b = ctx;
+    b->ncmd++;
+    return emq_resp_write_cmd(&b->cmds, argc, argv) == EMQ_OK ? EMQ_OK
+                                                              : EMQ_ENOMEM;
+}
+
+static void xs_digest(void *ctx, const void *p, size_t n)
+{
+    xsbuild *b = ctx;
+    if (emq_buf_append(&b->body, p, n) != EMQ_OK)
+        b->oom = 1;
+}
+
+static int stream_count(emq_store *st, const void *key, size_t klen,
+                        int64_t *n)
+{
+    int type;
+    int rc = emq_key_type(st, key, klen, &type);
+    *n = rc == EMQ_OK && type == EMQ_T_STREAM;
+    return rc;
+}
+
+static int stream_scan(emq_store *st, const void *key, size_t klen,
+                       emq_elem_fn fn, void *ctx)
+{
+    xsbuild b = {{0}, {0}, 0, 0};
+    emq_xsink out = { xs_emit, xs_digest, &b };
+    int rc = emq_stream_export(st, key, klen, &out);
+    if (rc == EMQ_OK && b.oom)
+        rc = EMQ_ENOMEM;
+    if (rc == EMQ_OK) {
+        emq_elem e = {{b.cmds.p ? (const void *)b.cmds.p : "", b.cmds.len},
+                      {b.body.p ? (const void *)b.body.p : "", b.body.len},
+                      (double)b.ncmd, -1};
+        rc = fn(ctx, &e);
+    }
+    emq_buf_free(&b.cmds);
+    emq_buf_free(&b.body);
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
 }
 
 /* ===================================================== import commands */
@@ -309,10 +363,16 @@ static const char *const read_lrange[] = { "LRANGE", "0", "-1", NULL };
 static const char *const read_smembers[] = { "SMEMBERS", NULL };
 static const char *const read_zrange[] = { "ZRANGE", "0", "-1", "WITHSCORES",
                                            NULL };
+/* XINFO STREAM <key> FULL COUNT 0: the key goes after the subcommand
+ * (remote/xstream.c reads the reply). */
+static const char *const read_xinfo[] = { "XINFO", "STREAM", "FULL", "COUNT",
+                                          "0", NULL };
 
 /*
- * The rows, indexed by enum emq_type. A new type (streams: EMQ_T_STREAM)
- * appends its row here; its functions live in its own file.
+ * The rows, indexed by enum emq_type. A new type appends its row here; its
+ * functions live in its own file. A stream's import commands (XADD,
+ * XSETID, XGROUP, XCLAIM, ...) are Valkey's, run by the engine's stream
+ * commands (engine/export_stream.c), not from this table.
  */
 static const emq_typedef rows[] = {
     { EMQ_T_STRING, "string", 's', -1, -1,
@@ -330,6 +390,9 @@ static const emq_typedef rows[] = {
     { EMQ_T_ZSET, "zset", 'z', S_Z_ANY, S_Z_DROP,
       "ZADD", 2, 1, 0, EMQ_ORDER_SCORE, 1, read_zrange, zset_cmds,
       emq_zset_card, zset_scan },
+    { EMQ_T_STREAM, "stream", 'x', -1, -1,
+      NULL, 1, 0, 0, EMQ_ORDER_OPAQUE, 1, read_xinfo, NULL,
+      stream_count, stream_scan },
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 

@@ -11,9 +11,9 @@
  *
  * Rules: a row is data plus functions over store.h; it knows Redis types
  * and their commands, nothing of jobs or queues. Rows are never removed or
- * renumbered (enum emq_type values are stored in files). Adding a type (a
- * stream, doc/EXPORT.md §8) is one row in types.c plus the file that
- * implements its functions.
+ * renumbered (enum emq_type values are stored in files). Adding a type is one
+ * row in types.c plus the file that implements its functions; a stream
+ * (xsout.c) travels as one opaque element (EMQ_ORDER_OPAQUE).
  */
 #ifndef EMQ_TYPES_H
 #define EMQ_TYPES_H
@@ -29,6 +29,9 @@
  *   zset:   a = the member, score
  *   list:   a = the element (head to tail)
  *   set:    a = the member
+ *   stream: one element for the whole value (EMQ_ORDER_OPAQUE): a = the
+ *           commands an export writes for it (RESP, as written), b = the
+ *           body of its digest record, score = the number of commands
  */
 typedef struct emq_elem {
     emq_bytes a, b;
@@ -44,7 +47,9 @@ enum emq_order {
     EMQ_ORDER_ONE,    /* exactly one element, no count (a string)       */
     EMQ_ORDER_KEPT,   /* as stored (a list: head to tail)               */
     EMQ_ORDER_BYTES,  /* memcmp order of `a` (hash fields, set members) */
-    EMQ_ORDER_SCORE   /* (score, memcmp of `a`) (a zset)                */
+    EMQ_ORDER_SCORE,  /* (score, memcmp of `a`) (a zset)                */
+    EMQ_ORDER_OPAQUE  /* one element carrying its own commands and record
+                         body (a stream: storage/xsout.h)                */
 };
 
 /** Why an import command's arguments were refused: a sentence, and the

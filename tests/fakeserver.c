@@ -180,6 +180,10 @@ static void exec_one(fake *f, const emq_bytes *a, size_t argc, emq_rreply *r)
             r_set(r, EMQ_RREPLY_STATUS, emq_type_name(t),
                   strlen(emq_type_name(t)));
         }
+    } else if ((is(a, argc, 0, "PEXPIRETIME") || is(a, argc, 0, "PTTL")) &&
+               f->stream_key && kl == strlen(f->stream_key) &&
+               memcmp(k, f->stream_key, kl) == 0) {
+        r_int(r, -1); /* the stream TYPE names lives without an expiry */
     } else if (is(a, argc, 0, "PEXPIRETIME")) {
         rc = emq_key_expiry(st, k, kl, &x);
         r_int(r, rc == EMQ_NOTFOUND ? -2 : x);
@@ -241,7 +245,8 @@ static void exec_one(fake *f, const emq_bytes *a, size_t argc, emq_rreply *r)
             if (is(a, argc, 0, d->name))
                 def = d;
         for (size_t i = 0; i < nt && !def; i++)
-            for (const emq_cmddef *d = rows[i].cmds; d->name && !def; d++)
+            for (const emq_cmddef *d = rows[i].cmds; d && d->name && !def;
+                 d++)
                 if (is(a, argc, 0, d->name))
                     def = d;
         if (!def || def->check(a, argc, &why) != EMQ_OK)
@@ -279,7 +284,7 @@ static int known(const emq_bytes *a, size_t argc)
         if (is(a, argc, 0, d->name))
             return d->check(a, argc, &why) == EMQ_OK;
     for (size_t i = 0; i < nt; i++)
-        for (const emq_cmddef *d = rows[i].cmds; d->name; d++)
+        for (const emq_cmddef *d = rows[i].cmds; d && d->name; d++)
             if (is(a, argc, 0, d->name))
                 return d->check(a, argc, &why) == EMQ_OK;
     return 0;

@@ -3,7 +3,8 @@
  *
  * Owns: running one trace step on an emqlite handle and rendering its result
  * as the trace writes replies, and dumping the handle's store as a trace
- * keyspace. Each case gets a fresh ":memory:" handle whose injected clock
+ * keyspace (streams in the traces' stream shape, through storage/stream.h).
+ * Each case gets a fresh ":memory:" handle whose injected clock
  * answers the step's `now`. Tier 1 verbs go through the public API of
  * emqlite.h; `raw` store writes and the keyspace dump go through the store
  * (storage/store.h) under the handle, reached with emq_db_store().
@@ -31,6 +32,7 @@
 #include "store.h"
 #include "db.h"
 #include "vjson.h"
+#include "stream.h"
 
 typedef struct emqx {
     emq_db *db;
@@ -455,6 +457,151 @@ static int fill_value(void *ctx, const unsigned char *v, size_t vlen)
     return 0;
 }
 
+/* ------------------------------------------------------------ streams */
+
+/* A stream as the traces write it: {"entries", "last_id", "entries_added",
+ * "max_deleted_id", "groups": [{"name", "last_delivered_id",
+ * "entries_read", "consumers", "pending"}]}. */
+typedef struct sfill {
+    emq_store *st;
+    const keyname *k;
+    emq_json *arr;   /* the array being filled */
+    int oom;
+} sfill;
+
+static emq_json *xid_json(emq_xid id)
+{
+    char b[EMQ_XID_BUF];
+    size_t n = emq_xid_fmt(b, id);
+    return emq_json_new_str(b, n);
+}
+
+static int s_entry(void *ctx, emq_xid id, const emq_bytes *fv, size_t nfv)
+{
+    sfill *f = ctx;
+    emq_json *e = emq_json_new_array(), *l = emq_json_new_array();
+    if (!e || !l || emq_json_push(e, xid_json(id))) {
+        emq_json_free(e);
+        emq_json_free(l);
+        f->oom = 1;
+        return EMQ_ENOMEM;
+    }
+    for (size_t i = 0; i < nfv; i++)
+        if (emq_json_push(l, emq_json_new_str(fv[i].p, fv[i].n))) {
+            emq_json_free(e);
+            emq_json_free(l);
+            f->oom = 1;
+            return EMQ_ENOMEM;
+        }
+    if (emq_json_push(e, l)) {
+        emq_json_free(e);
+        f->oom = 1;
+        return EMQ_ENOMEM;
+    }
+    if (emq_json_push(f->arr, e)) {
+        f->oom = 1;
+        return EMQ_ENOMEM;
+    }
+    return EMQ_OK;
+}
+
+static int s_consumer(void *ctx, const unsigned char *c, size_t clen,
+                      int64_t seen, int64_t active, int64_t pending)
+{
+    sfill *f = ctx;
+    (void)seen, (void)active, (void)pending;
+    if (emq_json_push(f->arr, emq_json_new_str(c, clen))) {
+        f->oom = 1;
+        return EMQ_ENOMEM;
+    }
+    return EMQ_OK;
+}
+
+static int s_pel(void *ctx, emq_xid id, const unsigned char *c, size_t clen,
+                 int64_t delivered, int64_t count)
+{
+    sfill *f = ctx;
+    emq_json *e = emq_json_new_array();
+    if (!e || emq_json_push(e, xid_json(id)) ||
+        emq_json_push(e, emq_json_new_str(c, clen)) ||
+        emq_json_push(e, emq_json_new_int(delivered)) ||
+        emq_json_push(e, emq_json_new_int(count))) {
+        emq_json_free(e);
+        f->oom = 1;
+        return EMQ_ENOMEM;
+    }
+    if (emq_json_push(f->arr, e)) {
+        f->oom = 1;
+        return EMQ_ENOMEM;
+    }
+    return EMQ_OK;
+}
+
+static int s_group(void *ctx, const emq_xgroup_info *g)
+{
+    sfill *f = ctx, sub = *f;
+    emq_json *o = emq_json_new_object(), *cons, *pel;
+    int rc;
+    if (!o || emq_json_push(f->arr, o) ||
+        emq_json_set(o, "name", 4, emq_json_new_str(g->name, g->nlen)) ||
+        emq_json_set(o, "last_delivered_id", 17, xid_json(g->last)) ||
+        emq_json_set(o, "entries_read", 12, g->entries_read < 0
+                     ? emq_json_new_null()
+                     : emq_json_new_int(g->entries_read)) ||
+        emq_json_set(o, "consumers", 9, cons = emq_json_new_array()) ||
+        emq_json_set(o, "pending", 7, pel = emq_json_new_array())) {
+        f->oom = 1;
+        return EMQ_ENOMEM;
+    }
+    sub.arr = cons;
+    if ((rc = emq_xs_consumers(f->st, f->k->p, f->k->n, g->name, g->nlen,
+                               s_consumer, &sub)) != EMQ_OK)
+        return rc;
+    sub.arr = pel;
+    rc = emq_xs_pel(f->st, f->k->p, f->k->n, g->name, g->nlen, NULL, 0, 0,
+                    s_pel, &sub);
+    f->oom |= sub.oom;
+    return rc;
+}
+
+static int read_stream(emq_store *st, const keyname *k, emq_json **out)
+{
+    emq_xmeta m;
+    emq_xid lo = { 0, 0 }, hi = { UINT64_MAX, UINT64_MAX };
+    emq_json *o = emq_json_new_object(), *entries, *groups;
+    sfill f = { st, k, NULL, 0 };
+    int rc;
+    *out = NULL;
+    if (!o)
+        return EMQ_ENOMEM;
+    if ((rc = emq_xs_meta(st, k->p, k->n, &m)) != EMQ_OK)
+        goto fail;
+    if (emq_json_set(o, "entries", 7, entries = emq_json_new_array()) ||
+        emq_json_set(o, "last_id", 7, xid_json(m.last)) ||
+        emq_json_set(o, "entries_added", 13,
+                     emq_json_new_int((int64_t)m.entries_added)) ||
+        emq_json_set(o, "max_deleted_id", 14, xid_json(m.max_deleted)) ||
+        emq_json_set(o, "groups", 6, groups = emq_json_new_array())) {
+        rc = EMQ_ENOMEM;
+        goto fail;
+    }
+    f.arr = entries;
+    if ((rc = emq_xs_range(st, k->p, k->n, lo, hi, 0, 0, s_entry, &f)) != 0)
+        goto fail;
+    f.arr = groups;
+    if ((rc = emq_xs_groups(st, k->p, k->n, s_group, &f)) != 0)
+        goto fail;
+    if (f.oom) {
+        rc = EMQ_ENOMEM;
+        goto fail;
+    }
+    *out = o;
+    return EMQ_OK;
+fail:
+    emq_json_free(o);
+    return rc < 0 ? rc : EMQ_ENOMEM;
+}
+
 /* Read one key's value into a trace value. */
 static int read_key(emq_store *st, const keyname *k, emq_json **out,
                     const char **tname, emq_json_buf *err)
@@ -495,6 +642,14 @@ static int read_key(emq_store *st, const keyname *k, emq_json **out,
         fl.v = emq_json_new_array();
         if (fl.v)
             rc = emq_sset_members(st, k->p, k->n, fill_value, &fl);
+        break;
+    case EMQ_T_STREAM:
+        *tname = "stream";
+        rc = read_stream(st, k, &fl.v);
+        if (rc < 0) {
+            say(err, "dump: reading stream %s failed", (const char *)k->p);
+            return -1;
+        }
         break;
     default:
         say(err, "key %s has an unknown store type", (const char *)k->p);

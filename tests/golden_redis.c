@@ -2553,8 +2553,14 @@ static int h_read(sc *k)
 {
     cmd(k, "XRANGE");
     push_stream(k, "name");
-    push_arg(k, "from");
-    push_arg(k, "to");
+    if (absent(k, "from")) /* T5.3: from = "-", to = "+" */
+        push_s(&k->a, "-");
+    else
+        push_arg(k, "from");
+    if (absent(k, "to"))
+        push_s(&k->a, "+");
+    else
+        push_arg(k, "to");
     push_count(k, "count");
     return read_reply(k);
 }
@@ -2732,7 +2738,7 @@ static int h_autoclaim(sc *k)
     push_i(&k->a, arg_i(k, "min_idle_ms"));
     push_arg(k, "start");
     push_s(&k->a, "COUNT");
-    push_i(&k->a, arg_i(k, "count"));
+    push_i(&k->a, arg_i_or(k, "count", 100)); /* T5.6: count = 100 */
     if (k->bad)
         return -1;
     redisReply *r = call(k);

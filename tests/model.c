@@ -895,6 +895,7 @@ static const struct {
     {"ack", NO_STREAMS},
     {"autoclaim", NO_STREAMS},
     {"pending_range", NO_STREAMS},
+    {"stream_len", NO_STREAMS},
 };
 
 const char *model_unmodelled(const char *name)

@@ -273,6 +273,19 @@ static int do_fixture(const char *path)
         emq_job_clear(&job);
         TRY(emq_enqueue_at(db, name, next_id(id), "later", 5,
                            clock_now + 86400000), EMQ_SCHEDULED);
+        /* a stream with a group and a pending entry: one key at the
+         * queue's slot like the others (issue 16) */
+        const void *fv[4] = { "kind", "sent", "q", name };
+        emq_stream_entry *e;
+        size_t ne;
+        for (int j = 0; j < 2; j++)
+            TRY(emq_stream_append(db, name, "events", fv, NULL, 4, NULL),
+                EMQ_OK);
+        TRY(emq_stream_group_create(db, name, "events", "w", "0", 0),
+            EMQ_OK);
+        TRY(emq_stream_group_read(db, name, "events", "w", "c1", ">", 1, -1,
+                                  &e, &ne), EMQ_OK);
+        emq_stream_entries_free(e, ne);
     }
     TRY(emq_pause(db, "other"), EMQ_OK);
     for (int q = 0; q < 2; q++)

@@ -1,5 +1,5 @@
 /*
- * test_fuzz.c — suite "fuzz": the four libFuzzer targets (fuzz/fuzz_*.c),
+ * test_fuzz.c — suite "fuzz": the five libFuzzer targets (fuzz/fuzz_*.c),
  * compiled here without libFuzzer, replay every committed input of
  * fuzz/corpus/<target>/ and fuzz/regress/<target>/ (inputs that once broke
  * a property). A broken property aborts, which fails the test. The inputs
@@ -19,6 +19,7 @@
 #include "../fuzz/fuzz_keys.c"
 #include "../fuzz/fuzz_resp.c"
 #include "../fuzz/fuzz_verbs.c"
+#include "../fuzz/fuzz_streams.c"
 
 typedef int (*fuzz_fn)(const uint8_t *, size_t);
 
@@ -30,6 +31,7 @@ static const struct {
     {"keys", fuzz_keys_one},
     {"resp", fuzz_resp_one},
     {"verbs", fuzz_verbs_one},
+    {"streams", fuzz_streams_one},
 };
 
 static void top(char *out, size_t cap)
@@ -98,7 +100,7 @@ Suite *suite_fuzz(void)
     Suite *s = suite_create("fuzz");
     TCase *t = tcase_create("replay");
     tcase_set_timeout(t, 120);
-    tcase_add_loop_test(t, committed_inputs_keep_every_property, 0, 4);
+    tcase_add_loop_test(t, committed_inputs_keep_every_property, 0, 5);
     suite_add_tcase(s, t);
     return s;
 }

@@ -80,6 +80,9 @@ static const reason lua_reasons[] = {
     {"lock_beat", "T5.12 beat refreshes the lock field's TTL (HPEXPIRE, "
      "Valkey >= 9.0), which the bundle's server has not; the bundle runs "
      "its parts extend_locks and lock_key_refresh"},
+    {"append_batch", "T5.2 / D-15 is a host loop minting one id per record; "
+     "the traces record its parts as append_id steps, each a host XADD the "
+     "bundle runs (host:append_id)"},
     {NULL, NULL},
 };
 

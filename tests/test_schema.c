@@ -9,7 +9,9 @@
  * leaves the file wholly at its old version or wholly at the new one. A
  * file of every older version (the fixture climbed part of the way with the
  * ladder's own steps) opens current; a newer one is refused untouched.
- * When a step is added, these tests prove it with no change.
+ * When a step is added, these tests prove it with no change; version 4
+ * (the stream type) is also proven on its own: a schema-3 file gets the
+ * stream tables and holds streams.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,6 +275,72 @@ START_TEST(every_older_version_climbs_to_the_current_one)
 }
 END_TEST
 
+/* 1 when the file at `path` has table `t` (a plain read-only look). */
+static int has_table(const char *t)
+{
+    sqlite3 *c;
+    sqlite3_stmt *q;
+    int found;
+    ck_assert_int_eq(sqlite3_open_v2(path, &c, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(c, "SELECT 1 FROM sqlite_schema "
+                                        "WHERE type = 'table' AND name = ?",
+                                        -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
+    found = sqlite3_step(q) == SQLITE_ROW;
+    sqlite3_finalize(q);
+    sqlite3_close(c);
+    return found;
+}
+
+/* Version 4 is the stream type: a file of version 3 (events and journal,
+ * no stream tables) gets them at its first read-write open, its jobs kept,
+ * and holds streams from then on. */
+START_TEST(a_schema_3_file_gets_the_stream_tables)
+{
+    static const char *const tables[] = {"xmeta", "xentry", "xgroup",
+                                         "xconsumer", "xpel"};
+    const void *fv[2] = {"kind", "sent"};
+    char id[EMQ_ID_SIZE];
+    emq_stream_entry *e;
+    size_t n;
+    int exact;
+    ck_assert_int_ge(EMQ_SCHEMA_VERSION, 4);
+    copy_fixture();
+    climb_fixture_to(3);
+    ck_assert_int_eq(raw_version(&exact), 3);
+    ck_assert(exact);
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        ck_assert_msg(!has_table(tables[i]), "%s before version 4",
+                      tables[i]);
+    emq_db *db = must_open(0);
+    ck_assert_int_eq(raw_version(&exact), EMQ_SCHEMA_VERSION);
+    ck_assert(exact);
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        ck_assert_msg(has_table(tables[i]), "no %s after the upgrade",
+                      tables[i]);
+    fixture_contents(db);
+    ck_assert_int_eq(emq_stream_append(db, "mail", "events", fv, NULL, 2,
+                                       id), EMQ_OK);
+    ck_assert_int_eq(emq_stream_group_create(db, "mail", "events", "w", "0",
+                                             0), EMQ_OK);
+    ck_assert_int_eq(emq_stream_group_read(db, "mail", "events", "w", "c1",
+                                           ">", 10, -1, &e, &n), EMQ_OK);
+    ck_assert_uint_eq(n, 1);
+    emq_stream_entries_free(e, n);
+    ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);
+    emq_close(db);
+    /* read-only, the upgraded file reads back its stream */
+    db = must_open(1);
+    ck_assert_int_eq(emq_stream_read(db, "mail", "events", NULL, NULL, -1,
+                                     &e, &n), EMQ_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(e[0].id, id);
+    emq_stream_entries_free(e, n);
+    emq_close(db);
+}
+END_TEST
+
 START_TEST(a_newer_schema_is_refused_untouched_by_every_handle)
 {
     char q[64];
@@ -348,6 +416,7 @@ Suite *suite_schema(void)
     tcase_add_test(t, the_schema_1_fixture_opens_upgraded_with_every_job);
     tcase_add_test(t, a_read_only_handle_refuses_an_older_schema_untouched);
     tcase_add_test(t, every_older_version_climbs_to_the_current_one);
+    tcase_add_test(t, a_schema_3_file_gets_the_stream_tables);
     tcase_add_test(t, a_newer_schema_is_refused_untouched_by_every_handle);
     tcase_add_test(t, an_upgrade_is_all_or_nothing_under_write_faults);
     suite_add_tcase(s, t);

@@ -230,9 +230,31 @@ int emq_vjson_args(const emq_verb_info *v, const emq_json *args,
                      (int)base, v->args[nfixed].name);
             goto fail;
         }
+        /* A one-spec tail whose every element is a list is a list of
+         * lists; otherwise it is a prefix-order expression (a backoff
+         * policy) whose nested lists are flattened. */
+        int lists = a->n > 0;
+        for (i = 0; i < a->n; i++)
+            if (a->items[i]->type != EMQ_JSON_ARRAY) lists = 0;
         for (i = 0; i < a->n; i++) {
             const emq_json *e = a->items[i];
             if (v->args[nfixed].name[base] != '.') {
+                if (lists && e->type == EMQ_JSON_ARRAY) {
+                    /* A list of lists (append_batch's records): each list
+                     * passes as its length, then its elements. */
+                    emq_json len;
+                    memset(&len, 0, sizeof len);
+                    len.type = EMQ_JSON_INT;
+                    len.i = (int64_t)e->n;
+                    if (push_value(out, &len, v->args[nfixed].name, err,
+                                   errlen))
+                        goto fail;
+                    for (k = 0; k < e->n; k++)
+                        if (push_value(out, e->items[k],
+                                       v->args[nfixed].name, err, errlen))
+                            goto fail;
+                    continue;
+                }
                 if (push_flat(out, e, v->args[nfixed].name, err, errlen, 0))
                     goto fail;
                 continue;

@@ -8,8 +8,10 @@
  * takes the trace argument `x`; a fixed spec named `x.y` takes element k of
  * the array `x` (k = its position among the specs named `x.`); a repeated
  * tail named `x.y`, `x.z` takes the array `x` of [y, z] arrays, a tail of
- * one spec named `x` the flat array `x` (a nested array inside it is
- * flattened in order). Strings pass as bytes, integers
+ * one spec named `x` the flat array `x`: when every element of `x` is
+ * itself an array (append_batch's `records`) each passes as its length in
+ * decimal followed by its elements; otherwise a nested array inside it is
+ * flattened in order (a backoff policy). Strings pass as bytes, integers
  * as decimal text, booleans as 1/0, null (or a missing argument) as
  * absent. A flow tree (or an array of them) in `x` becomes the pre-order
  * node list of a tail x.level, x.id, x.payload, x.queue, x.policy (vjson.c

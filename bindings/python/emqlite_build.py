@@ -39,6 +39,9 @@ def header_cdef(path):
             continue
         if skip or not s:
             continue
+        # array sizes cffi must see as numbers (in API mode the compiled
+        # module checks the struct layouts against the header itself)
+        line = line.replace("EMQ_XID_SIZE", "42")
         line = line.replace("EMQ_ID_SIZE", "15").replace("EMQ_ID_LEN", "14")
         out.append(line)
     return "\n".join(out)
