@@ -34,7 +34,7 @@
 
 #define VKEY "{emq}:version"
 
-/* ============================================== failures with own exits */
+/* ---------------------------------------------- failures with own exits */
 
 static int nomem(emq_cli *c)
 {
@@ -49,7 +49,7 @@ static int cantopen(emq_cli *c, const char *path)
     return emq_cli_fail(c, EMQ_ECANTOPEN, msg);
 }
 
-/* ======================================================== queue options */
+/* -------------------------------------------------------- queue options */
 
 typedef struct qsel {
     const char **q; /* sorted, unique */
@@ -149,7 +149,7 @@ static void put_digest(FILE *f, uint64_t d)
     fprintf(f, "\"%016llx\"", (unsigned long long)d);
 }
 
-/* ============================================================= progress */
+/* ------------------------------------------------------------- progress */
 
 typedef struct progress {
     int on, shown;
@@ -204,7 +204,7 @@ static void prog_end(progress *p)
     p->shown = 0;
 }
 
-/* ================================================================ export */
+/* ---------------------------------------------------------------- export */
 
 typedef struct fsink {
     FILE *f;
@@ -298,7 +298,7 @@ done:
     return ex;
 }
 
-/* ================================================================ import */
+/* ---------------------------------------------------------------- import */
 
 static void import_summary(emq_cli *c, const char *key, const char *src,
                            const emq_transfer_summary *s)
@@ -383,7 +383,7 @@ done:
     return ex;
 }
 
-/* ================================================================= check */
+/* ----------------------------------------------------------------- check */
 
 typedef struct checklog {
     FILE *json;      /* the findings array's items (a memory stream) */
@@ -472,7 +472,7 @@ done:
     return ex;
 }
 
-/* ======================================================= live transfers */
+/* ------------------------------------------------------- live transfers */
 
 /* One byte for a human: printable ASCII as is, other bytes as \xNN.
  * Writes at most 4 characters (no NUL) and returns their number. */

@@ -426,7 +426,7 @@ static int run_walk(walk *w, emq_transfer_summary *sum)
     return rc;
 }
 
-/* ============================================================== the API */
+/* -------------------------------------------------------------- the API */
 
 /* Count bytes on their way to the caller's sink. */
 typedef struct counted {

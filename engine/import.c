@@ -26,7 +26,7 @@
 #include "transfer.h"
 #include "types.h"
 
-/* ========================================================== small maps */
+/* ---------------------------------------------------------- small maps */
 
 /* An open-addressed map from a 64-bit hash (never 0) to a value. */
 typedef struct hmap {
@@ -109,7 +109,7 @@ static void hm_free(hmap *m)
     memset(m, 0, sizeof *m);
 }
 
-/* ============================================================ importer */
+/* ------------------------------------------------------------ importer */
 
 struct emq_importer {
     emq_db *db;
@@ -392,7 +392,7 @@ done:
     return rc;
 }
 
-/* ================================================================ API */
+/* ---------------------------------------------------------------- API */
 
 void emq_import_options_init_size(emq_import_options *o, size_t size)
 {

@@ -48,7 +48,7 @@ double rm_mono(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ============================================================ addresses */
+/* ------------------------------------------------------------ addresses */
 
 /* The host part of "HOST:PORT" or "[V6]:PORT" (cap bytes, NUL-ended). */
 static void host_of(const char *addr, char *host, size_t cap)
@@ -95,7 +95,7 @@ static void seed_addr(emq_remote *r)
         snprintf(r->addr, sizeof r->addr, "%.240s:6379", s);
 }
 
-/* ================================================================ map */
+/* ---------------------------------------------------------------- map */
 
 static int is_str(const emq_rreply *x, const char *w)
 {
@@ -293,7 +293,7 @@ io:
     return EMQ_EIO;
 }
 
-/* ============================================================== nodes */
+/* -------------------------------------------------------------- nodes */
 
 /* The index of the node at addr, dialled when it is new: EMQ_OK and *idx,
  * or dial's code with msg. */
@@ -439,7 +439,7 @@ int rm_refresh_stale(emq_db *db, emq_remote *r)
     return r->cl && r->cl->stale ? refresh(db, r) : EMQ_OK;
 }
 
-/* ============================================================ routing */
+/* ------------------------------------------------------------ routing */
 
 emq_remote *rm_route(emq_remote *r, unsigned slot)
 {
@@ -570,7 +570,7 @@ int rm_redirect_to(emq_db *db, emq_remote *r, emq_remote *from,
     return EMQ_OK;
 }
 
-/* ============================================================= tallies */
+/* ------------------------------------------------------------- tallies */
 
 void rm_tally_reset(emq_remote *r)
 {
@@ -650,7 +650,7 @@ nomem:
     return EMQ_ENOMEM;
 }
 
-/* ========================================================= public API */
+/* --------------------------------------------------------- public API */
 
 static void put_err(char *err, size_t errlen, const char *msg)
 {

@@ -19,7 +19,7 @@
 #include "keys.h"
 #include "rules.h"
 
-/* ============================================================ failures */
+/* ------------------------------------------------------------ failures */
 
 int rm_io(emq_db *db, emq_remote *r, const char *what)
 {
@@ -55,7 +55,7 @@ const emq_rreply *rm_error_in(const emq_rreply *r)
     return NULL;
 }
 
-/* ============================================================ commands */
+/* ------------------------------------------------------------ commands */
 
 static size_t digits(unsigned long long v)
 {
@@ -238,7 +238,7 @@ int rm_version_claim(emq_db *db, emq_remote *r)
     return rc;
 }
 
-/* =============================================================== names */
+/* --------------------------------------------------------------- names */
 
 void rm_names_free(rm_names *l)
 {
@@ -379,7 +379,7 @@ int rm_key_queue(const void *key, size_t klen, const char **q, size_t *qlen)
     return 1;
 }
 
-/* ========================================================= reading keys */
+/* --------------------------------------------------------- reading keys */
 
 static int64_t wall_ms(void)
 {
@@ -681,7 +681,7 @@ int rm_read(emq_db *db, emq_remote *r, const emq_bytes *names, size_t n,
     return rc;
 }
 
-/* ========================================================== the remote */
+/* ---------------------------------------------------------- the remote */
 
 void emq_remote_options_init_size(emq_remote_options *o, size_t size)
 {

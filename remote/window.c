@@ -73,7 +73,7 @@ struct rm_window {
     int rc;
 };
 
-/* ================================================================ units */
+/* ---------------------------------------------------------------- units */
 
 static long unit_new(rm_window *w)
 {
@@ -113,7 +113,7 @@ static int fail_mem(rm_window *w)
     return w->rc = emq_db_fail(w->db, EMQ_ENOMEM, NULL);
 }
 
-/* ========================================================== connections */
+/* ---------------------------------------------------------- connections */
 
 static wconn *conn_of(rm_window *w, emq_remote *r)
 {
@@ -157,7 +157,7 @@ static void conn_pop(wconn *c)
     c->n--;
 }
 
-/* ============================================================== sending */
+/* -------------------------------------------------------------- sending */
 
 static int io_fail(rm_window *w, emq_remote *r)
 {
@@ -350,7 +350,7 @@ static wconn *next_conn(rm_window *w)
     return best;
 }
 
-/* ================================================================= API */
+/* ----------------------------------------------------------------- API */
 
 int rm_win_open(emq_db *db, emq_remote *r, void (*wait)(void *, unsigned),
                 void *wctx, rm_window **out)

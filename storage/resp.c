@@ -13,7 +13,7 @@
 #include <string.h>
 #include "resp.h"
 
-/* ============================================================== reading */
+/* -------------------------------------------------------------- reading */
 
 void emq_resp_cmd_free(emq_resp_cmd *c)
 {
@@ -195,7 +195,7 @@ const emq_resp_error *emq_resp_reader_error(const emq_resp_reader *r)
     return &r->err;
 }
 
-/* ============================================================== writing */
+/* -------------------------------------------------------------- writing */
 
 static int put_header(emq_buf *out, char lead, uint64_t n)
 {

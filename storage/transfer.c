@@ -30,7 +30,7 @@ _Static_assert(_Alignof(XXH3_state_t) <= 64, "emq_dg under-aligned");
 #define ST(d) ((XXH3_state_t *)(void *)(d)->state)
 #define CST(d) ((const XXH3_state_t *)(const void *)(d)->state)
 
-/* ================================================================ digest */
+/* ---------------------------------------------------------------- digest */
 
 void emq_dg_init(emq_dg *d)
 {
@@ -106,7 +106,7 @@ static void f_elem(emq_keyout *ko, const emq_elem *e)
     }
 }
 
-/* ============================================================= commands */
+/* ------------------------------------------------------------- commands */
 
 size_t emq_score_text(char *buf, size_t cap, double s)
 {
@@ -172,7 +172,7 @@ static int put_expiry(emq_keyout *ko, int64_t at, const emq_bytes *field)
     return EMQ_OK;
 }
 
-/* ============================================================ elements */
+/* ------------------------------------------------------------ elements */
 
 /* A held element: offsets into ko->arena (which may move). */
 struct emq_held {
@@ -277,7 +277,7 @@ void emq_elems_sort(const emq_typedef *t, emq_elem *e, size_t n)
         qsort(e, n, sizeof *e, cmp_elem_score);
 }
 
-/* ================================================================ a key */
+/* ---------------------------------------------------------------- a key */
 
 int emq_keyout_begin(emq_keyout *ko, const emq_typedef *t, const void *key,
                      size_t klen, int64_t expire, int64_t n)

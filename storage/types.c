@@ -16,7 +16,7 @@
 #include "stream.h"
 #include "xsout.h"
 
-/* ============================================================ arguments */
+/* ------------------------------------------------------------ arguments */
 
 int emq_arg_is(const emq_bytes *argv, size_t argc, size_t i, const char *word)
 {
@@ -65,7 +65,7 @@ static int refuse(emq_why *why, const char *msg, long arg)
     return EMQ_EPROTO;
 }
 
-/* ============================================================== reading */
+/* -------------------------------------------------------------- reading */
 
 typedef struct adapt {
     emq_elem_fn fn;
@@ -194,7 +194,7 @@ static int stream_scan(emq_store *st, const void *key, size_t klen,
     return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
 }
 
-/* ===================================================== import commands */
+/* ----------------------------------------------------- import commands */
 
 /* SET key value [PXAT ms] (the form an AOF uses). */
 static int set_check(const emq_bytes *argv, size_t argc, emq_why *why)
@@ -342,7 +342,7 @@ const emq_cmddef emq_key_cmds[] = {
     { NULL, NULL, NULL }
 };
 
-/* ================================================================ rows */
+/* ---------------------------------------------------------------- rows */
 
 static const emq_cmddef set_cmds[] = {
     { "SET", set_check, set_apply }, { NULL, NULL, NULL } };

@@ -110,7 +110,7 @@ static int clean(emq_db *db, const char *when)
     return v == 0;
 }
 
-/* =========================================================== boundaries */
+/* ----------------------------------------------------------- boundaries */
 
 static int busy_file(emq_db *db);
 
@@ -313,7 +313,7 @@ static void boundaries(void)
     free(ref);
 }
 
-/* =============================================================== random */
+/* --------------------------------------------------------------- random */
 
 enum { L_ADD_INTENT = 'A', L_ADDED = 'B', L_CHILD_DONE = 'F',
        L_CHILD_DEAD = 'G' };

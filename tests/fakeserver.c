@@ -662,7 +662,7 @@ void fake_cmd(fake *f, size_t argc, const char *const *argv)
     f->fail_after = keep;
 }
 
-/* ============================================================ a cluster */
+/* ------------------------------------------------------------ a cluster */
 
 void fake_cluster_init(fake_cluster *fc, size_t n, int64_t now)
 {

@@ -73,7 +73,7 @@ static void show_bytes(emq_json_buf *b, const char *p, size_t n)
     emq_json_write(b, &tmp, SHOW);
 }
 
-/* ================================================================== files */
+/* ------------------------------------------------------------------ files */
 
 int emq_golden_open_mem(const char *name, const char *buf, size_t len,
                         emq_golden_file **out, char *err, size_t errlen)
@@ -163,7 +163,7 @@ void emq_golden_case_free(emq_golden_case *c)
     free(c);
 }
 
-/* ============================================================== decoding */
+/* -------------------------------------------------------------- decoding */
 
 int emq_golden_decode_bytes(emq_json *v, char *err, size_t errlen)
 {
@@ -393,7 +393,7 @@ static int norm_keyspace(emq_json *ks, const evalctx *ec)
     return 0;
 }
 
-/* ================================================================ loading */
+/* ---------------------------------------------------------------- loading */
 
 /* Parse the line at f->off into *out, advancing past it. 0 = a line,
  * 1 = end of file, -1 = error. */
@@ -632,7 +632,7 @@ fail:
     return -1;
 }
 
-/* ================================================================== args */
+/* ------------------------------------------------------------------ args */
 
 emq_json *emq_golden_arg(const emq_golden_step *s, const char *name)
 {
@@ -661,7 +661,7 @@ int emq_golden_arg_int(const emq_golden_step *s, const char *name,
     return 0;
 }
 
-/* ============================================================== builders */
+/* -------------------------------------------------------------- builders */
 
 emq_json *emq_golden_score(double score)
 {
@@ -705,7 +705,7 @@ emq_json *emq_golden_error_reply(const void *msg, size_t len)
     return o;
 }
 
-/* ============================================================ comparison */
+/* ------------------------------------------------------------ comparison */
 
 int emq_golden_reply_diff(const emq_json *expected, const emq_json *actual,
                           emq_json_buf *msg)
@@ -951,7 +951,7 @@ done:
     return rc;
 }
 
-/* ============================================================ published */
+/* ------------------------------------------------------------ published */
 
 /* A member of a flat JSON object: the raw bytes `"name":"value"`. */
 typedef struct span {
@@ -1027,7 +1027,7 @@ int emq_golden_published_equal(const emq_json *want, const emq_json *got)
     return 1;
 }
 
-/* ================================================================ driver */
+/* ---------------------------------------------------------------- driver */
 
 /* A multi-part verb the executor runs whole: when step *k is part 1 of
  * one, `w` becomes the step to run (seq.verb with seq.args, the last part's
@@ -1160,7 +1160,7 @@ int emq_golden_run_case_opts(const emq_golden_exec *ex,
     return rc;
 }
 
-/* ================================================================= main */
+/* ----------------------------------------------------------------- main */
 
 static void usage(const char *prog)
 {

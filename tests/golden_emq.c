@@ -91,7 +91,7 @@ static void say(emq_json_buf *b, const char *fmt, const char *a)
                                                          : sizeof tmp - 1);
 }
 
-/* ============================================================ lifecycle */
+/* ------------------------------------------------------------ lifecycle */
 
 static int x_begin(void *ctx, const emq_golden_case *c, emq_json_buf *err)
 {
@@ -137,7 +137,7 @@ static void x_clock(void *ctx, int64_t now)
     ((emqx *)ctx)->now = now;
 }
 
-/* ================================================================= raw */
+/* ----------------------------------------------------------------- raw */
 
 static int parse_score(const char *s, size_t n, double *out)
 {
@@ -290,7 +290,7 @@ static int x_raw(emqx *x, const emq_golden_step *s, emq_golden_result *res,
     return 0;
 }
 
-/* ================================================================ verbs */
+/* ---------------------------------------------------------------- verbs */
 
 /*
  * The registry row a step runs. A step that is one part of a multi-part
@@ -371,7 +371,7 @@ static int x_step(void *ctx, const emq_golden_step *s, emq_golden_result *res,
     return x_verb(x, s, res, err);
 }
 
-/* ======================================================== keyspace dump */
+/* -------------------------------------------------------- keyspace dump */
 
 typedef struct keyname {
     unsigned char *p;
@@ -729,7 +729,7 @@ done:
     return ok;
 }
 
-/* ============================================================ loading */
+/* ------------------------------------------------------------ loading */
 
 static int load_key(emq_store *st, const emq_json_member *m)
 {
@@ -806,7 +806,7 @@ int emq_golden_emq_load(emq_golden_exec *ex, const emq_json *ks,
     return 0;
 }
 
-/* ============================================================== public */
+/* -------------------------------------------------------------- public */
 
 emq_db *emq_golden_emq_db(const emq_golden_exec *ex)
 {

@@ -124,7 +124,7 @@ static void say(emq_json_buf *b, const char *fmt, ...)
                                                          : sizeof tmp - 1);
 }
 
-/* ================================================== argument vectors */
+/* -------------------------------------------------- argument vectors */
 
 /* A command under construction: views into the step's args, plus owned
  * copies of what the builder formats. Growth failure sets `oom`. */
@@ -216,7 +216,7 @@ static void push_i(argv_t *a, int64_t v)
     pushf(a, "%lld", (long long)v);
 }
 
-/* ============================================================ replies */
+/* ------------------------------------------------------------ replies */
 
 static emq_json *to_json(const redisReply *r)
 {
@@ -300,7 +300,7 @@ static long long int_of(const redisReply *r, long long dflt)
     return dflt;
 }
 
-/* ============================================================ the clock */
+/* ------------------------------------------------------------ the clock */
 
 static int srv_ms(emq_rx *x, int64_t *ms)
 {
@@ -416,7 +416,7 @@ static void records_clear(emq_rx *x)
     x->streams = 0;
 }
 
-/* ======================================================== a step's state */
+/* -------------------------------------------------------- a step's state */
 
 typedef struct sc {
     emq_rx *x;
@@ -551,7 +551,7 @@ static void keys_done(sc *k)
     k->nkeys = k->a.argc - 3;
 }
 
-/* ================================================== talking to the server */
+/* -------------------------------------------------- talking to the server */
 
 /* Send k->a as a plain command; the reply, or NULL with err filled. */
 static redisReply *call(sc *k)
@@ -605,7 +605,7 @@ static void note_ttl(sc *k, const char *key, size_t kn, int64_t ttl)
     push_i(&k->ttl, ttl);
 }
 
-/* ======================================================== scripted verbs */
+/* -------------------------------------------------------- scripted verbs */
 
 /*
  * Builders push KEYS (then call keys_done) and ARGV after the three leading
@@ -1328,7 +1328,7 @@ static void b_stalled_check(sc *k)
     push_i(&k->a, arg_i_or(k, "limit", 100));
 }
 
-/* ============================================================ host verbs */
+/* ------------------------------------------------------------ host verbs */
 
 /* A host handler fills k->res->reply (or returns -1 with err). */
 
@@ -3002,7 +3002,7 @@ static int h_sweep(sc *k)
     return k->res->reply ? 0 : -1;
 }
 
-/* ============================================================ the table */
+/* ------------------------------------------------------------ the table */
 
 enum {
     F_PAUSE = 1,  /* the host's read of B.meta `paused` first: [] if set */
@@ -3155,7 +3155,7 @@ const char *emq_rx_verb_at(size_t i)
     return NULL;
 }
 
-/* ============================================================ running */
+/* ------------------------------------------------------------ running */
 
 /* The queue-wide pause gate of the claims: 1 when B.meta has `paused`. */
 static int paused(sc *k, int *is)
@@ -3364,7 +3364,7 @@ static int first_part(const emq_golden_step *s)
            parts && parts->type == EMQ_JSON_INT && parts->i > 1;
 }
 
-/* ============================================================ the dump */
+/* ------------------------------------------------------------ the dump */
 
 typedef struct bkey {
     const char *p;
@@ -3735,7 +3735,7 @@ done:
     return rc;
 }
 
-/* ============================================================ loading */
+/* ------------------------------------------------------------ loading */
 
 /* Send one command built from views; 0 unless the server refused it. */
 static int send_cmd(emq_rx *x, argv_t *a, emq_json_buf *err)
@@ -4031,7 +4031,7 @@ int emq_rx_load(emq_rx *x, const emq_json *ks, int64_t now, emq_json_buf *err)
     return 0;
 }
 
-/* ====================================================== the executor */
+/* ------------------------------------------------------ the executor */
 
 int emq_rx_reset(emq_rx *x, emq_json_buf *err)
 {
@@ -4139,7 +4139,7 @@ emq_golden_exec emq_rx_exec(emq_rx *x)
 }
 
 #ifndef EMQ_RX_NO_MAIN
-/* ====================================================== isolated steps */
+/* ------------------------------------------------------ isolated steps */
 
 /*
  * --isolated: every step is replayed alone: the server is loaded with the
@@ -4223,7 +4223,7 @@ static int isolated_main(emq_rx *x, int argc, char **argv, int quiet)
     return load_error ? 2 : failed ? 1 : 0;
 }
 
-/* ============================================================ main */
+/* ------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
 {

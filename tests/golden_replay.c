@@ -143,7 +143,7 @@ static int isolated_main(emq_golden_exec *ex, int argc, char **argv)
     return load_error ? 2 : failed ? 1 : 0;
 }
 
-/* ===================================================== borrowed streams */
+/* ----------------------------------------------------- borrowed streams */
 
 /* The stream verbs of T5.1-T5.7 as the traces name them. */
 static int stream_verb(const char *v)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* =============================================================== allocator */
+/* --------------------------------------------------------------- allocator */
 
 static emq_json_allocator A = { malloc, realloc, free };
 
@@ -48,7 +48,7 @@ static char *memdup0(const void *p, size_t n)
     return s;
 }
 
-/* ==================================================================== tree */
+/* -------------------------------------------------------------------- tree */
 
 static emq_json *node(emq_json_type t)
 {
@@ -254,7 +254,7 @@ emq_json *emq_json_dup(const emq_json *v)
     return NULL;
 }
 
-/* ================================================================= reading */
+/* ----------------------------------------------------------------- reading */
 
 emq_json *emq_json_get(const emq_json *obj, const char *key)
 {
@@ -344,7 +344,7 @@ const char *emq_json_type_name(emq_json_type t)
     return "?";
 }
 
-/* ================================================================== UTF-8 */
+/* ------------------------------------------------------------------ UTF-8 */
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid. */
 static size_t utf8_seq(const unsigned char *p, size_t n)
@@ -405,7 +405,7 @@ static size_t utf8_put(unsigned char *o, uint32_t cp)
     return 4;
 }
 
-/* ================================================================= base64 */
+/* ----------------------------------------------------------------- base64 */
 
 static int b64_val(int c)
 {
@@ -462,7 +462,7 @@ int emq_json_b64_decode(const char *s, size_t n, unsigned char **out,
     return EMQ_JSON_OK;
 }
 
-/* ================================================================== parser */
+/* ------------------------------------------------------------------ parser */
 
 typedef struct parser {
     const unsigned char *start, *p, *end;
@@ -857,7 +857,7 @@ int emq_json_parse(const char *buf, size_t len, emq_json **out,
     return EMQ_JSON_OK;
 }
 
-/* ================================================================== writer */
+/* ------------------------------------------------------------------ writer */
 
 int emq_json_buf_puts(emq_json_buf *b, const char *s, size_t n)
 {

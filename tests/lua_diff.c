@@ -65,7 +65,7 @@
 #include "vgen.h"
 #include "vjson.h"
 
-/* ========================================================== the verbs */
+/* ---------------------------------------------------------- the verbs */
 
 /* Verbs the bundle runs that the differential leaves out, with the
  * reason (a verb not registered yet is listed when it is). */
@@ -144,7 +144,7 @@ typedef struct verb {
     tally t;
 } verb;
 
-/* =========================================================== the world */
+/* ----------------------------------------------------------- the world */
 
 enum { ST_VERB, ST_RAW };
 
@@ -257,7 +257,7 @@ static int attempts_of(void *ctx, const char *q, const char *id,
     return found;
 }
 
-/* ======================================================== one sequence */
+/* -------------------------------------------------------- one sequence */
 
 static int seq_begin(world *w, int64_t now, emq_json_buf *err)
 {
@@ -486,7 +486,7 @@ static int run_step(world *w, const dstep *s, tally *t, emq_json_buf *diff)
     return run_raw(w, s, &applied, diff);
 }
 
-/* ================================================== generating a step */
+/* -------------------------------------------------- generating a step */
 
 /* The spec of argv position i of a call of v. */
 static const emq_arg_info *spec_of(const emq_verb_info *v, size_t i)
@@ -630,7 +630,7 @@ oom:
     return NULL;
 }
 
-/* =========================================================== shrinking */
+/* ----------------------------------------------------------- shrinking */
 
 /* Run the steps of `keep` (flags over the trail) on fresh sides, comparing
  * every reply and the keyspace after every step: 1 when something differs,
@@ -730,7 +730,7 @@ done:
     free(trial);
 }
 
-/* ============================================================ --replay */
+/* ------------------------------------------------------------ --replay */
 
 /* Decode every {"b64": s} inside `v` in place. 0, or -1. */
 static int decode_all(emq_json *v, char *err, size_t errlen)
@@ -890,7 +890,7 @@ static int replay_file(world *w, const char *path)
     return rc ? rc : bad ? 1 : 0;
 }
 
-/* ============================================================ the run */
+/* ------------------------------------------------------------ the run */
 
 /* One sequence: 0 identical, 1 differed (printed), -1 harness error. */
 static int sequence(world *w, int seed, long steps, long every, int minimize)

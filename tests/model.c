@@ -18,7 +18,7 @@
 #include "model_int.h"
 #include "ksdump.h"
 
-/* ================================================================ values */
+/* ---------------------------------------------------------------- values */
 
 mbs mb_dup(const void *p, size_t n)
 {
@@ -81,7 +81,7 @@ double m_num(const void *p, size_t n, int *ok)
     return d;
 }
 
-/* ============================================================== keyspace */
+/* -------------------------------------------------------------- keyspace */
 
 static void key_free(mkey *k)
 {
@@ -624,7 +624,7 @@ int mset_has(emq_model *m, const char *k, const void *v, size_t n)
     return 0;
 }
 
-/* ================================================================== keys */
+/* ------------------------------------------------------------------ keys */
 
 void qk(char *b, const char *q, const char *sfx)
 {
@@ -643,7 +643,7 @@ void lk(char *b, const char *q, const void *g, size_t n)
              (const char *)g);
 }
 
-/* =============================================================== replies */
+/* --------------------------------------------------------------- replies */
 
 void model_reply_free(emq_reply *r)
 {
@@ -734,7 +734,7 @@ int mc_refuse(mcall *c, const char *msg)
     return EMQ_EREFUSED;
 }
 
-/* ========================================================== ids, queues */
+/* ---------------------------------------------------------- ids, queues */
 
 static const char B62[] =
     "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -803,7 +803,7 @@ void model_mint_observe(emq_model *m, const char *id, size_t n)
     if (cell > m->cell) m->cell = cell;
 }
 
-/* ================================================================ table */
+/* ---------------------------------------------------------------- table */
 
 #define A(K, N) { #N, EMQ_ARG_##K, 0, NULL },
 #define AO(K, N) { #N, EMQ_ARG_##K, EMQ_ARGF_OPT, NULL },
@@ -907,7 +907,7 @@ const char *model_unmodelled(const char *name)
     return NULL;
 }
 
-/* ============================================================= binding */
+/* ------------------------------------------------------------- binding */
 
 static size_t nfixed_of(const emq_arg_info *a, size_t n)
 {
@@ -973,7 +973,7 @@ static int bind(const model_verb *mv, const emq_verb_info *rv, size_t argc,
     return 0;
 }
 
-/* ================================================================ gates */
+/* ---------------------------------------------------------------- gates */
 
 static int64_t word_index(const char *words, const char *s, size_t n)
 {
@@ -1177,7 +1177,7 @@ int model_exists(emq_model *m, int64_t now, const char *key)
     return mk_exists(m, key);
 }
 
-/* ================================================================== raw */
+/* ------------------------------------------------------------------ raw */
 
 static int is(const rawarg *a, const char *w)
 {
@@ -1294,7 +1294,7 @@ int model_raw(emq_model *m, int64_t now, size_t argc,
     return 0;
 }
 
-/* ================================================================= walk */
+/* ----------------------------------------------------------------- walk */
 
 static int cmp_keyp(const void *a, const void *b)
 {

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include "model.h"
 
-/* ================================================================ values */
+/* ---------------------------------------------------------------- values */
 
 typedef struct mbs {
     unsigned char *p;   /* NUL-terminated copy                            */
@@ -36,7 +36,7 @@ int m_parse(const void *p, size_t n, int64_t *out);
  * double (0 with *ok = 0 when it is not one). */
 double m_num(const void *p, size_t n, int *ok);
 
-/* ============================================================== keyspace */
+/* -------------------------------------------------------------- keyspace */
 
 typedef struct mzm {
     mbs m;
@@ -136,7 +136,7 @@ int mset_add(emq_model *m, const char *k, const void *v, size_t n);
 int mset_rem(emq_model *m, const char *k, const void *v, size_t n);
 int mset_has(emq_model *m, const char *k, const void *v, size_t n);
 
-/* ================================================================== keys */
+/* ------------------------------------------------------------------ keys */
 
 #define KMAX 800
 
@@ -147,7 +147,7 @@ void jk(char *b, const char *q, const void *id, size_t n, const char *sub);
 /* lane(g) = emq:{q}:g:<g>:pending */
 void lk(char *b, const char *q, const void *g, size_t n);
 
-/* =============================================================== replies */
+/* --------------------------------------------------------------- replies */
 
 void mr_nil(emq_reply *r);
 void mr_int(emq_reply *r, int64_t v);
@@ -159,7 +159,7 @@ emq_reply *mr_push(emq_reply *r);           /* a zeroed new element     */
 void mr_push_bulk(emq_reply *r, const void *p, size_t n);
 void mr_push_int(emq_reply *r, int64_t v);
 
-/* ================================================================ a call */
+/* ---------------------------------------------------------------- a call */
 
 /** One argument after binding and gating: bytes (NUL-terminated copy in
  *  the caller's buffer), the integer of a numeric kind, BOOL (1/0) or a
@@ -202,7 +202,7 @@ int m_queue_valid(const void *q, size_t n);
 /* A fresh JOB id minted from `now` by §4.2 (15 bytes with the NUL). */
 void m_mint(emq_model *m, int64_t now, char out[15]);
 
-/* ============================================ shared definitions (§6.0) */
+/* -------------------------------------------- shared definitions (§6.0) */
 
 int64_t g_act(emq_model *m, const char *q, const void *g, size_t gn);
 int g_paused(emq_model *m, const char *q, const void *g, size_t gn);
@@ -249,7 +249,7 @@ int t1_admit(emq_model *m, const char *q, const void *id, size_t idn,
 int64_t t4_reemit(emq_model *m, const char *q, const void *node, size_t nn,
                   const void *err, size_t en);
 
-/* ================================================================ bodies */
+/* ---------------------------------------------------------------- bodies */
 
 /* One declaration per row of tests/model_verbs.def. */
 #define MV(NAME, TIER, FN, ARGS) int FN(mcall *c);

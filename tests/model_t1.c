@@ -15,7 +15,7 @@
 #define Q(c) ((c)->a[0].s)
 #define ARG(c, i) (&(c)->a[i])
 
-/* ================================================== §6.0 shared defs */
+/* -------------------------------------------------- §6.0 shared defs */
 
 int64_t g_act(emq_model *m, const char *q, const void *g, size_t gn)
 {
@@ -154,7 +154,7 @@ void t1_jobdel(emq_model *m, const char *q, const void *id, size_t n,
     }
 }
 
-/* ========================================================== admissions */
+/* ---------------------------------------------------------- admissions */
 
 int t1_admit(emq_model *m, const char *q, const void *id, size_t idn,
              const void *p, size_t pn, const char *set, double score)
@@ -226,7 +226,7 @@ int mv_enqueue_in(mcall *c)
                                    (double)c->now + (double)ARG(c, 3)->i));
 }
 
-/* ============================================================== claims */
+/* -------------------------------------------------------------- claims */
 
 void t1_lease(emq_model *m, const char *q, const mbs *id, int64_t deadline,
               int64_t *att)
@@ -292,7 +292,7 @@ int mv_claim(mcall *c)
     return EMQ_OK;
 }
 
-/* ================================================================ LINK */
+/* ---------------------------------------------------------------- LINK */
 
 typedef struct mlink {
     int kind;           /* 0 none, 1 same, 2 cross                       */
@@ -404,7 +404,7 @@ int mc_card(mcall *c, const char *sfx)
     return EMQ_OK;
 }
 
-/* ========================================================== completion */
+/* ---------------------------------------------------------- completion */
 
 /* T1.5 complete(q, id, token, result = none) */
 int mv_complete(mcall *c)
@@ -537,7 +537,7 @@ int mv_retry_tx(mcall *c)
     return retry(c, 0);
 }
 
-/* ====================================================== promote / reap */
+/* ------------------------------------------------------ promote / reap */
 
 /* Back to pending (or the row's lane): T1.7 step 2.3-2.4 and T1.8 step 2. */
 static void to_pending(emq_model *m, const char *q, const mbs *id, int reap)
@@ -595,7 +595,7 @@ int mv_reap(mcall *c)
     return EMQ_OK;
 }
 
-/* ================================================================ reads */
+/* ---------------------------------------------------------------- reads */
 
 /* T1.9 browse(q, n): the first n of pending, memcmp-descending */
 int mv_browse(mcall *c)
@@ -619,7 +619,7 @@ int mv_pending_size(mcall *c)
     return mc_card(c, "pending");
 }
 
-/* ============================================================ extension */
+/* ------------------------------------------------------------ extension */
 
 /* 1 when J(id).attempts equals token, 0 stale, -1 gone */
 static int judge(emq_model *m, const char *q, const void *id, size_t n,

@@ -17,7 +17,7 @@
 #define Q(c) ((c)->a[0].s)
 #define ARG(c, i) (&(c)->a[i])
 
-/* ======================================================= the part verbs */
+/* ------------------------------------------------------- the part verbs */
 
 static void row_link(emq_model *m, const char *q, const void *id, size_t n,
                      const void *parent, size_t pn)
@@ -270,7 +270,7 @@ int mv_outbox_trim(mcall *c)
     return EMQ_OK;
 }
 
-/* ========================================================= the sweep */
+/* --------------------------------------------------------- the sweep */
 
 /* Cut `want` NUL-terminated fields off p[0..n): their starts/lengths, and
  * the remainder; 0 when there are fewer separators. */
@@ -355,7 +355,7 @@ int mv_deliver_flow_completions(mcall *c)
     return EMQ_OK;
 }
 
-/* ============================================================ flow_add */
+/* ------------------------------------------------------------ flow_add */
 
 typedef struct fnode {
     mbs id, payload;

@@ -160,7 +160,7 @@ int mv_sweep(mcall *c)
     return EMQ_OK;
 }
 
-/* ============================================================= backoff */
+/* ------------------------------------------------------------- backoff */
 
 /* A word of the policy's tail equal to `w`. */
 static int word_is(const marg *a, const char *w)
@@ -209,7 +209,7 @@ int mv_backoff(mcall *c)
     return EMQ_OK;
 }
 
-/* ===================================================== stalled sweep */
+/* ----------------------------------------------------- stalled sweep */
 
 /* T5.11 stalled_check(q, max_stalled = 1, limit = 100) */
 int mv_stalled_check(mcall *c)
@@ -274,7 +274,7 @@ int mv_job_stalled(mcall *c)
     return EMQ_OK;
 }
 
-/* ========================================================= lock plane */
+/* --------------------------------------------------------- lock plane */
 
 static void lock_key(char *b, mcall *c)
 {

@@ -94,7 +94,7 @@ static emq_db *open_db(const char *path, int pin)
     return db;
 }
 
-/* ============================================================ the cluster */
+/* ------------------------------------------------------------ the cluster */
 
 typedef struct node {
     int port;
@@ -224,7 +224,7 @@ static node *owner(cluster *k, const char *key)
     return &k->n[k->owner[slot_of(key)]];
 }
 
-/* =============================================================== fixture */
+/* --------------------------------------------------------------- fixture */
 
 /* The spread queues, one row a queue: its name and the first primary's
  * index it lands on with an even split of three. */
@@ -300,7 +300,7 @@ out:
     return failures != 0;
 }
 
-/* ================================================================== lua */
+/* ------------------------------------------------------------------ lua */
 
 enum { S_CLAIM, S_COMPLETE, S_N };
 static const char *const scripts[S_N] = { "claim", "complete" };
@@ -454,7 +454,7 @@ static int do_lua(const char *seed, const char *lua, const char *path,
     return failures != 0;
 }
 
-/* ============================================================== reshard */
+/* -------------------------------------------------------------- reshard */
 
 typedef struct mover {
     cluster *k;
@@ -726,7 +726,7 @@ out:
     return failures != 0;
 }
 
-/* ================================================================= bulk */
+/* ----------------------------------------------------------------- bulk */
 
 static int do_bulk(const char *path, long n, int nq)
 {

@@ -36,7 +36,7 @@ static int fail(const char *what, const char *detail)
     return 1;
 }
 
-/* ================================================================ make */
+/* ---------------------------------------------------------------- make */
 
 static int raw(emq_db *db, emq_store *st, int64_t now, void *ctx)
 {
@@ -154,7 +154,7 @@ static int do_make(const char *path, const char *out, int by_slot)
     return 0;
 }
 
-/* ============================================================== verify */
+/* -------------------------------------------------------------- verify */
 
 static void h_u64(XXH3_state_t *h, uint64_t v)
 {

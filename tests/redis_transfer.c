@@ -64,7 +64,7 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ================================================================ text */
+/* ---------------------------------------------------------------- text */
 
 /* Texts are emq_bufs (always NUL-terminated); STR(b) reads one as C text. */
 #define STR(b) ((const char *)(b).p)
@@ -134,7 +134,7 @@ static void t_reply(emq_buf *t, const redisReply *r)
     }
 }
 
-/* ============================================================ the bundle */
+/* ------------------------------------------------------------ the bundle */
 
 enum { S_ENQUEUE, S_SCHEDULE, S_CLAIM, S_COMPLETE, S_RETRY, S_PROMOTE, S_REAP,
        S_EXTEND_LOCK, S_EXTEND_LOCKS, S_SET_PAUSED, S_CLEAR_PAUSED, S_N };
@@ -234,7 +234,7 @@ static redisReply *a_run(bx *x, av_t *a, int64_t now)
     return must(x->c, redisCommandArgv(x->c, a->argc, a->v, a->n));
 }
 
-/* ============================================================ the steps */
+/* ------------------------------------------------------------ the steps */
 
 enum { V_ENQUEUE, V_AT, V_IN, V_CLAIM, V_COMPLETE, V_RETRY, V_PROMOTE,
        V_REAP, V_EXTEND, V_EXTENDS, V_PAUSE, V_RESUME, V_BROWSE, V_SIZE,
@@ -608,7 +608,7 @@ static int same_keyspace(emq_db *db, bx *x, int64_t now, const char *where)
     return ok;
 }
 
-/* ========================================================== the clock */
+/* ---------------------------------------------------------- the clock */
 
 static int64_t clock_now;
 
@@ -632,7 +632,7 @@ static emq_db *open_db(const char *path)
     return db;
 }
 
-/* ========================================================= differential */
+/* --------------------------------------------------------- differential */
 
 static uint64_t rng;
 
@@ -913,7 +913,7 @@ static int do_diff(const char *port, const char *lua, int seeds, int steps)
     return failures != 0;
 }
 
-/* ============================================================= fixtures */
+/* ------------------------------------------------------------- fixtures */
 
 #define KX(s) s, sizeof(s) - 1
 
@@ -1008,7 +1008,7 @@ out:
 #undef TRY
 }
 
-/* ====================================================== continuations */
+/* ------------------------------------------------------ continuations */
 
 static int expect_reply(bx *x, int64_t now, const step *s, const char *want)
 {

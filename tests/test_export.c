@@ -207,7 +207,7 @@ static int arg_eq(const emq_resp_cmd *c, size_t i, const char *s, size_t n)
 }
 #define ARG(c, i, lit) arg_eq((c), (i), (lit), sizeof(lit) - 1)
 
-/* ================================================================ tests */
+/* ---------------------------------------------------------------- tests */
 
 START_TEST(export_starts_with_the_fence_and_is_deterministic)
 {

@@ -139,7 +139,7 @@ static int verify_equal(emq_db *db, emq_remote *r, emq_verify_report *rep)
     return rep->equal;
 }
 
-/* ================================================================ tests */
+/* ---------------------------------------------------------------- tests */
 
 START_TEST(push_then_pull_round_trips_the_export_byte_for_byte)
 {
@@ -444,7 +444,7 @@ START_TEST(by_slot_push_wraps_each_queue_in_multi_exec)
 }
 END_TEST
 
-/* ============================================================ clusters */
+/* ------------------------------------------------------------ clusters */
 
 /* The fixture plus queue "c": mail on node 0 (slot 4247), c on node 1
  * (7365, beside {emq}:version's 9051), other on node 2 (11361). */

@@ -56,7 +56,7 @@ static double score_of(const char *key, const char *m)
     return s;
 }
 
-/* ================================================================ repeat */
+/* ---------------------------------------------------------------- repeat */
 
 static tclock host;
 
@@ -144,7 +144,7 @@ START_TEST(list_reports_every_registration_with_its_next_run)
 }
 END_TEST
 
-/* ================================================================= sweep */
+/* ----------------------------------------------------------------- sweep */
 
 static int mints;
 static int64_t mint_cell;
@@ -226,7 +226,7 @@ START_TEST(sweep_skips_a_registration_the_store_refuses)
 }
 END_TEST
 
-/* =============================================================== backoff */
+/* --------------------------------------------------------------- backoff */
 
 static uint64_t fixed_rng(void *ctx)
 {
@@ -307,7 +307,7 @@ START_TEST(backoff_text_form_and_verb)
 }
 END_TEST
 
-/* =============================================================== stalled */
+/* --------------------------------------------------------------- stalled */
 
 static void claim_one(const char *want, int64_t lease)
 {
@@ -379,7 +379,7 @@ START_TEST(stalled_is_group_aware_and_bounded)
 }
 END_TEST
 
-/* ============================================================ lock plane */
+/* ------------------------------------------------------------ lock plane */
 
 static int64_t field_expiry(emq_db *d, const char *key, const char *f)
 {
@@ -484,7 +484,7 @@ START_TEST(the_part_verbs_write_what_the_traces_recorded)
 }
 END_TEST
 
-/* ================================================== waiting claim (memory) */
+/* -------------------------------------------------- waiting claim (memory) */
 
 typedef struct hook {
     tclock *clk;
@@ -579,7 +579,7 @@ START_TEST(claim_wait_honours_pause_and_interrupt)
 }
 END_TEST
 
-/* ======================================================== the wake file */
+/* -------------------------------------------------------- the wake file */
 
 static char dir[256], path[300];
 
@@ -861,7 +861,7 @@ START_TEST(leases_have_one_holder_and_die_with_it)
 }
 END_TEST
 
-/* =============================================================== policies */
+/* --------------------------------------------------------------- policies */
 
 START_TEST(policies_per_queue_and_job_and_the_retry_they_make)
 {
@@ -912,7 +912,7 @@ START_TEST(policies_per_queue_and_job_and_the_retry_they_make)
 }
 END_TEST
 
-/* ============================================================ worker pool */
+/* ------------------------------------------------------------ worker pool */
 
 static _Atomic int64_t pool_now = T0;
 static int64_t pool_clock(void *ctx)

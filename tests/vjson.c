@@ -351,7 +351,7 @@ emq_json *emq_vjson_reply(const emq_reply *r, int rc, const char *msg)
                   : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-/* ====================================================== argv to JSON */
+/* ------------------------------------------------------ argv to JSON */
 
 /* The JSON value of one argument of kind `kind`: a decimal int64 (exactly
  * as %PRId64 writes it) as an integer for the integer kinds, 1/0/true/false
