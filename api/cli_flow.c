@@ -506,14 +506,19 @@ static int cmd_flow(emq_cli *c, int argc, char **argv)
     static const struct {
         const char *name;
         emq_cli_fn fn;
-    } subs[] = {{"add", flow_add}, {"show", flow_show},
-                {"sweep", flow_sweep}, {"recover", flow_recover}};
+        const char *syn; /* the positionals' names (emq_cli_parse) */
+    } subs[] = {{"add", flow_add, "QUEUE"},
+                {"show", flow_show, "QUEUE PARENT"},
+                {"sweep", flow_sweep, "QUEUE [--batch N]"},
+                {"recover", flow_recover, ""}};
     const char *pos[1];
     int npos, ex;
     if (argc > 1)
         for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
-            if (strcmp(argv[1], subs[i].name) == 0)
+            if (strcmp(argv[1], subs[i].name) == 0) {
+                c->syn = subs[i].syn;
                 return subs[i].fn(c, argc - 1, argv + 1);
+            }
     /* no subcommand, or --help: the command's own parse answers */
     if ((ex = emq_cli_parse(c, argc, argv, NULL, pos, 1, 1, &npos)) >= 0)
         return ex;

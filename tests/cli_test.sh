@@ -65,7 +65,7 @@ check "--help does not create the file" ! -e "$db"
 
 run "$EMQLITE" help claim
 rc_is "help claim" 0
-out_has "help claim shows the lease option" '--lease MS'
+out_has "help claim shows the lease option" '--lease DURATION'
 
 e version
 rc_is "version" 0
@@ -139,10 +139,10 @@ out_has "EMQKIND --json error shape" '^\{"error":\{"class":"EMQKIND","message":"
 
 e enqueue mail --id nope x
 rc_is "enqueue of an invalid id exits 1" 1
-err_has "invalid id message" '^emqlite: invalid_id: '
+err_has "invalid id message" "^emqlite: enqueue: --id 'nope' is not a branded id: "
 e enqueue 'bad queue' x
 rc_is "enqueue into an invalid queue exits 1" 1
-err_has "invalid queue message" '^emqlite: invalid_queue: '
+err_has "invalid queue message" "^emqlite: enqueue: QUEUE 'bad queue' is not a queue name: "
 e enqueue emq x
 rc_is "enqueue into the reserved queue name exits 1" 1
 
