@@ -217,9 +217,14 @@ int emq_cli_usage(emq_cli *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "emqlite: %s%s%s\n", c->cmd ? c->cmd : "",
+    fprintf(stderr, "emqlite: %s%s%s%s%s\n", c->cmd ? c->cmd : "",
+            c->cmd && c->sub ? " " : "", c->cmd && c->sub ? c->sub : "",
             c->cmd ? ": " : "", msg);
-    if (c->cmd)
+    if (c->cmd && c->sub && c->syn)
+        fprintf(stderr, "usage: emqlite %s %s%s%s (see 'emqlite %s %s "
+                "--help')\n", c->cmd, c->sub, c->syn[0] ? " " : "", c->syn,
+                c->cmd, c->sub);
+    else if (c->cmd)
         fprintf(stderr, "usage: emqlite %s %s (see 'emqlite %s --help')\n",
                 c->cmd, emq_cli_find(c->cmd)->synopsis, c->cmd);
     if (c->json) {
@@ -289,6 +294,22 @@ static int check_named(emq_cli *c, const char *name, const char *v)
         return emq_cli_usage(c, "GROUP '%s' is not a lane id (a branded id): "
                              EMQ_CLI_ID_RULE, v);
     return -1;
+}
+
+/* "missing QUEUE ID": the names of positionals have..want-1. */
+static int missing(emq_cli *c, int have, int want)
+{
+    const emq_cli_command *cmd = c->cmd ? emq_cli_find(c->cmd) : NULL;
+    char names[12][16], list[200] = "";
+    int rep, nn = syn_names(c->syn ? c->syn : cmd ? cmd->synopsis : "",
+                            names, 12, &rep);
+    size_t at = 0;
+    if (nn < want)
+        return emq_cli_usage(c, "missing argument%s",
+                             want - have > 1 ? "s" : "");
+    for (int i = have; i < want && at < sizeof list; i++)
+        at += (size_t)snprintf(list + at, sizeof list - at, " %s", names[i]);
+    return emq_cli_usage(c, "missing%s", list);
 }
 
 /* The positionals and --id checked by their names (emq_cli_parse). */
@@ -372,7 +393,7 @@ int emq_cli_parse(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
             *o->value = val;
     }
     if (n < minpos)
-        return emq_cli_usage(c, "missing argument%s", minpos - n > 1 ? "s" : "");
+        return missing(c, n, minpos);
     *npos = n;
     return check_args(c, pos, n, opts);
 }

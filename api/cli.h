@@ -44,6 +44,7 @@ typedef struct emq_cli {
     emq_db *db;          /* opened by emq_cli_open(), closed by main    */
     const char *syn;     /* a subcommand's synopsis (lane, flow), or NULL:
                             emq_cli_parse checks positionals by its names */
+    const char *sub;     /* that subcommand's name, for the usage line    */
 } emq_cli;
 
 typedef int (*emq_cli_fn)(emq_cli *c, int argc, char **argv);

@@ -517,6 +517,7 @@ static int cmd_flow(emq_cli *c, int argc, char **argv)
         for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
             if (strcmp(argv[1], subs[i].name) == 0) {
                 c->syn = subs[i].syn;
+                c->sub = subs[i].name;
                 return subs[i].fn(c, argc - 1, argv + 1);
             }
     /* no subcommand, or --help: the command's own parse answers */

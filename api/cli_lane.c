@@ -427,6 +427,7 @@ static int cmd_lane(emq_cli *c, int argc, char **argv)
         return EMQ_EXIT_OK;
     }
     c->syn = s->synopsis; /* positionals are checked by these names */
+    c->sub = s->name;
     return s->fn(c, argc - 1, argv + 1);
 }
 
