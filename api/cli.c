@@ -487,6 +487,20 @@ int emq_cli_fail(emq_cli *c, int rc, const char *msg)
         msg = c->db ? emq_errmsg(c->db) : "";
     if (!msg[0])
         msg = emq_strerror(rc);
+    /* The host gates' wire texts (PROTOCOL.md A.3, kept verbatim by the
+     * library and by `call`) say the rule here; the arguments the tool
+     * names are checked before (emq_cli_parse), so these are values read
+     * from input (a file, stdin). */
+    if (!c->cmd || strcmp(c->cmd, "call") != 0) {
+        if (rc == EMQ_EID && strcmp(msg, "job_key requires a valid branded "
+                                         "id") == 0)
+            msg = "a job id is not a branded id: " EMQ_CLI_ID_RULE;
+        else if (rc == EMQ_EID && strcmp(msg, "a lane is named by a valid "
+                                              "branded id") == 0)
+            msg = "a group id is not a branded id: " EMQ_CLI_ID_RULE;
+        else if (rc == EMQ_EQUEUE && strcmp(msg, "invalid queue name") == 0)
+            msg = "a queue name is not valid: " EMQ_CLI_QUEUE_RULE;
+    }
     /* Wire errors are printed verbatim (their first word is the class);
      * other failures are prefixed with emqlite's class name. */
     size_t cl = strlen(cls);

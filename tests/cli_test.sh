@@ -843,6 +843,17 @@ while IFS= read -r line; do
 done <"$tmp/messages"
 [ -n "$mline" ] && { mcheck; nmsg=$((nmsg + 1)); }
 check "the message table has its rows" "$nmsg" -ge 60
+# Values read from stdin are named too.
+echo '{"parent":{"id":"bad","payload":"x"},"children":[]}' >"$tmp/tree"
+run "$EMQLITE" --db "$mdb" flow add mail <"$tmp/tree"
+rc_is "a tree with a bad id exits 1" 1
+err_is "the tree's bad id is named" "emqlite: malformed: the flow on stdin: an \"id\" 'bad' is not a branded id: 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2 (at byte 21)"
+echo '{"parent":{"payload":"x"},"children":[{"queue":"a/b","payload":"y"}]}' >"$tmp/tree"
+run "$EMQLITE" --db "$mdb" flow add mail <"$tmp/tree"
+err_is "the tree's bad queue is named" "emqlite: malformed: the flow on stdin: a \"queue\" 'a/b' is not a queue name: 1 to 128 characters of A-Z a-z 0-9 . _ - (and not 'emq') (at byte 52)"
+# `call` answers the wire's refusal text verbatim (PROTOCOL.md A.3).
+run "$EMQLITE" --db "$mdb" call get_job mail bad
+err_is "call keeps the gate's wire text" "emqlite: invalid_id: job_key requires a valid branded id"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
