@@ -3,7 +3,8 @@
  * (api/cli.c: dispatch, options, errors and the queue commands;
  * api/cli_json.c: JSON output and NDJSON input; api/cli_demo.c: the demo;
  * api/cli_transfer.c: export, import, check, push, pull and verify;
- * api/cli_ops.c: the operator's commands).
+ * api/cli_ops.c: the operator's commands; api/cli_time.c: human times;
+ * api/cli_top.c: the live view).
  *
  * Rules: the tool speaks to the library through api/emqlite.h only. Every
  * command writes at most one JSON document to stdout under --json, and every
