@@ -75,8 +75,8 @@ const emq_cli_command emq_cli_core_commands[] = {
       "DURATION, or dead-letter it once its attempts reach N.\n"
       "Prints 'scheduled' or 'dead'.\n"
       "  --delay DURATION  backoff before the next attempt (default 1s)\n"
-      "  --max N       attempts cap (default 3)\n"
-      "  --error TEXT  the reason (default empty)\n"
+      "  --max N           attempts cap (default 3)\n"
+      "  --error TEXT      the reason (default empty)\n"
       "Exit: 0 scheduled or dead, 5 EMQSTALE (token mismatch or job gone)." },
     { "extend", cmd_extend, "QUEUE ID TOKEN [--lease DURATION]",
       "Extend a claimed job's lease to now + DURATION (default 30s).\n"
@@ -290,9 +290,10 @@ static int check_named(emq_cli *c, const char *name, const char *v)
          strcmp(name, "--id") == 0) && !emq_id_valid(v))
         return emq_cli_usage(c, "%s '%s' is not a branded id: "
                              EMQ_CLI_ID_RULE, name, v);
-    if (strcmp(name, "GROUP") == 0 && !emq_id_valid(v))
-        return emq_cli_usage(c, "GROUP '%s' is not a lane id (a branded id): "
-                             EMQ_CLI_ID_RULE, v);
+    if ((strcmp(name, "GROUP") == 0 || strcmp(name, "--lane") == 0) &&
+        !emq_id_valid(v))
+        return emq_cli_usage(c, "%s '%s' is not a lane id (a branded id): "
+                             EMQ_CLI_ID_RULE, name, v);
     return -1;
 }
 
@@ -312,7 +313,8 @@ static int missing(emq_cli *c, int have, int want)
     return emq_cli_usage(c, "missing%s", list);
 }
 
-/* The positionals and --id checked by their names (emq_cli_parse). */
+/* The positionals, --id and --lane checked by their names
+ * (emq_cli_parse). */
 static int check_args(emq_cli *c, const char **pos, int n,
                       const emq_cli_opt *opts)
 {
@@ -327,8 +329,9 @@ static int check_args(emq_cli *c, const char **pos, int n,
         if (name && (ex = check_named(c, name, pos[i])) >= 0) return ex;
     }
     for (const emq_cli_opt *o = opts; o && o->name; o++)
-        if (strcmp(o->name, "--id") == 0 && o->takes_value && *o->value &&
-            (ex = check_named(c, "--id", *o->value)) >= 0)
+        if ((strcmp(o->name, "--id") == 0 || strcmp(o->name, "--lane") == 0)
+            && o->takes_value && *o->value &&
+            (ex = check_named(c, o->name, *o->value)) >= 0)
             return ex;
     return -1;
 }

@@ -93,7 +93,7 @@ typedef struct emq_cli_opt {
  * --help, anywhere; "--" ends the options. Positionals go to pos[0..maxpos).
  * Positionals are then checked by their names in the synopsis (c->syn, or
  * the command's): QUEUE a queue name, ID and PARENT a branded id, GROUP a
- * lane id; so is the value of an --id option. A refusal names the argument,
+ * lane id; so are the values of --id (an id) and --lane (a lane id). A refusal names the argument,
  * the value and the rule.
  * Returns -1 to proceed, or an exit status (>= 0) to return at once (usage
  * errors are reported; --help prints the command's help: EMQ_EXIT_OK).

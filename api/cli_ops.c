@@ -144,7 +144,15 @@ int emq_cli_duration_pos(emq_cli *c, const char *what, const char *s,
 
 int emq_cli_time(emq_cli *c, const char *what, const char *s, int64_t *ms)
 {
+    /* "now" is the file's clock: $EMQLITE_NOW_MS when pinned (the file is
+     * not open yet when options are parsed). */
+    const char *pin = getenv("EMQLITE_NOW_MS");
     int64_t now = c->db ? emq_now(c->db) : wall_ms();
+    if (!c->db && pin && pin[0]) {
+        char *end;
+        long long v = strtoll(pin, &end, 10);
+        if (*end == '\0') now = (int64_t)v; /* else the open refuses it */
+    }
     if (emq_cli_parse_instant(s, now, ms) == 0) return 0;
     return emq_cli_usage(c, "%s must be an instant (2026-12-01T10:00:00Z, "
                          "Unix ms, now or now+5m), not '%s'", what, s);

@@ -758,6 +758,11 @@ exit 1
 emqlite: lane: unknown subcommand 'bogus'
 usage: emqlite lane enqueue|claim|pause|resume|limit|weight|reassign|drain|depth|reap ... (see 'emqlite lane --help')
 
+$ list mail --lane bad
+exit 1
+emqlite: list: --lane 'bad' is not a lane id (a branded id): 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
+usage: emqlite list QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
+
 $ flow show mail NOPE
 exit 1
 emqlite: flow show: PARENT 'NOPE' is not a branded id: 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
@@ -842,7 +847,24 @@ while IFS= read -r line; do
     esac
 done <"$tmp/messages"
 [ -n "$mline" ] && { mcheck; nmsg=$((nmsg + 1)); }
-check "the message table has its rows" "$nmsg" -ge 60
+check "the message table has its rows" "$nmsg" -ge 61
+# Human times in, ISO-8601 beside ms out; "now" is the pinned clock,
+# 1796140800000 = 2026-12-01T16:00:00Z.
+tdb=$tmp/times.db
+run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" enqueue t a --at now+5m --id JOB0SWkOLCBtp5
+rc_is "--at now+5m" 0
+run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" enqueue t b --in 1h30m --id JOB0SWkOLCBtp6
+run "$EMQLITE" --db "$tdb" enqueue t c --at 2026-12-01T10:00:00.250+01:00 --id JOB0SWkOLCBtp7
+run "$EMQLITE" --db "$tdb" list t --state scheduled
+out_is "scheduled by --at now+5m, --in 1h30m and an offset instant" "JOB0SWkOLCBtp7  1796115600250  2026-12-01T09:00:00.250Z
+JOB0SWkOLCBtp5  1796141100000  2026-12-01T16:05:00.000Z
+JOB0SWkOLCBtp6  1796146200000  2026-12-01T17:30:00.000Z"
+run "$EMQLITE" --db "$tdb" enqueue t d --id JOB0SWkOLCBtp8
+run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" claim-batch t 1 --lease 2m
+rc_is "claim-batch --lease 2m" 0
+run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" --json list t --state active
+out_has "a 2m lease, ms and UTC under --json" '"deadline":\{"ms":1796140920000,"utc":"2026-12-01T16:02:00.000Z"\}'
+
 # Values read from stdin are named too.
 echo '{"parent":{"id":"bad","payload":"x"},"children":[]}' >"$tmp/tree"
 run "$EMQLITE" --db "$mdb" flow add mail <"$tmp/tree"
