@@ -3,7 +3,8 @@
  * (api/cli.c: dispatch, options, errors and the queue commands;
  * api/cli_json.c: JSON output and NDJSON input; api/cli_demo.c: the demo;
  * api/cli_transfer.c: export, import, check, push, pull and verify;
- * api/cli_ops.c: the operator's commands).
+ * api/cli_ops.c: the operator's commands; api/cli_time.c: human times;
+ * api/cli_top.c: the live view).
  *
  * Rules: the tool speaks to the library through api/emqlite.h only. Every
  * command writes at most one JSON document to stdout under --json, and every
@@ -42,6 +43,9 @@ typedef struct emq_cli {
     int json;            /* --json given                                */
     const char *cmd;     /* the command's name                          */
     emq_db *db;          /* opened by emq_cli_open(), closed by main    */
+    const char *syn;     /* a subcommand's synopsis (lane, flow), or NULL:
+                            emq_cli_parse checks positionals by its names */
+    const char *sub;     /* that subcommand's name, for the usage line    */
 } emq_cli;
 
 typedef int (*emq_cli_fn)(emq_cli *c, int argc, char **argv);
@@ -87,6 +91,10 @@ typedef struct emq_cli_opt {
  * Parse a command's arguments (argv[0] is the command name): the options in
  * `opts` (a NULL-named entry ends the list) plus the global --json, --db and
  * --help, anywhere; "--" ends the options. Positionals go to pos[0..maxpos).
+ * Positionals are then checked by their names in the synopsis (c->syn, or
+ * the command's): QUEUE a queue name, ID and PARENT a branded id, GROUP a
+ * lane id; so are the values of --id (an id) and --lane (a lane id). A refusal names the argument,
+ * the value and the rule.
  * Returns -1 to proceed, or an exit status (>= 0) to return at once (usage
  * errors are reported; --help prints the command's help: EMQ_EXIT_OK).
  */
@@ -112,6 +120,15 @@ int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out);
 int emq_cli_duration(emq_cli *c, const char *what, const char *s,
                      int64_t *ms);
 int emq_cli_time(emq_cli *c, const char *what, const char *s, int64_t *ms);
+/* A duration that must be more than 0 (a lease). */
+int emq_cli_duration_pos(emq_cli *c, const char *what, const char *s,
+                         int64_t *ms);
+
+/* The rules of queue names and ids, as the messages state them. */
+#define EMQ_CLI_QUEUE_RULE "1 to 128 characters of A-Z a-z 0-9 . _ - " \
+    "(and not 'emq')"
+#define EMQ_CLI_ID_RULE "14 characters: a namespace of 3 capitals, then 11 " \
+    "of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2"
 
 /* Open the file (once); returns 0 or the exit status of the failure. */
 int emq_cli_open(emq_cli *c);

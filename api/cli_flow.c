@@ -132,6 +132,16 @@ fail:
     return -1;
 }
 
+/* The reason a value of the tree is refused, naming it (the tool is one
+ * thread: one static buffer). */
+static const char *bad_value(const char *what, const char *v,
+                             const char *rule)
+{
+    static char msg[300];
+    snprintf(msg, sizeof msg, "%s '%.40s' %s", what, v, rule);
+    return msg;
+}
+
 /* One node object ({"id", "payload", ...}); `root`: the parent of a flow,
  * whose object also holds its children in the flow object. */
 static int read_node(emq_cli *c, emq_cli_jin *j, emq_flow_node *n,
@@ -161,6 +171,12 @@ static int read_node(emq_cli *c, emq_cli_jin *j, emq_flow_node *n,
             if (emq_cli_jstring(j, &v, &vl) < 0) goto fail;
             free((void *)n->id);
             n->id = (char *)v;
+            if (!emq_id_valid(n->id)) {
+                j->err = bad_value("an \"id\"", n->id, "is not a branded "
+                                   "id: " EMQ_CLI_ID_RULE);
+                v = NULL;
+                goto fail;
+            }
         } else if (kl == 7 && memcmp(key, "payload", 7) == 0) {
             if (emq_cli_jpayload(j, &v, &vl) < 0) goto fail;
             free((void *)n->payload);
@@ -170,6 +186,12 @@ static int read_node(emq_cli *c, emq_cli_jin *j, emq_flow_node *n,
             if (emq_cli_jstring(j, &v, &vl) < 0) goto fail;
             free((void *)n->queue);
             n->queue = (char *)v;
+            if (!emq_queue_valid(n->queue)) {
+                j->err = bad_value("a \"queue\"", n->queue, "is not a "
+                                   "queue name: " EMQ_CLI_QUEUE_RULE);
+                v = NULL;
+                goto fail;
+            }
         } else if (!root && kl == 8 && memcmp(key, "children", 8) == 0) {
             if (n->children || read_children(c, j, n, depth) < 0) goto fail;
         } else if (!root && kl == 28 &&
@@ -506,14 +528,20 @@ static int cmd_flow(emq_cli *c, int argc, char **argv)
     static const struct {
         const char *name;
         emq_cli_fn fn;
-    } subs[] = {{"add", flow_add}, {"show", flow_show},
-                {"sweep", flow_sweep}, {"recover", flow_recover}};
+        const char *syn; /* the positionals' names (emq_cli_parse) */
+    } subs[] = {{"add", flow_add, "QUEUE"},
+                {"show", flow_show, "QUEUE PARENT"},
+                {"sweep", flow_sweep, "QUEUE [--batch N]"},
+                {"recover", flow_recover, ""}};
     const char *pos[1];
     int npos, ex;
     if (argc > 1)
         for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
-            if (strcmp(argv[1], subs[i].name) == 0)
+            if (strcmp(argv[1], subs[i].name) == 0) {
+                c->syn = subs[i].syn;
+                c->sub = subs[i].name;
                 return subs[i].fn(c, argc - 1, argv + 1);
+            }
     /* no subcommand, or --help: the command's own parse answers */
     if ((ex = emq_cli_parse(c, argc, argv, NULL, pos, 1, 1, &npos)) >= 0)
         return ex;

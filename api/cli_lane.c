@@ -136,7 +136,7 @@ static int sub_claim(emq_cli *c, int argc, char **argv)
         return ex;
     if (weighted && batch)
         return emq_cli_usage(c, "--weighted and --batch exclude each other");
-    if (lease_s && emq_cli_int(c, "--lease", lease_s, &lease))
+    if (lease_s && emq_cli_duration_pos(c, "--lease", lease_s, &lease))
         return EMQ_EXIT_USAGE;
     if ((ex = emq_cli_open(c))) return ex;
     memset(&b, 0, sizeof b);
@@ -348,12 +348,12 @@ static const sub subs[] = {
       "  --id ID   use this branded id (else one is minted, namespace JOB)\n"
       "Exit: 0 enqueued, 3 duplicate (a row with that id exists), 4 EMQKIND,\n"
       "1 invalid queue, group or id." },
-    { "claim", sub_claim, "QUEUE [--lease MS] [--weighted | --batch]",
+    { "claim", sub_claim, "QUEUE [--lease DURATION] [--weighted | --batch]",
       "Rotate the ring one step and claim from the group it lands on: one\n"
       "job, or with --weighted min(weight, depth, limit headroom) jobs, or\n"
       "with --batch the lane up to its limit. Prints per job a line\n"
       "'ID TOKEN GROUP', then the payload bytes and a newline.\n"
-      "  --lease MS  lease length in milliseconds (default 30000)\n"
+      "  --lease DURATION  lease length (default 30s; 5s, 10m, or ms)\n"
       "Exit: 0 claimed, 2 empty (the ring is empty, the rotated lane had\n"
       "nothing to serve and left the ring, or the queue is paused)." },
     { "pause", sub_pause, "QUEUE GROUP",
@@ -426,6 +426,8 @@ static int cmd_lane(emq_cli *c, int argc, char **argv)
                s->name, s->synopsis, s->help);
         return EMQ_EXIT_OK;
     }
+    c->syn = s->synopsis; /* positionals are checked by these names */
+    c->sub = s->name;
     return s->fn(c, argc - 1, argv + 1);
 }
 

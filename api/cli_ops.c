@@ -92,22 +92,22 @@ const emq_cli_command emq_cli_ops_commands[] = {
       "Exit: 0 updated, 6 gone." },
     { "delay", cmd_delay, "QUEUE ID TOKEN --in DURATION | --at TIME",
       "Move a claimed job back to the schedule with its token (attempts are\n"
-      "kept): DURATION from now (milliseconds), or at TIME (Unix ms, or UTC\n"
-      "YYYY-MM-DDTHH:MM:SS[.mmm]Z).\n"
+      "kept): DURATION from now (250ms, 5s, 10m, 2h, 1d; a bare number is\n"
+      "milliseconds), or at TIME (UTC 2026-12-01T10:00:00Z, Unix ms, now+5m).\n"
       "Exit: 0 delayed, 4 EMQKIND, 5 EMQSTALE (token mismatch), 6 gone." },
-    { "claim-batch", cmd_claim_batch, "QUEUE N [--lease MS]",
-      "Claim up to N pending jobs on one lease deadline (default 30000 ms);\n"
+    { "claim-batch", cmd_claim_batch, "QUEUE N [--lease DURATION]",
+      "Claim up to N pending jobs on one lease deadline (default 30s);\n"
       "prints 'ID TOKEN PAYLOAD' per job (the payload escaped).\n"
       "Exit: 0 claimed, 2 empty (nothing pending, or the queue is paused)." },
     { "events", cmd_events,
-      "[QUEUE] [--after SEQ] [--count N] [--timeout MS]",
+      "[QUEUE] [--after SEQ] [--count N] [--timeout DURATION]",
       "Follow the lifecycle events of QUEUE (or of every queue) as JSON\n"
       "lines until interrupted: {\"seq\", \"at\", \"at_utc\", \"queue\",\n"
       "\"event\", \"job\", \"message\"}, message being the published bytes.\n"
       "  --after SEQ   start after event SEQ (0: every retained event);\n"
       "                default: events committed from now on\n"
       "  --count N     stop after N events\n"
-      "  --timeout MS  stop after MS ms of real time\n"
+      "  --timeout DURATION  stop after DURATION of real time (5s, 2m)\n"
       "Exit: 0 interrupted, N events printed, or the timeout passed without\n"
       "--count; 2 the timeout passed before N events." },
     { "metrics", cmd_metrics, "QUEUE",
@@ -133,9 +133,26 @@ int emq_cli_duration(emq_cli *c, const char *what, const char *s,
                          "or milliseconds), not '%s'", what, s);
 }
 
+int emq_cli_duration_pos(emq_cli *c, const char *what, const char *s,
+                         int64_t *ms)
+{
+    if (emq_cli_parse_duration(s, ms) == 0 && *ms > 0) return 0;
+    return emq_cli_usage(c, "%s must be a duration of more than 0 (250ms, "
+                         "5s, 10m, 2h, 1d, or milliseconds), not '%s'", what,
+                         s);
+}
+
 int emq_cli_time(emq_cli *c, const char *what, const char *s, int64_t *ms)
 {
+    /* "now" is the file's clock: $EMQLITE_NOW_MS when pinned (the file is
+     * not open yet when options are parsed). */
+    const char *pin = getenv("EMQLITE_NOW_MS");
     int64_t now = c->db ? emq_now(c->db) : wall_ms();
+    if (!c->db && pin && pin[0]) {
+        char *end;
+        long long v = strtoll(pin, &end, 10);
+        if (*end == '\0') now = (int64_t)v; /* else the open refuses it */
+    }
     if (emq_cli_parse_instant(s, now, ms) == 0) return 0;
     return emq_cli_usage(c, "%s must be an instant (2026-12-01T10:00:00Z, "
                          "Unix ms, now or now+5m), not '%s'", what, s);
@@ -719,7 +736,7 @@ static int cmd_claim_batch(emq_cli *c, int argc, char **argv)
     if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
         return ex;
     if (emq_cli_int(c, "N", pos[1], &n) ||
-        (lease_s && emq_cli_duration(c, "--lease", lease_s, &lease)))
+        (lease_s && emq_cli_duration_pos(c, "--lease", lease_s, &lease)))
         return EMQ_EXIT_USAGE;
     if (n <= 0 || n > 1000000)
         return emq_cli_usage(c, "N must be between 1 and 1000000");

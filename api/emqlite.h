@@ -830,6 +830,23 @@ int emq_list(emq_db *db, const char *q, const char *set, const char *g,
              int64_t offset, int64_t count, int from_tail, emq_member **out,
              size_t *n);
 
+/** One lane of a queue (emq_lanes). */
+typedef struct emq_lane_info {
+    char group[EMQ_ID_SIZE]; /**< the group id, NUL-terminated            */
+    int64_t depth;           /**< jobs waiting in its lane                */
+    int paused;              /**< the group is in the queue's paused set  */
+} emq_lane_info;
+
+/**
+ * The lanes of queue `q` (the groups with a lane key), in byte order of
+ * their ids, with depth and paused flag, in one read transaction: at most
+ * `max` into `out[]` (`*n` of them); `*total` (may be NULL) gets the number
+ * of lanes, counted past `max` too. Returns EMQ_OK, EMQ_EQUEUE, EMQ_EINVAL
+ * (NULL n, or NULL out with max > 0).
+ */
+int emq_lanes(emq_db *db, const char *q, emq_lane_info *out, size_t max,
+              size_t *n, size_t *total);
+
 /** Everything about one job (emq_job_inspect). */
 typedef struct emq_job_info {
     int state;             /**< EMQ_STATE_* (the T2.5 lookup)            */

@@ -162,19 +162,19 @@ for bad_num in "${tab}5" "${nl}5" "${vt}5" " 5" "+5" "5 " "5${nl}" "0x5" \
     "5e2" "" "-" "99999999999999999999"; do
     shown=$(printf '%s' "$bad_num" | od -An -c | tr -s ' ')
     em --db n.db claim q --lease "$bad_num"
-    expect "claim --lease '$shown'" 1 'decimal integer'
+    expect "claim --lease '$shown'" 1 'must be a duration'
     em --db n.db retry q JOB00000000001 1 --delay "$bad_num"
-    expect "retry --delay '$shown'" 1 'decimal integer'
+    expect "retry --delay '$shown'" 1 'must be a duration'
     em --db n.db retry q JOB00000000001 1 --max "$bad_num"
     expect "retry --max '$shown'" 1 'decimal integer'
     em --db n.db complete q JOB00000000001 "$bad_num"
     expect "complete TOKEN '$shown'" 1 'decimal integer'
     em --db n.db extend q JOB00000000001 1 --lease "$bad_num"
-    expect "extend --lease '$shown'" 1 'decimal integer'
+    expect "extend --lease '$shown'" 1 'must be a duration'
     em --db n.db enqueue q x --at "$bad_num"
-    expect "enqueue --at '$shown'" 1 'decimal integer'
+    expect "enqueue --at '$shown'" 1 'must be an instant'
     em --db n.db enqueue q x --in "$bad_num"
-    expect "enqueue --in '$shown'" 1 'decimal integer'
+    expect "enqueue --in '$shown'" 1 'must be a duration'
     em --db n.db promote q --batch "$bad_num"
     expect "promote --batch '$shown'" 1 'decimal integer'
     em --db n.db browse q -n "$bad_num"
@@ -183,7 +183,7 @@ for bad_num in "${tab}5" "${nl}5" "${vt}5" " 5" "+5" "5 " "5${nl}" "0x5" \
     (cd "$tmp/work" && EMQLITE_BUSY_TIMEOUT=$bad_num "$EMQLITE" --db n.db \
         enqueue q x) >"$tmp/out" 2>"$tmp/err"
     rc=$?
-    expect "EMQLITE_BUSY_TIMEOUT='$shown'" 1 'decimal integer'
+    expect "EMQLITE_BUSY_TIMEOUT='$shown'" 1 'must be a duration'
     (cd "$tmp/work" && EMQLITE_NOW_MS=$bad_num "$EMQLITE" --db n.db \
         enqueue q x) >"$tmp/out" 2>"$tmp/err"
     rc=$?

@@ -110,7 +110,7 @@ expect "EMQKIND exits 4" 4
 err_has "EMQKIND verbatim" '^emqlite: EMQKIND job id must be JOB-namespaced$'
 l $T lane enqueue $Q PRT x --id $J4
 expect "an ill-formed group exits 1" 1
-err_has "the group gate's words" 'a lane is named by a valid branded id'
+err_has "the group gate's words" "^emqlite: lane enqueue: GROUP 'PRT' is not a lane id \(a branded id\): "
 l $T lane enqueue $Q $G
 expect "a missing payload is a usage error" 1
 l $T lane enqueue $Q $H minted

@@ -65,7 +65,7 @@ check "--help does not create the file" ! -e "$db"
 
 run "$EMQLITE" help claim
 rc_is "help claim" 0
-out_has "help claim shows the lease option" '--lease MS'
+out_has "help claim shows the lease option" '--lease DURATION'
 
 e version
 rc_is "version" 0
@@ -139,10 +139,10 @@ out_has "EMQKIND --json error shape" '^\{"error":\{"class":"EMQKIND","message":"
 
 e enqueue mail --id nope x
 rc_is "enqueue of an invalid id exits 1" 1
-err_has "invalid id message" '^emqlite: invalid_id: '
+err_has "invalid id message" "^emqlite: enqueue: --id 'nope' is not a branded id: "
 e enqueue 'bad queue' x
 rc_is "enqueue into an invalid queue exits 1" 1
-err_has "invalid queue message" '^emqlite: invalid_queue: '
+err_has "invalid queue message" "^emqlite: enqueue: QUEUE 'bad queue' is not a queue name: "
 e enqueue emq x
 rc_is "enqueue into the reserved queue name exits 1" 1
 
@@ -520,6 +520,362 @@ err_has "demo says which queue is paused" "'billing' is paused"
 run "$EMQLITE" --db "$ddb" resume billing
 run "$EMQLITE" --db "$ddb" job billing "$dead"
 out_has "the dead letter's last error" '^last_error +card_declined'
+
+# ------------------------------------------------------ the message table
+# Every refusal the tool prints, exactly: a command line (after
+# "emqlite --db FILE"; @TMP@ is the scratch directory), its exit status,
+# then its whole stderr up to a blank line. FILE holds one claimed job,
+# JOB0SWkOLCBtp2 (token 1); @TMP@/junk.db is not SQLite.
+mdb=$tmp/messages.db
+run "$EMQLITE" --db "$mdb" enqueue mail x --id JOB0SWkOLCBtp2
+run "$EMQLITE" --db "$mdb" claim mail
+echo junk >"$tmp/junk.db"
+cat >"$tmp/messages" <<'TABLE'
+$ job mail notanid
+exit 1
+emqlite: job: ID 'notanid' is not a branded id: 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
+usage: emqlite job QUEUE ID (see 'emqlite job --help')
+
+$ stats no/such
+exit 1
+emqlite: stats: QUEUE 'no/such' is not a queue name: 1 to 128 characters of A-Z a-z 0-9 . _ - (and not 'emq')
+usage: emqlite stats [QUEUE...] (see 'emqlite stats --help')
+
+$ stats mail 'bad queue'
+exit 1
+emqlite: stats: QUEUE 'bad queue' is not a queue name: 1 to 128 characters of A-Z a-z 0-9 . _ - (and not 'emq')
+usage: emqlite stats [QUEUE...] (see 'emqlite stats --help')
+
+$ counts emq
+exit 1
+emqlite: counts: QUEUE 'emq' is not a queue name: 1 to 128 characters of A-Z a-z 0-9 . _ - (and not 'emq')
+usage: emqlite counts QUEUE (see 'emqlite counts --help')
+
+$ claim mail --lease -5
+exit 1
+emqlite: claim: --lease must be a duration of more than 0 (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '-5'
+usage: emqlite claim QUEUE [--lease DURATION] (see 'emqlite claim --help')
+
+$ claim mail --lease 0
+exit 1
+emqlite: claim: --lease must be a duration of more than 0 (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '0'
+usage: emqlite claim QUEUE [--lease DURATION] (see 'emqlite claim --help')
+
+$ claim mail --lease 5x
+exit 1
+emqlite: claim: --lease must be a duration of more than 0 (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '5x'
+usage: emqlite claim QUEUE [--lease DURATION] (see 'emqlite claim --help')
+
+$ --db /nonexistent/x.db enqueue mail x
+exit 9
+emqlite: cantopen: cannot open /nonexistent/x.db: the directory /nonexistent: No such file or directory
+
+$ --db /nonexistent/x.db stats
+exit 9
+emqlite: cantopen: cannot open /nonexistent/x.db: no such file (a read-only open never creates one)
+
+$ --db @TMP@ stats
+exit 9
+emqlite: cantopen: cannot open @TMP@: it is a directory
+
+$ --db @TMP@/junk.db stats
+exit 7
+emqlite: not_emqlite: @TMP@/junk.db is not an emqlite file (not SQLite)
+
+$ --db '' stats
+exit 1
+emqlite: stats: --db is empty: give the path of a file (is a variable unset?)
+usage: emqlite stats [QUEUE...] (see 'emqlite stats --help')
+
+$ --db :memory: stats
+exit 1
+emqlite: stats: --db :memory: would be a private in-memory database, gone when this command ends: give the path of a file
+usage: emqlite stats [QUEUE...] (see 'emqlite stats --help')
+
+$ frob
+exit 1
+emqlite: unknown command 'frob' (see 'emqlite --help')
+
+$ stats --frob
+exit 1
+emqlite: stats: unknown option '--frob'
+usage: emqlite stats [QUEUE...] (see 'emqlite stats --help')
+
+$ claim
+exit 1
+emqlite: claim: missing QUEUE
+usage: emqlite claim QUEUE [--lease DURATION] (see 'emqlite claim --help')
+
+$ claim mail --lease
+exit 1
+emqlite: claim: option '--lease' needs a value
+usage: emqlite claim QUEUE [--lease DURATION] (see 'emqlite claim --help')
+
+$ job mail JOB0SWkOLCBtp2 extra
+exit 1
+emqlite: job: unexpected argument 'extra'
+usage: emqlite job QUEUE ID (see 'emqlite job --help')
+
+$ job mail
+exit 1
+emqlite: job: missing ID
+usage: emqlite job QUEUE ID (see 'emqlite job --help')
+
+$ enqueue mail x --id bad
+exit 1
+emqlite: enqueue: --id 'bad' is not a branded id: 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
+usage: emqlite enqueue QUEUE [PAYLOAD|-] [--id ID] [--at TIME | --in DURATION] (see 'emqlite enqueue --help')
+
+$ enqueue mail x --id ORD0KHTOWnGLuC
+exit 4
+emqlite: EMQKIND job id must be JOB-namespaced
+
+$ enqueue mail x --id JOB0SWkOLCBtp2
+exit 3
+emqlite: duplicate: job JOB0SWkOLCBtp2 exists; nothing changed (the first payload stands)
+
+$ enqueue mail x --in 5x
+exit 1
+emqlite: enqueue: --in must be a duration (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '5x'
+usage: emqlite enqueue QUEUE [PAYLOAD|-] [--id ID] [--at TIME | --in DURATION] (see 'emqlite enqueue --help')
+
+$ enqueue mail x --in -5s
+exit 1
+emqlite: enqueue: --in must be a duration (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '-5s'
+usage: emqlite enqueue QUEUE [PAYLOAD|-] [--id ID] [--at TIME | --in DURATION] (see 'emqlite enqueue --help')
+
+$ enqueue mail x --at tomorrow
+exit 1
+emqlite: enqueue: --at must be an instant (2026-12-01T10:00:00Z, Unix ms, now or now+5m), not 'tomorrow'
+usage: emqlite enqueue QUEUE [PAYLOAD|-] [--id ID] [--at TIME | --in DURATION] (see 'emqlite enqueue --help')
+
+$ enqueue mail x --at 2026-12-01T10:00:00
+exit 1
+emqlite: enqueue: --at must be an instant (2026-12-01T10:00:00Z, Unix ms, now or now+5m), not '2026-12-01T10:00:00'
+usage: emqlite enqueue QUEUE [PAYLOAD|-] [--id ID] [--at TIME | --in DURATION] (see 'emqlite enqueue --help')
+
+$ enqueue mail x --at 2026-13-01T10:00:00Z
+exit 1
+emqlite: enqueue: --at must be an instant (2026-12-01T10:00:00Z, Unix ms, now or now+5m), not '2026-13-01T10:00:00Z'
+usage: emqlite enqueue QUEUE [PAYLOAD|-] [--id ID] [--at TIME | --in DURATION] (see 'emqlite enqueue --help')
+
+$ enqueue mail x --at 1 --in 1
+exit 1
+emqlite: enqueue: --at and --in exclude each other
+usage: emqlite enqueue QUEUE [PAYLOAD|-] [--id ID] [--at TIME | --in DURATION] (see 'emqlite enqueue --help')
+
+$ retry mail JOB0SWkOLCBtp2 1 --delay -1s
+exit 1
+emqlite: retry: --delay must be a duration (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '-1s'
+usage: emqlite retry QUEUE ID TOKEN [--delay DURATION] [--max N] [--error TEXT] (see 'emqlite retry --help')
+
+$ retry mail JOB0SWkOLCBtp2 x
+exit 1
+emqlite: retry: TOKEN must be a decimal integer, not 'x'
+usage: emqlite retry QUEUE ID TOKEN [--delay DURATION] [--max N] [--error TEXT] (see 'emqlite retry --help')
+
+$ retry mail JOB0SWkOLCBtp2 1 --max x
+exit 1
+emqlite: retry: --max must be a decimal integer, not 'x'
+usage: emqlite retry QUEUE ID TOKEN [--delay DURATION] [--max N] [--error TEXT] (see 'emqlite retry --help')
+
+$ retry mail JOB0SWkOLCBtp2 9
+exit 5
+emqlite: EMQSTALE retry token mismatch
+
+$ complete mail JOB0SWkOLCBtp2 7
+exit 5
+emqlite: EMQSTALE complete token mismatch
+
+$ complete mail JOB0SWkOLCBtp3 1
+exit 6
+emqlite: gone: no such job (already completed or never enqueued)
+
+$ extend mail JOB0SWkOLCBtp2 1 --lease 0
+exit 1
+emqlite: extend: --lease must be a duration of more than 0 (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '0'
+usage: emqlite extend QUEUE ID TOKEN [--lease DURATION] (see 'emqlite extend --help')
+
+$ extend mail JOB0SWkOLCBtp3 1
+exit 6
+emqlite: gone: no such job
+
+$ requeue mail JOB0SWkOLCBtp2
+exit 12
+emqlite: EMQSTATE not dead
+
+$ remove mail JOB0SWkOLCBtp3
+exit 6
+emqlite: gone: no such job
+
+$ delay mail JOB0SWkOLCBtp2 1
+exit 1
+emqlite: delay: give exactly one of --in and --at
+usage: emqlite delay QUEUE ID TOKEN --in DURATION | --at TIME (see 'emqlite delay --help')
+
+$ delay mail JOB0SWkOLCBtp2 1 --in soon
+exit 1
+emqlite: delay: --in must be a duration (250ms, 5s, 10m, 2h, 1d, or milliseconds), not 'soon'
+usage: emqlite delay QUEUE ID TOKEN --in DURATION | --at TIME (see 'emqlite delay --help')
+
+$ list mail --state nope
+exit 1
+emqlite: list: --state must be pending, active, scheduled or dead, not 'nope'
+usage: emqlite list QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
+
+$ list mail --state dead --limit x
+exit 1
+emqlite: list: --limit must be a decimal integer, not 'x'
+usage: emqlite list QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
+
+$ claim-batch mail 2 --lease 0
+exit 1
+emqlite: claim-batch: --lease must be a duration of more than 0 (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '0'
+usage: emqlite claim-batch QUEUE N [--lease DURATION] (see 'emqlite claim-batch --help')
+
+$ events --timeout 1x
+exit 1
+emqlite: events: --timeout must be a duration (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '1x'
+usage: emqlite events [QUEUE] [--after SEQ] [--count N] [--timeout DURATION] (see 'emqlite events --help')
+
+$ lane enqueue mail PRT x
+exit 1
+emqlite: lane enqueue: GROUP 'PRT' is not a lane id (a branded id): 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
+usage: emqlite lane enqueue QUEUE GROUP PAYLOAD [--id ID] (see 'emqlite lane enqueue --help')
+
+$ lane depth mail
+exit 1
+emqlite: lane depth: missing GROUP
+usage: emqlite lane depth QUEUE GROUP... (see 'emqlite lane depth --help')
+
+$ lane claim mail --lease 0
+exit 1
+emqlite: lane claim: --lease must be a duration of more than 0 (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '0'
+usage: emqlite lane claim QUEUE [--lease DURATION] [--weighted | --batch] (see 'emqlite lane claim --help')
+
+$ lane bogus
+exit 1
+emqlite: lane: unknown subcommand 'bogus'
+usage: emqlite lane enqueue|claim|pause|resume|limit|weight|reassign|drain|depth|reap ... (see 'emqlite lane --help')
+
+$ list mail --lane bad
+exit 1
+emqlite: list: --lane 'bad' is not a lane id (a branded id): 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
+usage: emqlite list QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
+
+$ flow show mail NOPE
+exit 1
+emqlite: flow show: PARENT 'NOPE' is not a branded id: 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
+usage: emqlite flow show QUEUE PARENT (see 'emqlite flow show --help')
+
+$ flow show mail
+exit 1
+emqlite: flow show: missing PARENT
+usage: emqlite flow show QUEUE PARENT (see 'emqlite flow show --help')
+
+$ top --interval 10
+exit 1
+emqlite: top: --interval must be a duration of at least 100ms (500ms, 2s, 1m; a bare number is milliseconds), not '10'
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+
+$ top --interval 1x
+exit 1
+emqlite: top: --interval must be a duration of at least 100ms (500ms, 2s, 1m; a bare number is milliseconds), not '1x'
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+
+$ top --count 0
+exit 1
+emqlite: top: --count must be at least 1, not '0'
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+
+$ top --sort z
+exit 1
+emqlite: top: --sort must be one of the sort keys n p a s d l c f o e, not 'z'
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+
+$ top no/such
+exit 1
+emqlite: top: QUEUE 'no/such' is not a queue name: 1 to 128 characters of A-Z a-z 0-9 . _ - (and not 'emq')
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+
+$ enqueue-many mail @TMP@/none.txt
+exit 9
+emqlite: cantopen: @TMP@/none.txt: No such file or directory
+
+$ import @TMP@/none.resp
+exit 9
+emqlite: cantopen: @TMP@/none.resp: No such file or directory
+
+$ export --out @TMP@/no/dir/x.resp
+exit 9
+emqlite: cantopen: @TMP@/no/dir/x.resp: No such file or directory
+
+$ call nope
+exit 1
+emqlite: call: unknown verb 'nope' (emqlite verbs lists them)
+usage: emqlite call VERB [ARG...] (see 'emqlite call --help')
+
+$ slot
+exit 1
+emqlite: slot: missing KEY
+usage: emqlite slot KEY (see 'emqlite slot --help')
+TABLE
+mcheck() {
+    l=$(printf '%s' "$mline" | sed "s|@TMP@|$tmp|g")
+    eval "set -- $l"
+    "$EMQLITE" --db "$mdb" "$@" </dev/null >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    sed "s|$tmp|@TMP@|g" "$tmp/err" >"$tmp/err.got"
+    printf '%s' "$mwant" >"$tmp/err.want"
+    if [ "$rc" -eq "$mexit" ] && cmp -s "$tmp/err.got" "$tmp/err.want"; then
+        pass
+    else
+        failed=$((failed + 1))
+        echo "FAIL: message of 'emqlite $mline' (exit $rc, want $mexit):"
+        diff "$tmp/err.want" "$tmp/err.got" | sed 's/^/  /'
+    fi
+}
+mline=
+nmsg=0
+while IFS= read -r line; do
+    case $line in
+    '$ '*) mline=${line#\$ }; mexit=; mwant= ;;
+    'exit '*) mexit=${line#exit } ;;
+    '') [ -n "$mline" ] && { mcheck; nmsg=$((nmsg + 1)); }; mline= ;;
+    *) mwant="$mwant$line
+" ;;
+    esac
+done <"$tmp/messages"
+[ -n "$mline" ] && { mcheck; nmsg=$((nmsg + 1)); }
+check "the message table has its rows" "$nmsg" -ge 61
+# Human times in, ISO-8601 beside ms out; "now" is the pinned clock,
+# 1796140800000 = 2026-12-01T16:00:00Z.
+tdb=$tmp/times.db
+run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" enqueue t a --at now+5m --id JOB0SWkOLCBtp5
+rc_is "--at now+5m" 0
+run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" enqueue t b --in 1h30m --id JOB0SWkOLCBtp6
+run "$EMQLITE" --db "$tdb" enqueue t c --at 2026-12-01T10:00:00.250+01:00 --id JOB0SWkOLCBtp7
+run "$EMQLITE" --db "$tdb" list t --state scheduled
+out_is "scheduled by --at now+5m, --in 1h30m and an offset instant" "JOB0SWkOLCBtp7  1796115600250  2026-12-01T09:00:00.250Z
+JOB0SWkOLCBtp5  1796141100000  2026-12-01T16:05:00.000Z
+JOB0SWkOLCBtp6  1796146200000  2026-12-01T17:30:00.000Z"
+run "$EMQLITE" --db "$tdb" enqueue t d --id JOB0SWkOLCBtp8
+run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" claim-batch t 1 --lease 2m
+rc_is "claim-batch --lease 2m" 0
+run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" --json list t --state active
+out_has "a 2m lease, ms and UTC under --json" '"deadline":\{"ms":1796140920000,"utc":"2026-12-01T16:02:00.000Z"\}'
+
+# Values read from stdin are named too.
+echo '{"parent":{"id":"bad","payload":"x"},"children":[]}' >"$tmp/tree"
+run "$EMQLITE" --db "$mdb" flow add mail <"$tmp/tree"
+rc_is "a tree with a bad id exits 1" 1
+err_is "the tree's bad id is named" "emqlite: malformed: the flow on stdin: an \"id\" 'bad' is not a branded id: 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2 (at byte 21)"
+echo '{"parent":{"payload":"x"},"children":[{"queue":"a/b","payload":"y"}]}' >"$tmp/tree"
+run "$EMQLITE" --db "$mdb" flow add mail <"$tmp/tree"
+err_is "the tree's bad queue is named" "emqlite: malformed: the flow on stdin: a \"queue\" 'a/b' is not a queue name: 1 to 128 characters of A-Z a-z 0-9 . _ - (and not 'emq') (at byte 52)"
+# `call` answers the wire's refusal text verbatim (PROTOCOL.md A.3).
+run "$EMQLITE" --db "$mdb" call get_job mail bad
+err_is "call keeps the gate's wire text" "emqlite: invalid_id: job_key requires a valid branded id"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
