@@ -149,7 +149,8 @@ int64_t bench_file_size(const char *path);  /* -1 when absent             */
 int64_t bench_dir_size(const char *path);   /* bytes of files, recursive  */
 
 /* Instruction-count and page-count modes (instr.c). */
-int bench_instr_main(const char *what, const char *dir, int64_t n);
+int bench_instr_main(const char *what, const char *dir, int64_t n,
+                     int exclusive);
 int bench_pages_main(const char *dir, FILE *out);
 
 #endif /* EMQ_BENCH_H */
