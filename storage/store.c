@@ -143,6 +143,12 @@ static const char *const sql[S_COUNT] = {
     [S_J_SET] = "UPDATE emq_journal SET next = ?2 WHERE jid = ?1",
     [S_J_DEL] = "DELETE FROM emq_journal WHERE jid = ?1",
     [S_J_SCAN] = "SELECT jid, kind, next, body FROM emq_journal ORDER BY jid",
+    /* A score-0 add (zset.c): the insert itself finds a member at 0; a
+     * member at any other score is then looked up in the member index. */
+    [S_Z_INSERT0] = "INSERT INTO zset(kid, score, member) VALUES(?1, ?3, ?2)"
+                    " ON CONFLICT DO NOTHING",
+    [S_Z_SCORE_NZ] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
+                     " AND score <> 0 LIMIT 1",
     [S_META_SUMS] = "SELECT v FROM emq_meta WHERE k = 'checksums'",
     [S_PAGE_COUNT] = "PRAGMA page_count",
 };
