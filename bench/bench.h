@@ -73,6 +73,9 @@ typedef struct bench_conf {
     int sync;             /* EMQ_SYNC_NORMAL or EMQ_SYNC_FULL              */
     int exclusive;        /* emqlite / raw: locking_mode = EXCLUSIVE       */
     int checksums;        /* emqlite: emq_options.checksums (row sums)     */
+    int page_size;        /* emqlite / raw: a new file's page size (0: 4096)*/
+    int ckpt_frames;      /* emqlite / raw: checkpoint after this many WAL
+                             frames (0: the default, 1000)                 */
     int port;             /* peer: the server's port on 127.0.0.1          */
     int server_pid;       /* peer: for VmHWM                               */
     const char *server_dir;/* peer: its --dir, for the AOF size             */

@@ -15,7 +15,7 @@
  *
  *   emqlite-bench [--smoke] [--dir D] [--out D] [--scale F] [--repeat K]
  *                 [--no-pin] [--exclusive] [--systems emqlite,raw,peer]
- *                 [--depths N,...]
+ *                 [--depths N,...] [--page-size B] [--checkpoint-frames F]
  *   emqlite-bench --instr WHAT [-n N] [--dir D] [--exclusive]
  *                                  (under callgrind or strace)
  *   emqlite-bench --pages [--dir D]               (statements and pages)
@@ -54,7 +54,7 @@ typedef struct result {
 
 typedef struct run {
     const char *workdir;
-    int smoke, pin, repeat, exclusive, with[3];
+    int smoke, pin, repeat, exclusive, page_size, ckpt_frames, with[3];
     counts normal, full;
     int64_t depths[MAX_DEPTHS];
     int ndepth;
@@ -230,6 +230,8 @@ static int run_throughput(run *R, result *r)
         c.path = path;
         c.sync = r->sync;
         c.exclusive = R->exclusive;
+        c.page_size = R->page_size;
+        c.ckpt_frames = R->ckpt_frames;
         remove_db(path);
         if (server_up(R, r, &sv, &c) < 0) return -1;
         seq = oldest = (uint64_t)p << 32;  /* ids distinct across phases */
@@ -259,6 +261,8 @@ static int run_depths(run *R, result *r)
     c.path = path;
     c.sync = r->sync;
     c.exclusive = R->exclusive;
+    c.page_size = R->page_size;
+    c.ckpt_frames = R->ckpt_frames;
     remove_db(path);
     if (server_up(R, r, &sv, &c) < 0) return -1;
     for (i = 0; i < R->ndepth && rc == 0; i++) {
@@ -517,6 +521,10 @@ static void report(run *R, FILE *f, FILE *tsv)
                    : "no pinning", R->repeat,
             R->exclusive ? "; emqlite and raw SQL with locking_mode "
                            "EXCLUSIVE (one process per file)" : "");
+    if (R->page_size || R->ckpt_frames)
+        fprintf(f, "page size %d, checkpoint every %d WAL frames\n",
+                R->page_size ? R->page_size : 4096,
+                R->ckpt_frames ? R->ckpt_frames : 1000);
     table(R, f, EMQ_SYNC_NORMAL);
     table(R, f, EMQ_SYNC_FULL);
     depth_table(R, f, tsv);
@@ -532,6 +540,7 @@ static void usage(FILE *f)
             "[--scale F] [--repeat K] [--no-pin] [--exclusive]\n"
             "                     [--systems emqlite,raw,peer] "
             "[--depths N,N,...]\n"
+            "                     [--page-size B] [--checkpoint-frames F]\n"
             "       emqlite-bench --instr WHAT [-n N] [--dir DIR] [--exclusive]\n"
             "       emqlite-bench --pages [--dir DIR]\n"
             "WHAT: emq-enqueue emq-cycle raw-enqueue raw-cycle "
@@ -599,6 +608,10 @@ int main(int argc, char **argv)
         else if (v && strcmp(a, "-n") == 0) n = strtoll(v, NULL, 10), i++;
         else if (v && strcmp(a, "--scale") == 0) sc = strtod(v, NULL), i++;
         else if (v && strcmp(a, "--repeat") == 0) R.repeat = atoi(v), i++;
+        else if (v && strcmp(a, "--page-size") == 0)
+            R.page_size = atoi(v), i++;
+        else if (v && strcmp(a, "--checkpoint-frames") == 0)
+            R.ckpt_frames = atoi(v), i++;
         else if (v && strcmp(a, "--depths") == 0) {
             if (parse_depths(&R, v) < 0) {
                 usage(stderr);

@@ -50,7 +50,7 @@ static const char *const raw_schema =
 typedef struct raw_sys {
     sqlite3 *db;
     sqlite3_stmt *st[R_COUNT];
-    int frames;
+    int frames, ckpt_frames;
     char path[1024];
 } raw_sys;
 
@@ -87,7 +87,7 @@ static int commit(bsys *s, raw_sys *r)
         run0(r, R_ROLLBACK);
         return x;
     }
-    if (r->frames >= 1000) {
+    if (r->frames >= r->ckpt_frames) {
         if (sqlite3_wal_checkpoint_v2(r->db, NULL, SQLITE_CHECKPOINT_RESTART,
                                       NULL, NULL) == SQLITE_OK)
             r->frames = 0;
@@ -267,9 +267,11 @@ int bench_raw_open(const bench_conf *c, bsys *s)
                             SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK)
         goto fail;
+    r->ckpt_frames = c->ckpt_frames > 0 ? c->ckpt_frames : 1000;
     snprintf(pragmas, sizeof pragmas,
-             "%sPRAGMA journal_mode = WAL; PRAGMA synchronous = %s;"
-             " PRAGMA wal_autocheckpoint = 0;",
+             "PRAGMA page_size = %d; %sPRAGMA journal_mode = WAL;"
+             " PRAGMA synchronous = %s; PRAGMA wal_autocheckpoint = 0;",
+             c->page_size > 0 ? c->page_size : 4096,
              c->exclusive ? "PRAGMA locking_mode = EXCLUSIVE; " : "",
              c->sync == EMQ_SYNC_FULL ? "FULL" : "NORMAL");
     if (sqlite3_exec(r->db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||

@@ -148,7 +148,10 @@ static int bad_options(const emq_options *o)
     return (o->synchronous != EMQ_SYNC_NORMAL &&
             o->synchronous != EMQ_SYNC_FULL) ||
            o->busy_timeout_ms < 0 || o->node_id < -1 || o->node_id > 1023 ||
-           o->checkpoint_frames < 0;
+           o->checkpoint_frames < 0 ||
+           (o->page_size != 0 &&
+            (o->page_size < 512 || o->page_size > 65536 ||
+             (o->page_size & (o->page_size - 1)) != 0));
 }
 
 static void put_err(char *errbuf, size_t errlen, const char *msg)
@@ -186,6 +189,7 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     so.exclusive = o.exclusive;
     so.readonly = o.readonly;
     so.checkpoint_frames = o.checkpoint_frames;
+    so.page_size = o.page_size;
     /* The fence is judged before the store writes anything. */
     so.judge_key = EMQ_VERSION_KEY;
     so.judge = emq_fence_judge;

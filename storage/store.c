@@ -721,6 +721,14 @@ static int connect(emq_store *st)
 static int make_current(emq_store *st, int version)
 {
     int rc, now;
+    /* A new file's page size: only before its first page is written (the
+     * value was range-checked by the caller: an integer, no user bytes). */
+    if (version == 0 && st->opts.page_size > 0) {
+        char q[48];
+        snprintf(q, sizeof q, "PRAGMA page_size = %d", st->opts.page_size);
+        if ((rc = emq_store_exec(st, q)) != EMQ_OK)
+            return rc;
+    }
     if (!st->memory &&
         (rc = emq_store_exec(st, "PRAGMA journal_mode = WAL")) != EMQ_OK)
         return rc;
