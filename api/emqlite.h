@@ -239,9 +239,10 @@ typedef struct emq_options {
                                0 (default) keeps what the file has. Costs
                                and coverage: doc/RELIABILITY.md         */
     int page_size;        /**< page size in bytes of a file this open
-                               creates: 0 (default) for SQLite's 4096, or a
-                               power of two 512..65536; an existing file
-                               keeps its own. Measured: BENCHMARKS.md     */
+                               creates: 1024 (default), 0 for SQLite's
+                               4096, or a power of two 512..65536; an
+                               existing file keeps its own. Why 1024:
+                               BENCHMARKS.md, "Page size"                 */
 } emq_options;
 
 /** Fill `o` with the defaults documented on each field. */

@@ -155,5 +155,7 @@ int64_t bench_dir_size(const char *path);   /* bytes of files, recursive  */
 int bench_instr_main(const char *what, const char *dir, int64_t n,
                      int exclusive);
 int bench_pages_main(const char *dir, FILE *out);
+/* --page-size and --checkpoint-frames for --instr */
+extern int bench_instr_page_size, bench_instr_ckpt_frames;
 
 #endif /* EMQ_BENCH_H */

@@ -47,6 +47,9 @@
  * its transactions): WAL frames, printed by --instr for the scripts. */
 static long long loop_frames = -1;
 
+/* --page-size and --checkpoint-frames for the loops (0: the defaults). */
+int bench_instr_page_size, bench_instr_ckpt_frames;
+
 /* ------------------------------------------------------ through bsys */
 
 static int prefill(bsys *s, uint64_t *seq)
@@ -87,6 +90,8 @@ static int sys_loop(int raw, int cycle, int sums, int excl, const char *path,
     c.sync = EMQ_SYNC_NORMAL;
     c.checksums = sums;
     c.exclusive = excl;
+    c.page_size = bench_instr_page_size;
+    c.ckpt_frames = bench_instr_ckpt_frames;
     rc = raw ? bench_raw_open(&c, &s) : bench_emq_open(&c, &s);
     if (rc < 0) goto fail;
     if ((rc = prefill(&s, &seq)) < 0) goto fail;

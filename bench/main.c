@@ -625,6 +625,8 @@ int main(int argc, char **argv)
     }
     if (!dir) dir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR")
                                                             : "/tmp";
+    bench_instr_page_size = R.page_size;
+    bench_instr_ckpt_frames = R.ckpt_frames;
     if (instr)
         return bench_instr_main(instr, dir, n, R.exclusive) < 0 ? 1 : 0;
     if (sc <= 0 || n <= 0 || R.repeat < 1) {

@@ -40,6 +40,7 @@ void emq_options_init(emq_options *o)
     o->readonly = 0;
     o->max_payload = DEFAULT_MAX_PAYLOAD;
     o->checkpoint_frames = 1000;
+    o->page_size = 1024;   /* measured: BENCHMARKS.md, "Page size" */
 }
 
 int64_t emq_wall_clock(void *ctx)

@@ -352,7 +352,7 @@ START_TEST(options_init_fills_the_documented_defaults)
     ck_assert_int_eq(o.readonly, 0);
     ck_assert_uint_eq(o.max_payload, UINT64_C(512) * 1024 * 1024);
     ck_assert_int_eq(o.checkpoint_frames, 1000);
-    ck_assert_int_eq(o.page_size, 0);
+    ck_assert_int_eq(o.page_size, 1024);
 }
 END_TEST
 
@@ -416,13 +416,13 @@ START_TEST(page_size_applies_to_a_new_file_only)
     emq_db *db;
     emq_options o;
     emq_options_init(&o);
-    o.page_size = 1024;
+    o.page_size = 2048;
     ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
     ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "p", 1),
                      EMQ_ENQUEUED);
     ck_assert_int_eq(emq_checkpoint(db), EMQ_OK);
     emq_close(db);
-    ck_assert_int_eq(header_page_size(), 1024);
+    ck_assert_int_eq(header_page_size(), 2048);
     /* An existing file keeps its own. */
     o.page_size = 8192;
     ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
@@ -430,7 +430,7 @@ START_TEST(page_size_applies_to_a_new_file_only)
     ck_assert_int_eq(emq_pending_size(db, "q", &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
     emq_close(db);
-    ck_assert_int_eq(header_page_size(), 1024);
+    ck_assert_int_eq(header_page_size(), 2048);
     /* Out of range or not a power of two: refused. */
     o.page_size = 3000;
     ck_assert_int_eq(emq_open(":memory:", &o, &db), EMQ_EINVAL);
