@@ -73,7 +73,8 @@ typedef struct bench_conf {
     int sync;             /* EMQ_SYNC_NORMAL or EMQ_SYNC_FULL              */
     int exclusive;        /* emqlite / raw: locking_mode = EXCLUSIVE       */
     int checksums;        /* emqlite: emq_options.checksums (row sums)     */
-    int page_size;        /* emqlite / raw: a new file's page size (0: 4096)*/
+    int page_size;        /* emqlite / raw: a new file's page size (0:
+                             emqlite's default, 1024, for both)          */
     int ckpt_frames;      /* emqlite / raw: checkpoint after this many WAL
                              frames (0: the default, 1000)                 */
     int port;             /* peer: the server's port on 127.0.0.1          */

@@ -541,7 +541,8 @@ static void usage(FILE *f)
             "                     [--systems emqlite,raw,peer] "
             "[--depths N,N,...]\n"
             "                     [--page-size B] [--checkpoint-frames F]\n"
-            "       emqlite-bench --instr WHAT [-n N] [--dir DIR] [--exclusive]\n"
+            "       emqlite-bench --instr WHAT [-n N] [--dir DIR] "
+            "[--exclusive]\n"
             "       emqlite-bench --pages [--dir DIR]\n"
             "WHAT: emq-enqueue emq-cycle raw-enqueue raw-cycle "
             "store-hset3-zadd\n");

@@ -13,7 +13,8 @@
  *          throwaway work no careful hand-written claim would pay)
  * complete DELETE WHERE id AND attempts (the token)
  *
- * Same file policy as emqlite: WAL, the same `synchronous`, auto-checkpoint
+ * Same file policy as emqlite: WAL, the same page size (1024 unless
+ * --page-size), the same `synchronous`, auto-checkpoint
  * off, a RESTART checkpoint after any commit that leaves >= 1000 WAL frames,
  * one BEGIN IMMEDIATE .. COMMIT per transition, statements prepared once.
  */
@@ -271,7 +272,7 @@ int bench_raw_open(const bench_conf *c, bsys *s)
     snprintf(pragmas, sizeof pragmas,
              "PRAGMA page_size = %d; %sPRAGMA journal_mode = WAL;"
              " PRAGMA synchronous = %s; PRAGMA wal_autocheckpoint = 0;",
-             c->page_size > 0 ? c->page_size : 4096,
+             c->page_size > 0 ? c->page_size : 1024, /* emqlite's default */
              c->exclusive ? "PRAGMA locking_mode = EXCLUSIVE; " : "",
              c->sync == EMQ_SYNC_FULL ? "FULL" : "NORMAL");
     if (sqlite3_exec(r->db, pragmas, NULL, NULL, NULL) != SQLITE_OK ||
