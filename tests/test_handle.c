@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include "suites.h"
 #include "tengine.h"
 #include "brandedid.h"
@@ -411,6 +413,54 @@ START_TEST(exclusive_handle_is_the_only_one)
 }
 END_TEST
 
+/* An exclusive handle SIGKILLed mid-stream: every enqueue it acknowledged
+ * is in the file when it is opened again (the same guarantee as shared
+ * mode: the WAL recovers, the locks died with the process). */
+START_TEST(exclusive_handle_killed_keeps_every_acknowledged_enqueue)
+{
+    int fds[2], status;
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        emq_db *db;
+        emq_options o;
+        char id[EMQ_ID_SIZE];
+        close(fds[0]);
+        emq_options_init(&o);
+        o.exclusive = 1;
+        if (emq_open(path, &o, &db) != EMQ_OK)
+            _exit(2);
+        for (int i = 0;; i++) {
+            snprintf(id, sizeof id, "JOB%011d", i);
+            if (emq_enqueue(db, "q", id, "x", 1) != EMQ_ENQUEUED)
+                _exit(3);
+            if (write(fds[1], &i, sizeof i) != (ssize_t)sizeof i)
+                _exit(4);
+        }
+    }
+    close(fds[1]);
+    int last = -1, v;
+    while (last < 300 && read(fds[0], &v, sizeof v) == (ssize_t)sizeof v)
+        last = v;
+    kill(pid, SIGKILL);
+    while (read(fds[0], &v, sizeof v) == (ssize_t)sizeof v)
+        last = v;       /* acknowledgements written before it died */
+    close(fds[0]);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status));
+    ck_assert_int_ge(last, 300);
+    emq_db *db;
+    int64_t n = 0;
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    ck_assert_int_eq(emq_pending_size(db, "q", &n), EMQ_OK);
+    /* Every acknowledged one, and at most the one committed unacknowledged. */
+    ck_assert_int_ge(n, last + 1);
+    ck_assert_int_le(n, last + 2);
+    emq_close(db);
+}
+END_TEST
+
 START_TEST(page_size_applies_to_a_new_file_only)
 {
     emq_db *db;
@@ -508,6 +558,7 @@ Suite *suite_handle(void)
     tcase_add_checked_fixture(t, fsetup, fteardown);
     tcase_add_test(t, page_size_applies_to_a_new_file_only);
     tcase_add_test(t, exclusive_handle_is_the_only_one);
+    tcase_add_test(t, exclusive_handle_killed_keeps_every_acknowledged_enqueue);
     tcase_add_test(t, open_stamps_a_fresh_file_and_reopens_it);
     tcase_add_test(t, fence_refuses_a_file_stamped_3_0_0_and_leaves_it_unchanged);
     tcase_add_test(t, fence_is_exact_no_minor_tolerance);
