@@ -237,7 +237,14 @@ typedef struct emq_options {
                                file: distinct live handles never share one   */
     emq_clock_fn clock;   /**< NULL (default): the real wall clock           */
     void *clock_ctx;      /**< passed to `clock`                             */
-    int exclusive;        /**< 1: locking_mode=EXCLUSIVE, one process only   */
+    int exclusive;        /**< 1: locking_mode=EXCLUSIVE for a single-handle
+                               embedder: SQLite's locks held from the first
+                               transaction to emq_close, no -shm, no writer
+                               gate (0 fcntl per transaction against 8);
+                               every other open of the file (any process,
+                               read-only too) gets EMQ_EBUSY meanwhile.
+                               Durability as in the default shared mode (0):
+                               doc/RELIABILITY.md, "Locking modes"       */
     int readonly;         /**< 1: open read-only (no fence claim, no writes) */
     uint64_t max_payload; /**< largest payload accepted (512 MiB)           */
     int checkpoint_frames;/**< run a RESTART checkpoint once the WAL holds this
@@ -252,6 +259,11 @@ typedef struct emq_options {
                                EMQ_EBUSY; a read-only handle: EMQ_EREADONLY);
                                0 (default) keeps what the file has. Costs
                                and coverage: doc/RELIABILITY.md         */
+    int page_size;        /**< page size in bytes of a file this open
+                               creates: 1024 (default), 0 for SQLite's
+                               4096, or a power of two 512..65536; an
+                               existing file keeps its own. Why 1024:
+                               BENCHMARKS.md, "Page size"                 */
 } emq_options;
 
 /** Fill `o` with the defaults documented on each field. */

@@ -73,6 +73,10 @@ typedef struct bench_conf {
     int sync;             /* EMQ_SYNC_NORMAL or EMQ_SYNC_FULL              */
     int exclusive;        /* emqlite / raw: locking_mode = EXCLUSIVE       */
     int checksums;        /* emqlite: emq_options.checksums (row sums)     */
+    int page_size;        /* emqlite / raw: a new file's page size (0:
+                             emqlite's default, 1024, for both)          */
+    int ckpt_frames;      /* emqlite / raw: checkpoint after this many WAL
+                             frames (0: the default, 1000)                 */
     int port;             /* peer: the server's port on 127.0.0.1          */
     int server_pid;       /* peer: for VmHWM                               */
     const char *server_dir;/* peer: its --dir, for the AOF size             */
@@ -149,7 +153,10 @@ int64_t bench_file_size(const char *path);  /* -1 when absent             */
 int64_t bench_dir_size(const char *path);   /* bytes of files, recursive  */
 
 /* Instruction-count and page-count modes (instr.c). */
-int bench_instr_main(const char *what, const char *dir, int64_t n);
+int bench_instr_main(const char *what, const char *dir, int64_t n,
+                     int exclusive);
 int bench_pages_main(const char *dir, FILE *out);
+/* --page-size and --checkpoint-frames for --instr */
+extern int bench_instr_page_size, bench_instr_ckpt_frames;
 
 #endif /* EMQ_BENCH_H */

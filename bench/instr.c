@@ -14,6 +14,9 @@
  *   store-hset3-zadd           storage/store.h: HSET of three fields + ZADD,
  *                              one transaction (the floor under an enqueue)
  *
+ * With --exclusive the emqlite and raw loops open their file in exclusive
+ * locking mode (bench/syscalls.sh counts both modes).
+ *
  * Every loop runs on a fresh file with 10,000 jobs already pending and after
  * 1,000 unmeasured warm-up iterations (statements prepared, cache warm).
  *
@@ -39,6 +42,13 @@
 
 #define PREFILL 10000
 #define WARMUP 1000
+
+/* Pages the loop wrote to the WAL (SQLITE_DBSTATUS_CACHE_WRITE summed over
+ * its transactions): WAL frames, printed by --instr for the scripts. */
+static long long loop_frames = -1;
+
+/* --page-size and --checkpoint-frames for the loops (0: the defaults). */
+int bench_instr_page_size, bench_instr_ckpt_frames;
 
 /* ------------------------------------------------------ through bsys */
 
@@ -67,7 +77,7 @@ static int one(bsys *s, int cycle, uint64_t *seq)
     return s->ops->complete(s, id, token);
 }
 
-static int sys_loop(int raw, int cycle, int sums, const char *path,
+static int sys_loop(int raw, int cycle, int sums, int excl, const char *path,
                     int64_t n)
 {
     bench_conf c;
@@ -79,15 +89,23 @@ static int sys_loop(int raw, int cycle, int sums, const char *path,
     c.path = path;
     c.sync = EMQ_SYNC_NORMAL;
     c.checksums = sums;
+    c.exclusive = excl;
+    c.page_size = bench_instr_page_size;
+    c.ckpt_frames = bench_instr_ckpt_frames;
     rc = raw ? bench_raw_open(&c, &s) : bench_emq_open(&c, &s);
     if (rc < 0) goto fail;
     if ((rc = prefill(&s, &seq)) < 0) goto fail;
     for (i = 0; i < WARMUP && rc == 0; i++) rc = one(&s, cycle, &seq);
     if (rc < 0) goto fail;
+    sqlite3 *db = raw ? bench_raw_sqlite(&s) : bench_emq_sqlite(&s);
+    int cur = 0, hi = 0;
+    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1);
     CALLGRIND_TOGGLE_COLLECT;
     for (i = 0; i < n && rc == 0; i++) rc = one(&s, cycle, &seq);
     CALLGRIND_TOGGLE_COLLECT;
     if (rc < 0) goto fail;
+    sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 0);
+    loop_frames = cur;
     s.ops->close(&s);
     return 0;
 fail:
@@ -142,20 +160,24 @@ static int store_loop(const char *path, int64_t n)
     return rc < 0 ? -1 : 0;
 }
 
-int bench_instr_main(const char *what, const char *dir, int64_t n)
+int bench_instr_main(const char *what, const char *dir, int64_t n, int excl)
 {
     char path[1024], p2[1100];
     int rc;
     snprintf(path, sizeof path, "%s/emqlite-bench-instr.%d.db", dir,
              (int)getpid());
-    if (strcmp(what, "emq-enqueue") == 0) rc = sys_loop(0, 0, 0, path, n);
-    else if (strcmp(what, "emq-cycle") == 0) rc = sys_loop(0, 1, 0, path, n);
+    if (strcmp(what, "emq-enqueue") == 0)
+        rc = sys_loop(0, 0, 0, excl, path, n);
+    else if (strcmp(what, "emq-cycle") == 0)
+        rc = sys_loop(0, 1, 0, excl, path, n);
     else if (strcmp(what, "emq-enqueue-sums") == 0)
-        rc = sys_loop(0, 0, 1, path, n);
+        rc = sys_loop(0, 0, 1, excl, path, n);
     else if (strcmp(what, "emq-cycle-sums") == 0)
-        rc = sys_loop(0, 1, 1, path, n);
-    else if (strcmp(what, "raw-enqueue") == 0) rc = sys_loop(1, 0, 0, path, n);
-    else if (strcmp(what, "raw-cycle") == 0) rc = sys_loop(1, 1, 0, path, n);
+        rc = sys_loop(0, 1, 1, excl, path, n);
+    else if (strcmp(what, "raw-enqueue") == 0)
+        rc = sys_loop(1, 0, 0, excl, path, n);
+    else if (strcmp(what, "raw-cycle") == 0)
+        rc = sys_loop(1, 1, 0, excl, path, n);
     else if (strcmp(what, "store-hset3-zadd") == 0) rc = store_loop(path, n);
     else {
         fprintf(stderr, "emqlite-bench: unknown --instr %s\n", what);
@@ -171,10 +193,11 @@ int bench_instr_main(const char *what, const char *dir, int64_t n)
     snprintf(p2, sizeof p2, "%s-emqwake", path);
     unlink(p2);
 #ifdef BENCH_CALLGRIND
-    printf("instr %s n=%lld callgrind-macros=yes\n", what, (long long)n);
+    printf("instr %s n=%lld callgrind-macros=yes", what, (long long)n);
 #else
-    printf("instr %s n=%lld callgrind-macros=no\n", what, (long long)n);
+    printf("instr %s n=%lld callgrind-macros=no", what, (long long)n);
 #endif
+    printf(" frames=%lld\n", loop_frames);
     return rc;
 }
 

@@ -15,8 +15,9 @@
  *
  *   emqlite-bench [--smoke] [--dir D] [--out D] [--scale F] [--repeat K]
  *                 [--no-pin] [--exclusive] [--systems emqlite,raw,peer]
- *                 [--depths N,...]
- *   emqlite-bench --instr WHAT [-n N] [--dir D]   (under callgrind)
+ *                 [--depths N,...] [--page-size B] [--checkpoint-frames F]
+ *   emqlite-bench --instr WHAT [-n N] [--dir D] [--exclusive]
+ *                                  (under callgrind or strace)
  *   emqlite-bench --pages [--dir D]               (statements and pages)
  *
  * Exit status: 0 when every phase ran and every check passed (targets are
@@ -53,7 +54,7 @@ typedef struct result {
 
 typedef struct run {
     const char *workdir;
-    int smoke, pin, repeat, exclusive, with[3];
+    int smoke, pin, repeat, exclusive, page_size, ckpt_frames, with[3];
     counts normal, full;
     int64_t depths[MAX_DEPTHS];
     int ndepth;
@@ -229,6 +230,8 @@ static int run_throughput(run *R, result *r)
         c.path = path;
         c.sync = r->sync;
         c.exclusive = R->exclusive;
+        c.page_size = R->page_size;
+        c.ckpt_frames = R->ckpt_frames;
         remove_db(path);
         if (server_up(R, r, &sv, &c) < 0) return -1;
         seq = oldest = (uint64_t)p << 32;  /* ids distinct across phases */
@@ -258,6 +261,8 @@ static int run_depths(run *R, result *r)
     c.path = path;
     c.sync = r->sync;
     c.exclusive = R->exclusive;
+    c.page_size = R->page_size;
+    c.ckpt_frames = R->ckpt_frames;
     remove_db(path);
     if (server_up(R, r, &sv, &c) < 0) return -1;
     for (i = 0; i < R->ndepth && rc == 0; i++) {
@@ -454,13 +459,30 @@ static void targets(run *R, FILE *f)
     fprintf(f, "\n### Targets (from this run; instruction targets: `make "
                "bench-instructions`)\n\n| target | measured | verdict |\n"
                "|---|---|---|\n");
+    result *p2 = find(R, SYS_PEER, EMQ_SYNC_NORMAL, PIN_SPLIT);
+    double need = R->exclusive ? 1.3 : 1.0;
     x = e && p ? e->enq.rate / p->enq.rate : -1;
     snprintf(buf, sizeof buf, "%.2f×", x);
-    verdict(f, "enqueue ≥ 1.2× the pinned peer (NORMAL vs no persistence)",
-            x, 1.2, 1, buf);
+    verdict(f, R->exclusive ? "exclusive: enqueue ≥ 1.3× the pinned peer "
+                              "(NORMAL vs no persistence)"
+                            : "shared: enqueue ≥ 1.0× the pinned peer "
+                              "(NORMAL vs no persistence)",
+            x, need, 1, buf);
     x = e && p ? e->cyc.rate / p->cyc.rate : -1;
     snprintf(buf, sizeof buf, "%.2f×", x);
-    verdict(f, "full cycle ≥ 1.2× the pinned peer", x, 1.2, 1, buf);
+    verdict(f, R->exclusive ? "exclusive: full cycle ≥ 1.3× the pinned peer"
+                            : "shared: full cycle ≥ 1.0× the pinned peer",
+            x, need, 1, buf);
+    if (!R->exclusive) {
+        x = e && p2 ? e->enq.rate / p2->enq.rate : -1;
+        snprintf(buf, sizeof buf, "%.2f× (that peer: %.0f ops/s)", x,
+                 p2 ? p2->enq.rate : 0);
+        verdict(f, "shared: enqueue ≥ the peer on 2 CPUs", x, 1.0, 1, buf);
+        x = e && p2 ? e->cyc.rate / p2->cyc.rate : -1;
+        snprintf(buf, sizeof buf, "%.2f× (that peer: %.0f cycles/s)", x,
+                 p2 ? p2->cyc.rate : 0);
+        verdict(f, "shared: full cycle ≥ the peer on 2 CPUs", x, 1.0, 1, buf);
+    }
     x = e && p ? e->many.rate / p->many.rate : -1;
     snprintf(buf, sizeof buf, "%.2f×", x);
     verdict(f, "enqueue_many ≥ 2× the pipelined peer (pinned)", x, 2.0, 1,
@@ -499,6 +521,10 @@ static void report(run *R, FILE *f, FILE *tsv)
                    : "no pinning", R->repeat,
             R->exclusive ? "; emqlite and raw SQL with locking_mode "
                            "EXCLUSIVE (one process per file)" : "");
+    if (R->page_size || R->ckpt_frames)
+        fprintf(f, "page size %d, checkpoint every %d WAL frames\n",
+                R->page_size ? R->page_size : 4096,
+                R->ckpt_frames ? R->ckpt_frames : 1000);
     table(R, f, EMQ_SYNC_NORMAL);
     table(R, f, EMQ_SYNC_FULL);
     depth_table(R, f, tsv);
@@ -514,7 +540,9 @@ static void usage(FILE *f)
             "[--scale F] [--repeat K] [--no-pin] [--exclusive]\n"
             "                     [--systems emqlite,raw,peer] "
             "[--depths N,N,...]\n"
-            "       emqlite-bench --instr WHAT [-n N] [--dir DIR]\n"
+            "                     [--page-size B] [--checkpoint-frames F]\n"
+            "       emqlite-bench --instr WHAT [-n N] [--dir DIR] "
+            "[--exclusive]\n"
             "       emqlite-bench --pages [--dir DIR]\n"
             "WHAT: emq-enqueue emq-cycle raw-enqueue raw-cycle "
             "store-hset3-zadd\n");
@@ -581,6 +609,10 @@ int main(int argc, char **argv)
         else if (v && strcmp(a, "-n") == 0) n = strtoll(v, NULL, 10), i++;
         else if (v && strcmp(a, "--scale") == 0) sc = strtod(v, NULL), i++;
         else if (v && strcmp(a, "--repeat") == 0) R.repeat = atoi(v), i++;
+        else if (v && strcmp(a, "--page-size") == 0)
+            R.page_size = atoi(v), i++;
+        else if (v && strcmp(a, "--checkpoint-frames") == 0)
+            R.ckpt_frames = atoi(v), i++;
         else if (v && strcmp(a, "--depths") == 0) {
             if (parse_depths(&R, v) < 0) {
                 usage(stderr);
@@ -594,7 +626,10 @@ int main(int argc, char **argv)
     }
     if (!dir) dir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR")
                                                             : "/tmp";
-    if (instr) return bench_instr_main(instr, dir, n) < 0 ? 1 : 0;
+    bench_instr_page_size = R.page_size;
+    bench_instr_ckpt_frames = R.ckpt_frames;
+    if (instr)
+        return bench_instr_main(instr, dir, n, R.exclusive) < 0 ? 1 : 0;
     if (sc <= 0 || n <= 0 || R.repeat < 1) {
         usage(stderr);
         return 2;

@@ -156,6 +156,8 @@ int bench_emq_open(const bench_conf *c, bsys *s)
     o.synchronous = c->sync;
     o.exclusive = c->exclusive;
     o.checksums = c->checksums;
+    if (c->page_size > 0) o.page_size = c->page_size; /* else the default */
+    if (c->ckpt_frames > 0) o.checkpoint_frames = c->ckpt_frames;
     rc = emq_open_ex(c->path, &o, &e->db, err, sizeof err);
     if (rc != EMQ_OK) {
         free(e);

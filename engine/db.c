@@ -42,6 +42,7 @@ void emq_options_init_size(emq_options *o, size_t size)
     d.readonly = 0;
     d.max_payload = DEFAULT_MAX_PAYLOAD;
     d.checkpoint_frames = 1000;
+    d.page_size = 1024;   /* measured: BENCHMARKS.md, "Page size" */
     emq_struct_out(o, size, &d, sizeof d);
 }
 
@@ -151,7 +152,10 @@ static int bad_options(const emq_options *o)
     return (o->synchronous != EMQ_SYNC_NORMAL &&
             o->synchronous != EMQ_SYNC_FULL) ||
            o->busy_timeout_ms < 0 || o->node_id < -1 || o->node_id > 1023 ||
-           o->checkpoint_frames < 0;
+           o->checkpoint_frames < 0 ||
+           (o->page_size != 0 &&
+            (o->page_size < 512 || o->page_size > 65536 ||
+             (o->page_size & (o->page_size - 1)) != 0));
 }
 
 static void put_err(char *errbuf, size_t errlen, const char *msg)
@@ -194,6 +198,7 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     so.exclusive = o.exclusive;
     so.readonly = o.readonly;
     so.checkpoint_frames = o.checkpoint_frames;
+    so.page_size = o.page_size;
     /* The fence is judged before the store writes anything. */
     so.judge_key = EMQ_VERSION_KEY;
     so.judge = emq_fence_judge;

@@ -23,6 +23,15 @@ static int cache_hit(const emq_store *st, const void *key, size_t klen)
            memcmp(st->hkey.p, key, klen) == 0;
 }
 
+int emq_hash_cached(const emq_store *st, const void *key, size_t klen,
+                    int *exists)
+{
+    if (!cache_hit(st, key, klen))
+        return 0;
+    *exists = st->hexists;
+    return 1;
+}
+
 /* Remember hf/hraw as the content of `key` (exists or not). */
 static void cache_arm(emq_store *st, const void *key, size_t klen, int exists)
 {

@@ -292,9 +292,18 @@ int emq_key_type(emq_store *st, const void *key, size_t klen, int *type)
 int emq_key_del(emq_store *st, const void *key, size_t klen, int *deleted)
 {
     emq_keyrow kr;
-    int rc = live_lookup(st, key, klen, &kr);
+    int live, rc;
     if (deleted)
         *deleted = 0;
+    /* A hash this transaction already decoded (a job row read, then
+     * deleted): its row is known, no second SELECT. */
+    if (st->tx_write && emq_hash_cached(st, key, klen, &live)) {
+        kr.type = live ? EMQ_T_HASH : EMQ_T_NONE;
+        kr.kid = 0;
+        rc = EMQ_OK;
+    } else {
+        rc = live_lookup(st, key, klen, &kr);
+    }
     if (rc != EMQ_OK || kr.type == EMQ_T_NONE)
         return rc;
     rc = emq_key_drop(st, key, klen, kr.type, kr.kid);
@@ -455,27 +464,23 @@ int emq_str_set(emq_store *st, const void *key, size_t klen, const void *v,
 int emq_parse_i64(const void *bytes, size_t n, int64_t *out)
 {
     const unsigned char *p = bytes;
-    char tmp[24];
     if (n == 0 || n > 20)
         return -1;
-    memcpy(tmp, p, n);
-    tmp[n] = '\0';
-    size_t i = tmp[0] == '-' ? 1 : 0;
-    if (i == n || (tmp[i] == '0' && n > i + 1) || (i && tmp[i] == '0'))
+    size_t i = p[0] == '-' ? 1 : 0;
+    if (i == n || (p[i] == '0' && n > i + 1) || (i && p[i] == '0'))
         return -1;
-    for (size_t j = i; j < n; j++)
-        if (tmp[j] < '0' || tmp[j] > '9')
+    /* Accumulate the magnitude as unsigned: it may reach 2^63 (INT64_MIN)
+     * and must not pass it. */
+    uint64_t limit = i ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t v = 0;
+    for (size_t j = i; j < n; j++) {
+        unsigned d = (unsigned)p[j] - '0';
+        if (d > 9 || v > (limit - d) / 10)
             return -1;
-    char *end;
-    long long v = strtoll(tmp, &end, 10);
-    if (*end != '\0')
-        return -1;
-    /* strtoll saturates: reject values that did not round-trip */
-    char back[24];
-    snprintf(back, sizeof back, "%lld", v);
-    if (strcmp(back, tmp) != 0)
-        return -1;
-    *out = v;
+        v = v * 10 + d;
+    }
+    *out = i ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v)
+             : (int64_t)v;
     return 0;
 }
 

@@ -145,6 +145,12 @@ static const char *const sql[S_COUNT] = {
     [S_J_SET] = "UPDATE emq_journal SET next = ?2 WHERE jid = ?1",
     [S_J_DEL] = "DELETE FROM emq_journal WHERE jid = ?1",
     [S_J_SCAN] = "SELECT jid, kind, next, body FROM emq_journal ORDER BY jid",
+    /* A score-0 add (zset.c): the insert itself finds a member at 0; a
+     * member at any other score is then looked up in the member index. */
+    [S_Z_INSERT0] = "INSERT INTO zset(kid, score, member) VALUES(?1, ?3, ?2)"
+                    " ON CONFLICT DO NOTHING",
+    [S_Z_SCORE_NZ] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
+                     " AND score <> 0 LIMIT 1",
     [S_META_SUMS] = "SELECT v FROM emq_meta WHERE k = 'checksums'",
     [S_PAGE_COUNT] = "PRAGMA page_count",
 };
@@ -717,6 +723,14 @@ static int connect(emq_store *st)
 static int make_current(emq_store *st, int version)
 {
     int rc, now;
+    /* A new file's page size: only before its first page is written (the
+     * value was range-checked by the caller: an integer, no user bytes). */
+    if (version == 0 && st->opts.page_size > 0) {
+        char q[48];
+        snprintf(q, sizeof q, "PRAGMA page_size = %d", st->opts.page_size);
+        if ((rc = emq_store_exec(st, q)) != EMQ_OK)
+            return rc;
+    }
     if (!st->memory &&
         (rc = emq_store_exec(st, "PRAGMA journal_mode = WAL")) != EMQ_OK)
         return rc;

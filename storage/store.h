@@ -112,6 +112,7 @@ typedef struct emq_store_opts {
     int exclusive;
     int readonly;
     int checkpoint_frames; /* 0: never checkpoint automatically */
+    int page_size;         /* a new file's page size; 0: SQLite's default */
     const char *judge_key; /* NULL: no judge */
     emq_judge_fn judge;
     void *judge_ctx;

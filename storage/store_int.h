@@ -33,6 +33,7 @@ enum {
     S_EV_EXISTS,
     /* the procedure journal (journal.c) */
     S_J_CREATE, S_J_EXISTS, S_J_INSERT, S_J_NEXT, S_J_SET, S_J_DEL, S_J_SCAN,
+    S_Z_INSERT0, S_Z_SCORE_NZ,
     S_COUNT
 };
 
@@ -128,6 +129,11 @@ int emq_key_create(emq_store *st, const void *key, size_t klen, int type,
 /** Delete the key row and, for aggregates, its elements. */
 int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
                  int64_t kid);
+
+/** hash.c: 1 when the transaction's hash cache holds `key` (then *exists
+ *  says whether it is a live hash), 0 when the cache cannot tell. */
+int emq_hash_cached(const emq_store *st, const void *key, size_t klen,
+                    int *exists);
 
 /** The writer gate (gate.c): open beside the file, close, enter shared for a
  *  write transaction (waiting at most the busy timeout, then EMQ_EBUSY;

@@ -10,8 +10,9 @@
  * zset_member(kid, member) WHERE score <> 0. So a score-0 member costs one
  * b-tree entry, not two, and the hottest sets write one page fewer.
  *
- * Rules: a member appears at most once (every insert first looks for it both
- * ways); a set with no member is absent (kv.c keeps its registration).
+ * Rules: a member appears at most once (every insert looks for it both
+ * ways: a score-0 insert finds a member at 0 by its own conflict, then the
+ * index); a set with no member is absent (kv.c keeps its registration).
  */
 #include <string.h>
 #include "store_int.h"
@@ -62,15 +63,64 @@ static int row_op(emq_store *st, int id, int64_t kid, const void *m,
     return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
 }
 
+/*
+ * ZADD of a score-0 member to an existing set (pending, dead, the lanes):
+ * INSERT ... ON CONFLICT DO NOTHING finds a member already at 0 by itself,
+ * so only the member index is probed after it, for the same member at
+ * another score (then moved: that row deleted). Two statements, three
+ * b-tree seeks fewer than probe-then-insert.
+ */
+static int add0(emq_store *st, int64_t kid, const void *m, size_t mlen,
+                double score, int *added)
+{
+    sqlite3_stmt *s = emq_stmt(st, S_Z_INSERT0);
+    double old = 0;
+    int rc, had = 0;
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    emq_bind_blob(s, 2, m, mlen);
+    sqlite3_bind_double(s, 3, score);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    if (sqlite3_changes(st->db) == 0) { /* already there at score 0 */
+        *added = 0;
+        return EMQ_OK;
+    }
+    if (!(s = emq_stmt(st, S_Z_SCORE_NZ)))
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    emq_bind_blob(s, 2, m, mlen);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        old = sqlite3_column_double(s, 0);
+        had = 1;
+    }
+    emq_stmt_done(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    *added = !had;
+    return had ? row_op(st, S_Z_DEL, kid, m, mlen, old) : EMQ_OK;
+}
+
 int emq_zset_add(emq_store *st, const void *key, size_t klen,
                  const void *m, size_t mlen, double score, int *added)
 {
     int64_t kid;
     double old = 0;
     int rc = find(st, key, klen, &kid);
-    int had = 0;
+    int had = 0, dummy;
     if (rc != EMQ_OK)
         return rc;
+    if (kid && score == 0) {
+        int *a = added ? added : &dummy;
+        rc = add0(st, kid, m, mlen, score, a);
+        if (rc == EMQ_OK && *a) /* a new member: a waiting claim may wake */
+            emq_store_watch(st, EMQ_WATCH_ZADD, key, klen);
+        return rc;
+    }
     if (!kid) {
         if ((rc = emq_key_create(st, key, klen, EMQ_T_ZSET, &kid)) != EMQ_OK)
             return rc;
@@ -96,12 +146,12 @@ int emq_zset_rem(emq_store *st, const void *key, size_t klen,
                  const void *m, size_t mlen, int *removed)
 {
     int64_t kid;
-    double old;
     int rc = find(st, key, klen, &kid);
     if (removed)
         *removed = 0;
     if (rc != EMQ_OK || !kid)
         return rc;
+    double old;
     rc = member_score(st, kid, m, mlen, &old);
     if (rc == EMQ_NOTFOUND)
         return EMQ_OK;

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include "suites.h"
 #include "tengine.h"
 #include "brandedid.h"
@@ -353,6 +355,140 @@ START_TEST(options_init_fills_the_documented_defaults)
     ck_assert_int_eq(o.readonly, 0);
     ck_assert_uint_eq(o.max_payload, UINT64_C(512) * 1024 * 1024);
     ck_assert_int_eq(o.checkpoint_frames, 1000);
+    ck_assert_int_eq(o.page_size, 1024);
+}
+END_TEST
+
+/* The page size of the file at `path`, from its header (bytes 16-17). */
+static int header_page_size(void)
+{
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_ge(n, 100);
+    int ps = b[16] << 8 | b[17];
+    free(b);
+    return ps == 1 ? 65536 : ps;
+}
+
+START_TEST(exclusive_handle_is_the_only_one)
+{
+    emq_db *db, *other = NULL;
+    emq_options o, ro;
+    emq_job job;
+    char err[256] = "";
+    emq_options_init(&o);
+    o.exclusive = 1;
+    o.busy_timeout_ms = 50;
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "x", 1),
+                     EMQ_ENQUEUED);
+    ck_assert_int_eq(emq_claim(db, "q", 30000, &job), EMQ_OK);
+    ck_assert_int_eq(emq_complete(db, "q", job.id, job.attempts), EMQ_OK);
+    emq_job_clear(&job);
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000002", "y", 1),
+                     EMQ_ENQUEUED);
+    /* No -shm and no writer gate beside the file. */
+    char side[400];
+    snprintf(side, sizeof side, "%s-shm", path);
+    ck_assert(!file_exists(side));
+    snprintf(side, sizeof side, "%s-emqlock", path);
+    ck_assert(!file_exists(side));
+    /* Every other open, shared, exclusive or read-only, is refused. */
+    emq_options_init(&ro);
+    ro.busy_timeout_ms = 50;
+    ck_assert_int_eq(emq_open_ex(path, &ro, &other, err, sizeof err),
+                     EMQ_EBUSY);
+    ck_assert_ptr_null(other);
+    ck_assert_int_eq(emq_open(path, &o, &other), EMQ_EBUSY);
+    ro.readonly = 1;
+    ck_assert_int_eq(emq_open(path, &ro, &other), EMQ_EBUSY);
+    emq_close(db);
+    /* Closed: a shared handle opens it and finds what was committed. */
+    emq_options_init(&ro);
+    ck_assert_int_eq(emq_open(path, &ro, &other), EMQ_OK);
+    int64_t n = 0;
+    ck_assert_int_eq(emq_pending_size(other, "q", &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    emq_close(other);
+}
+END_TEST
+
+/* An exclusive handle SIGKILLed mid-stream: every enqueue it acknowledged
+ * is in the file when it is opened again (the same guarantee as shared
+ * mode: the WAL recovers, the locks died with the process). */
+START_TEST(exclusive_handle_killed_keeps_every_acknowledged_enqueue)
+{
+    int fds[2], status;
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        emq_db *db;
+        emq_options o;
+        char id[EMQ_ID_SIZE];
+        close(fds[0]);
+        emq_options_init(&o);
+        o.exclusive = 1;
+        if (emq_open(path, &o, &db) != EMQ_OK)
+            _exit(2);
+        for (int i = 0;; i++) {
+            snprintf(id, sizeof id, "JOB%011d", i);
+            if (emq_enqueue(db, "q", id, "x", 1) != EMQ_ENQUEUED)
+                _exit(3);
+            if (write(fds[1], &i, sizeof i) != (ssize_t)sizeof i)
+                _exit(4);
+        }
+    }
+    close(fds[1]);
+    int last = -1, v;
+    while (last < 300 && read(fds[0], &v, sizeof v) == (ssize_t)sizeof v)
+        last = v;
+    kill(pid, SIGKILL);
+    while (read(fds[0], &v, sizeof v) == (ssize_t)sizeof v)
+        last = v;       /* acknowledgements written before it died */
+    close(fds[0]);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status));
+    ck_assert_int_ge(last, 300);
+    emq_db *db;
+    int64_t n = 0;
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    ck_assert_int_eq(emq_pending_size(db, "q", &n), EMQ_OK);
+    /* Every acknowledged one, and at most the one committed unacknowledged. */
+    ck_assert_int_ge(n, last + 1);
+    ck_assert_int_le(n, last + 2);
+    emq_close(db);
+}
+END_TEST
+
+START_TEST(page_size_applies_to_a_new_file_only)
+{
+    emq_db *db;
+    emq_options o;
+    emq_options_init(&o);
+    o.page_size = 2048;
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "p", 1),
+                     EMQ_ENQUEUED);
+    ck_assert_int_eq(emq_checkpoint(db), EMQ_OK);
+    emq_close(db);
+    ck_assert_int_eq(header_page_size(), 2048);
+    /* An existing file keeps its own. */
+    o.page_size = 8192;
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    int64_t n = 0;
+    ck_assert_int_eq(emq_pending_size(db, "q", &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    emq_close(db);
+    ck_assert_int_eq(header_page_size(), 2048);
+    /* Out of range or not a power of two: refused. */
+    o.page_size = 3000;
+    ck_assert_int_eq(emq_open(":memory:", &o, &db), EMQ_EINVAL);
+    o.page_size = 256;
+    ck_assert_int_eq(emq_open(":memory:", &o, &db), EMQ_EINVAL);
+    o.page_size = 131072;
+    ck_assert_int_eq(emq_open(":memory:", &o, &db), EMQ_EINVAL);
 }
 END_TEST
 
@@ -470,6 +606,9 @@ Suite *suite_handle(void)
     Suite *s = suite_create("handle");
     TCase *t = tcase_create("file");
     tcase_add_checked_fixture(t, fsetup, fteardown);
+    tcase_add_test(t, page_size_applies_to_a_new_file_only);
+    tcase_add_test(t, exclusive_handle_is_the_only_one);
+    tcase_add_test(t, exclusive_handle_killed_keeps_every_acknowledged_enqueue);
     tcase_add_test(t, open_stamps_a_fresh_file_and_reopens_it);
     tcase_add_test(t, fence_refuses_a_file_stamped_3_0_0_and_leaves_it_unchanged);
     tcase_add_test(t, fence_is_exact_no_minor_tolerance);
