@@ -854,7 +854,9 @@ typedef struct emq_lane_info {
  * their ids, with depth and paused flag, in one read transaction: at most
  * `max` into `out[]` (`*n` of them); `*total` (may be NULL) gets the number
  * of lanes, counted past `max` too. Returns EMQ_OK, EMQ_EQUEUE, EMQ_EINVAL
- * (NULL n, or NULL out with max > 0).
+ * (NULL n, or NULL out with max > 0), EMQ_EWRONGTYPE (a lane key or the
+ * paused set of another type). The registry's tier-0 verb `lanes` (q,
+ * count): [total, [[group, depth, paused], ...]].
  */
 int emq_lanes(emq_db *db, const char *q, emq_lane_info *out, size_t max,
               size_t *n, size_t *total);

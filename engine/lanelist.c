@@ -1,21 +1,23 @@
 /*
- * lanelist.c — the operator's list of a queue's lanes (emq_lanes): each
- * group that has a lane key, its depth and whether it is paused, in one
- * read transaction. Beyond the wire (no verb of the registry): the lanes
- * are the keys emq:{q}:g:<gid>:pending, found by a prefix walk of the key
- * names, as emq_queues finds the queues.
+ * lanelist.c — the operator's list of a queue's lanes (tier 0 of the
+ * registry, beyond the wire): each group that has a lane key, its depth and
+ * whether it is paused, in byte order of the group ids, in one read
+ * transaction. The lanes are the keys emq:{q}:g:<gid>:pending, found by a
+ * prefix walk of the key names, as emq_queues finds the queues. The verb
+ * `lanes` (verbs.def) and its typed call emq_lanes.
  *
  * Rule: reads only; the walk collects the group ids first and reads the
  * depths after it, so no store statement runs inside another's walk.
  */
+#include <stdint.h>
 #include <string.h>
 #include "verb.h"
 
 typedef struct lanes_ctx {
-    const char *q;
-    size_t max, n, total;
-    emq_lane_info *out;
-    size_t plen; /* length of "emq:{q}:g:" */
+    size_t plen;      /* length of "emq:{q}:g:"                           */
+    size_t max;       /* lanes to list                                    */
+    int64_t total;    /* lanes counted, past max too                      */
+    emq_reply *list;  /* [group] arrays, completed after the walk         */
 } lanes_ctx;
 
 static int lane_cb(void *ctx, const unsigned char *key, size_t klen, int type)
@@ -23,59 +25,92 @@ static int lane_cb(void *ctx, const unsigned char *key, size_t klen, int type)
     lanes_ctx *c = ctx;
     static const char tail[] = ":pending";
     size_t tl = sizeof tail - 1;
+    emq_reply *e;
     (void)type;
     if (klen != c->plen + EMQ_ID_LEN + tl ||
         memcmp(key + c->plen + EMQ_ID_LEN, tail, tl) != 0)
         return 0;
-    if (c->n < c->max) {
-        memcpy(c->out[c->n].group, key + c->plen, EMQ_ID_LEN);
-        c->out[c->n].group[EMQ_ID_LEN] = '\0';
-        c->n++;
-    }
     c->total++;
+    if (c->list->n >= c->max)
+        return 0;
+    if ((e = emq_reply_push(c->list)) == NULL ||
+        emq_reply_array(e, EMQ_REPLY_ARRAY, 3) < 0 ||
+        emq_reply_push_bulk(e, key + c->plen, EMQ_ID_LEN) < 0)
+        return EMQ_ENOMEM;
     return 0;
 }
 
-static int lanes_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+/* lanes(q, count = all): [total, [[group, depth, paused], ...]] */
+int emq_v_lanes(emq_vctx *c)
 {
-    lanes_ctx *c = ctx;
     char pre[EMQ_KEY_MAX], pk[EMQ_KEY_MAX], lk[EMQ_KEY_MAX];
-    size_t pkl = emq_key(pk, c->q, EMQ_KT_PAUSED), i;
+    const char *q = c->a[0].s;
+    size_t pkl = emq_key(pk, q, EMQ_KT_PAUSED), lkl, i;
+    lanes_ctx l;
     int rc;
-    (void)db;
-    (void)now;
+
+    memset(&l, 0, sizeof l);
+    l.max = c->argc > 1 && c->a[1].present ? (size_t)c->a[1].i : SIZE_MAX;
     /* "emq:{q}:g:" is the lane key of an empty group id, minus ":pending" */
-    c->plen = emq_key_of(pre, c->q, EMQ_KT_LANE, "", 0);
-    if (c->plen < 8 || pkl == 0) return EMQ_EINTERNAL;
-    c->plen -= 8;
-    c->n = c->total = 0;
-    if ((rc = emq_key_scan(st, pre, c->plen, lane_cb, c)) < 0) return rc;
-    for (i = 0; i < c->n; i++) {
-        emq_lane_info *l = &c->out[i];
-        size_t lkl = emq_key_of(lk, c->q, EMQ_KT_LANE, l->group, EMQ_ID_LEN);
+    l.plen = emq_key_of(pre, q, EMQ_KT_LANE, "", 0);
+    if (l.plen < 8 || pkl == 0) return EMQ_EINTERNAL;
+    l.plen -= 8;
+    if (emq_reply_array(c->r, EMQ_REPLY_ARRAY, 2) < 0 ||
+        emq_reply_push(c->r) == NULL || emq_reply_push(c->r) == NULL ||
+        emq_reply_array(&c->r->elem[1], EMQ_REPLY_ARRAY, 0) < 0)
+        return EMQ_ENOMEM;
+    l.list = &c->r->elem[1];
+    if ((rc = emq_key_scan(c->st, pre, l.plen, lane_cb, &l)) != 0)
+        return rc < 0 ? rc : EMQ_EINTERNAL;
+    for (i = 0; i < l.list->n; i++) {
+        emq_reply *e = &l.list->elem[i];
+        int64_t depth;
+        int paused;
+        lkl = emq_key_of(lk, q, EMQ_KT_LANE, e->elem[0].str, EMQ_ID_LEN);
         if (lkl == 0) return EMQ_EINTERNAL;
-        if ((rc = emq_zset_card(st, lk, lkl, &l->depth)) < 0) return rc;
-        if ((rc = emq_sset_ismember(st, pk, pkl, l->group, EMQ_ID_LEN,
-                                    &l->paused)) < 0)
+        if ((rc = emq_zset_card(c->st, lk, lkl, &depth)) < 0 ||
+            (rc = emq_sset_ismember(c->st, pk, pkl, e->elem[0].str,
+                                    EMQ_ID_LEN, &paused)) < 0)
             return rc;
+        if (emq_reply_push_int(e, depth) < 0 ||
+            emq_reply_push_int(e, paused) < 0)
+            return EMQ_ENOMEM;
     }
+    emq_reply_int(&c->r->elem[0], l.total);
     return EMQ_OK;
 }
 
 int emq_lanes(emq_db *db, const char *q, emq_lane_info *out, size_t max,
               size_t *n, size_t *total)
 {
-    lanes_ctx c = {q, max, 0, 0, out, 0};
+    char nb[24];
+    emq_varg a[2];
+    emq_reply r = {0};
+    const emq_reply *list;
+    size_t i;
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if (n) *n = 0;
     if (total) *total = 0;
-    if ((rc = emq_gate_q(db, q)) < 0) return rc;
-    if (n == NULL || (max > 0 && out == NULL))
+    if (n == NULL || (max > 0 && out == NULL)) {
+        if ((rc = emq_gate_q(db, q)) < 0) return rc;
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL lanes or n");
-    rc = emq_db_run(db, 0, lanes_body, &c);
-    if (rc < 0) return rc;
-    *n = c.n;
-    if (total) *total = c.total;
-    return EMQ_OK;
+    }
+    a[0] = emq_varg_str(q);
+    a[1] = emq_varg_int(max > INT64_MAX ? INT64_MAX : (int64_t)max, nb);
+    rc = emq_verb_exec(db, EMQ_V_LANES, a, 2, &r, NULL);
+    if (rc != EMQ_OK) goto done;
+    list = &r.elem[1];
+    for (i = 0; i < list->n && i < max; i++) {
+        const emq_reply *e = &list->elem[i];
+        memcpy(out[i].group, e->elem[0].str, EMQ_ID_LEN);
+        out[i].group[EMQ_ID_LEN] = '\0';
+        out[i].depth = e->elem[1].integer;
+        out[i].paused = (int)e->elem[2].integer;
+    }
+    *n = i;
+    if (total) *total = (size_t)r.elem[0].integer;
+done:
+    emq_reply_clear(&r);
+    return rc;
 }

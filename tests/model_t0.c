@@ -5,6 +5,7 @@
  * written from its documented contract in terms of the model's own §6.2
  * verbs (T2.5 state lookup, T2.13 reprocess), never from engine code.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model_int.h"
@@ -200,5 +201,67 @@ int mv_requeue_dead(mcall *c)
     mr_array(c->r, EMQ_REPLY_ARRAY);
     mr_push_int(c->r, rq);
     mr_push_int(c->r, sk);
+    return EMQ_OK;
+}
+
+/* lanes(q, count = all): [total, [[group, depth, paused], ...]] — every
+ * key named emq:{q}:g:<14 bytes>:pending that is live, in byte order of
+ * the group ids; a lane key or the paused set of another type answers
+ * WRONGTYPE (a listed lane's reads are ZCARD and SISMEMBER). */
+static int group_cmp(const void *a, const void *b)
+{
+    const mkey *x = *(mkey *const *)a, *y = *(mkey *const *)b;
+    return memcmp(x->name.p, y->name.p, x->name.n < y->name.n ? x->name.n
+                                                               : y->name.n);
+}
+
+int mv_lanes(mcall *c)
+{
+    char pre[KMAX], pk[KMAX];
+    size_t plen, i, n = 0, max;
+    mkey **lanes, *key, *paused = NULL;
+    emq_reply *list;
+    int rc = EMQ_OK;
+    lk(pre, Q(c), "", 0);
+    plen = strlen(pre) - strlen(":pending");
+    max = ARG(c, 1)->present ? (size_t)ARG(c, 1)->i : (size_t)-1;
+    lanes = calloc(c->m->n + 1, sizeof *lanes);
+    if (lanes == NULL) abort();
+    for (i = 0; i < c->m->n; i++) {
+        const mbs *nm = &c->m->k[i]->name;
+        if (nm->n != plen + 14 + 8 || memcmp(nm->p, pre, plen) != 0 ||
+            memcmp(nm->p + plen + 14, ":pending", 8) != 0)
+            continue;
+        lanes[n++] = c->m->k[i];
+    }
+    qsort(lanes, n, sizeof *lanes, group_cmp);
+    mr_array(c->r, EMQ_REPLY_ARRAY);
+    (void)mr_push(c->r);
+    (void)mr_push(c->r);       /* [total, list]: both in place first */
+    list = &c->r->elem[1];
+    mr_array(list, EMQ_REPLY_ARRAY);
+    qk(pk, Q(c), "paused");
+    int64_t live = 0;
+    for (i = 0; i < n; i++) {
+        char k[KMAX];
+        snprintf(k, sizeof k, "%.*s", (int)lanes[i]->name.n,
+                 (const char *)lanes[i]->name.p);
+        if ((rc = mk_get(c->m, k, EMQ_T_ZSET, 0, &key)) < 0) break;
+        if (rc == 0) { rc = EMQ_OK; continue; }       /* expired, empty */
+        if ((size_t)live++ >= max) { rc = EMQ_OK; continue; }
+        emq_reply *e = mr_push(list);
+        mr_array(e, EMQ_REPLY_ARRAY);
+        mr_push_bulk(e, key->name.p + plen, 14);
+        mr_push_int(e, (int64_t)key->zn);
+        if ((rc = mk_get(c->m, pk, EMQ_T_SET, 0, &paused)) < 0) break;
+        int member = 0;
+        for (size_t j = 0; rc == 1 && j < paused->sn; j++)
+            if (mb_eq(&paused->s[j], key->name.p + plen, 14)) member = 1;
+        mr_push_int(e, member);
+        rc = EMQ_OK;
+    }
+    free(lanes);
+    if (rc < 0) return rc;
+    mr_int(&c->r->elem[0], live);
     return EMQ_OK;
 }

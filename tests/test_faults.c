@@ -531,6 +531,7 @@ static const scen scens[] = {
      "get_global_rate_limit", {Q}},
     {"list_set", setup_put3, NULL, EMQ_OK, 1000, 1, "list_set",
      {Q, "pending", "1", "2", "tail"}},
+    {"lanes", setup_grouped, NULL, EMQ_OK, 1000, 1, "lanes", {Q}},
     {"list_lane", setup_grouped, NULL, EMQ_OK, 1000, 1, "list_lane",
      {Q, G, "0", "10"}},
     {"job_info", setup_claimed, NULL, EMQ_OK, 1000, 1, "job_info",
