@@ -27,28 +27,7 @@ db=$tmp/w.db
 passed=0
 failed=0
 
-run() {
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-    out=$(cat "$tmp/out")
-}
-# at MS ARGS...: emqlite on the test file, the clock pinned at MS.
-at() {
-    ms=$1
-    shift
-    run env EMQLITE_NOW_MS="$ms" "$EMQLITE" --db "$db" "$@"
-}
-pass() { passed=$((passed + 1)); }
-fail() {
-    failed=$((failed + 1))
-    echo "FAIL: $1"
-    echo "  exit $rc; stdout: $(head -c 400 "$tmp/out")"
-    echo "  stderr: $(head -c 400 "$tmp/err")"
-}
-rc_is() { if [ "$rc" -eq "$2" ]; then pass; else fail "$1 (exit $rc, want $2)"; fi; }
-out_is() { if [ "$out" = "$2" ]; then pass; else fail "$1 (stdout != '$2')"; fi; }
-out_has() { if grep -Eq -- "$2" "$tmp/out"; then pass; else fail "$1 (stdout !~ $2)"; fi; }
-err_has() { if grep -Eq -- "$2" "$tmp/err"; then pass; else fail "$1 (stderr !~ $2)"; fi; }
+. "$(dirname "$0")/cli_harness.sh"   # run, at, pass, fail, rc_is, out_*, err_*
 file_is() { if [ "$(cat "$2")" = "$3" ]; then pass; else rc=-; fail "$1 ($2: '$(cat "$2")' != '$3')"; fi; }
 
 T=1767225600000
