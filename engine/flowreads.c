@@ -473,8 +473,6 @@ static int map_fields(emq_db *db, int verb, const char *q, const char *id,
 {
     emq_varg a[2] = {emq_varg_str(q), emq_varg_str(id)};
     emq_reply r = {0};
-    emq_field *f = NULL;
-    size_t i, m;
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if (fields) *fields = NULL;
@@ -483,24 +481,8 @@ static int map_fields(emq_db *db, int verb, const char *q, const char *id,
         if ((rc = emq_gate_q(db, q)) < 0) return rc;
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL fields or n");
     }
-    if ((rc = emq_verb_exec(db, verb, a, 2, &r, NULL)) != EMQ_OK) goto done;
-    m = r.n / 2;
-    if (m && (f = emq_mem_calloc(m, sizeof *f)) == NULL) {
-        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
-        goto done;
-    }
-    for (i = 0; i < m; i++) {
-        f[i].name = dup_reply(&r.elem[2 * i], &f[i].name_len);
-        f[i].value = dup_reply(&r.elem[2 * i + 1], &f[i].value_len);
-        if (f[i].name == NULL || f[i].value == NULL) {
-            emq_fields_free(f, m);
-            rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
-            goto done;
-        }
-    }
-    *fields = f;
-    *n = m;
-done:
+    if ((rc = emq_verb_exec(db, verb, a, 2, &r, NULL)) == EMQ_OK)
+        rc = emq_reply_take_fields(db, &r, fields, n);
     emq_reply_clear(&r);
     return rc;
 }

@@ -238,8 +238,6 @@ int emq_job_get(emq_db *db, const char *q, const char *id,
 {
     emq_varg a[2] = {emq_varg_str(q), emq_varg_str(id)};
     emq_reply r = {0};
-    emq_field *f = NULL;
-    size_t i, m;
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if (fields) *fields = NULL;
@@ -250,26 +248,30 @@ int emq_job_get(emq_db *db, const char *q, const char *id,
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL fields or n");
     }
     rc = emq_verb_exec(db, EMQ_V_GET_JOB, a, 2, &r, NULL);
-    if (rc != EMQ_OK) goto done;
-    m = r.n / 2;
-    if ((f = emq_mem_calloc(m ? m : 1, sizeof *f)) == NULL) {
-        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
-        goto done;
-    }
+    if (rc == EMQ_OK) rc = emq_reply_take_fields(db, &r, fields, n);
+    emq_reply_clear(&r);
+    return rc;
+}
+
+int emq_reply_take_fields(emq_db *db, emq_reply *r, emq_field **fields,
+                          size_t *n)
+{
+    size_t i, m = r->n / 2;
+    emq_field *f = NULL;
+    if (m && (f = emq_mem_calloc(m, sizeof *f)) == NULL)
+        return emq_db_fail(db, EMQ_ENOMEM, NULL);
     for (i = 0; i < m; i++) {
         /* the reply's strings move into the fields (both are emq_mem) */
-        f[i].name = r.elem[2 * i].str;
-        f[i].name_len = r.elem[2 * i].len;
-        f[i].value = r.elem[2 * i + 1].str;
-        f[i].value_len = r.elem[2 * i + 1].len;
-        r.elem[2 * i].str = r.elem[2 * i + 1].str = NULL;
-        r.elem[2 * i].type = r.elem[2 * i + 1].type = EMQ_REPLY_NIL;
+        f[i].name = r->elem[2 * i].str;
+        f[i].name_len = r->elem[2 * i].len;
+        f[i].value = r->elem[2 * i + 1].str;
+        f[i].value_len = r->elem[2 * i + 1].len;
+        r->elem[2 * i].str = r->elem[2 * i + 1].str = NULL;
+        r->elem[2 * i].type = r->elem[2 * i + 1].type = EMQ_REPLY_NIL;
     }
     *fields = f;
     *n = m;
-done:
-    emq_reply_clear(&r);
-    return rc;
+    return EMQ_OK;
 }
 
 /* --------------------------------------------------------- T2.6 get_metrics */

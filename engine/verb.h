@@ -97,6 +97,12 @@ void emq_reply_bool(emq_reply *r, int v);
 int emq_reply_bulk(emq_reply *r, const void *p, size_t n);
 int emq_reply_status(emq_reply *r, const char *s);
 int emq_reply_error(emq_reply *r, int type, const char *msg);
+/** Move the pairs of map reply `r` into a fresh emq_field array (`*fields`
+ *  NULL and `*n` 0 for an empty map; free with emq_fields_free): what a
+ *  typed call of a map read hands back. EMQ_OK, or EMQ_ENOMEM set on `db`
+ *  (`r` keeps its strings then). */
+int emq_reply_take_fields(emq_db *db, emq_reply *r, emq_field **fields,
+                          size_t *n);
 /** An empty array (or map with EMQ_REPLY_MAP) with room for `hint`. */
 int emq_reply_array(emq_reply *r, int type, size_t hint);
 /** Append one zeroed element to an array or map and return it (NULL when
