@@ -701,7 +701,7 @@ static int connect(emq_store *st)
     else if (!st->opts.readonly)
         rc = sqlite3_open_v2(st->path, &st->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                             SQLITE_OPEN_NOMUTEX, NULL);
+                             SQLITE_OPEN_NOMUTEX, emq_walbuf_vfs());
     else {
         uri_of(uri, sizeof uri, st->path,
                !has_wal(st) && !dir_writable(st) ? "?immutable=1"

@@ -145,6 +145,14 @@ int emq_wgate_enter(emq_store *st, int *waited_ms);
 void emq_wgate_leave(emq_store *st);
 int emq_wgate_try_exclusive(emq_store *st);
 
+/** The WAL write coalescer (walbuf.c): the name of the shim VFS over
+ *  SQLite's current default VFS (registered on first use), or NULL when
+ *  that VFS cannot be wrapped (the handle then opens on the default).
+ *  emq_walbuf_stats: the writes SQLite made to the connection's -wal and
+ *  the writes that reached the underlying VFS (0, 0 when not wrapped). */
+const char *emq_walbuf_vfs(void);
+void emq_walbuf_stats(sqlite3 *db, long *writes, long *flushes);
+
 /** The host configuration table (hostconf.c), schema step 5. */
 #define EMQ_HOSTCONF_DDL                                                  \
     "CREATE TABLE hostconf(ns TEXT NOT NULL, k BLOB NOT NULL,"            \
