@@ -248,7 +248,7 @@ typedef struct emq_options {
     int readonly;         /**< 1: open read-only (no fence claim, no writes) */
     uint64_t max_payload; /**< largest payload accepted (512 MiB)           */
     int checkpoint_frames;/**< run a RESTART checkpoint once the WAL holds this
-                               many frames after a commit (1000; 0 = never,
+                               many frames after a commit (4000; 0 = never,
                                call emq_checkpoint yourself)                */
     int checksums;        /**< 1: keep a checksum of every key row (job rows,
                                payloads, counters) and verify it on every

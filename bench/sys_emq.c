@@ -2,7 +2,7 @@
  * sys_emq.c — emqlite as a system under test: every transition is one call
  * of the public API (api/emqlite.h), one SQLite transaction each, with the
  * library's own checkpoint policy (auto-checkpoint off, RESTART once the WAL
- * holds 1000 frames after a commit).
+ * holds 4000 frames after a commit).
  *
  * Rule: verdicts are checked, not trusted — enqueue must answer
  * EMQ_ENQUEUED, complete EMQ_OK, a claim must carry a 100-byte payload.

@@ -794,7 +794,7 @@ static void reserve_wal(emq_store *st)
 {
     char w[EMQ_PATH_MAX + 8];
     int64_t want = (st->opts.checkpoint_frames > 0
-                        ? st->opts.checkpoint_frames : 1000) + 64;
+                        ? st->opts.checkpoint_frames : 4000) + 64;
     struct statvfs vb;
     int fd, got = 0;
     if (!st->room || statvfs(st->path, &vb) != 0 ||

@@ -354,7 +354,7 @@ START_TEST(options_init_fills_the_documented_defaults)
     ck_assert_int_eq(o.exclusive, 0);
     ck_assert_int_eq(o.readonly, 0);
     ck_assert_uint_eq(o.max_payload, UINT64_C(512) * 1024 * 1024);
-    ck_assert_int_eq(o.checkpoint_frames, 1000);
+    ck_assert_int_eq(o.checkpoint_frames, 4000);
     ck_assert_int_eq(o.page_size, 1024);
 }
 END_TEST
