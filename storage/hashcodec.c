@@ -1,6 +1,7 @@
 /*
- * hashcodec.c — encode and decode the hash blob (see hashcodec.h).
- * Varints are LEB128 (7 bits a byte, low first), at most 10 bytes.
+ * hashcodec.c — encode and decode the hash blob (see hashcodec.h), and the
+ * upgrade of schema 5's blobs. Varints are LEB128 (7 bits a byte, low
+ * first), at most 10 bytes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,29 +49,85 @@ static int grow(emq_hfields *h)
     return EMQ_OK;
 }
 
+/* ---------------------------------------------------------------- tokens */
+
+/* The names and values a job row holds (PROTOCOL.md §3), one byte each in
+ * the blob. Append only: a token's index is on disk. */
+typedef struct tok {
+    const char *s;
+    size_t n;
+} tok;
+#define T(s) {s, sizeof s - 1}
+static const tok field_tok[] = {
+    T("state"), T("attempts"), T("payload"), T("last_error"), T("progress"),
+    T("group"), T("parent"), T("parent_queue"), T("parent_policy"),
+    T("stalled"), T("lock"),
+};
+static const tok value_tok[] = {
+    T("pending"), T("active"), T("scheduled"), T("dead"),
+    T("awaiting_children"), T("fp"), T("id"),
+};
+#undef T
+#define NTOK(t) (sizeof t / sizeof *t)
+
+/* The token of bytes p[0..n) in table t, or -1. */
+static long token_of(const tok *t, size_t nt, const void *p, size_t n)
+{
+    for (size_t i = 0; i < nt; i++)
+        if (t[i].n == n && memcmp(t[i].s, p, n) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* One side of an entry: a token (varint(index << shift | tag)) or
+ * varint(length << shift) then the bytes. */
+static int read_side(const unsigned char **p, const unsigned char *end,
+                     uint64_t head, const tok *t, size_t nt,
+                     const unsigned char **out, size_t *len)
+{
+    if (head & 1) {
+        if ((head >> 1) >= nt)
+            return EMQ_ECORRUPT;
+        *out = (const unsigned char *)t[head >> 1].s;
+        *len = t[head >> 1].n;
+        return EMQ_OK;
+    }
+    if ((head >> 1) > (uint64_t)(end - *p))
+        return EMQ_ECORRUPT;
+    *out = *p;
+    *len = (size_t)(head >> 1);
+    *p += head >> 1;
+    return EMQ_OK;
+}
+
+/*
+ * An entry (schema 6): varint(F) field varint(V) value [varint(expiry)],
+ * where F = (x << 2) | (has_expiry << 1) | is_token — x the field's token
+ * or its length — and V = (y << 1) | is_token, y the value's token or its
+ * length; a token stands for the table's bytes and has no bytes of its own.
+ */
 int emq_hc_decode(const unsigned char *p, size_t len, int64_t now,
                   emq_hfields *h)
 {
     const unsigned char *end = p + len;
     h->n = 0;
     while (p < end) {
-        uint64_t fl, vl, ex;
-        if (emq_varint_get(&p, end, &fl) || fl > (uint64_t)(end - p))
+        uint64_t fh, vh, ex = 0;
+        const unsigned char *f, *v;
+        size_t fl, vl;
+        if (emq_varint_get(&p, end, &fh) ||
+            read_side(&p, end, ((fh >> 2) << 1) | (fh & 1), field_tok,
+                      NTOK(field_tok), &f, &fl) ||
+            emq_varint_get(&p, end, &vh) ||
+            read_side(&p, end, vh, value_tok, NTOK(value_tok), &v, &vl) ||
+            ((fh & 2) && (emq_varint_get(&p, end, &ex) || ex > (uint64_t)INT64_MAX)))
             return EMQ_ECORRUPT;
-        const unsigned char *f = p;
-        p += fl;
-        if (emq_varint_get(&p, end, &vl) || vl > (uint64_t)(end - p))
-            return EMQ_ECORRUPT;
-        const unsigned char *v = p;
-        p += vl;
-        if (emq_varint_get(&p, end, &ex))
-            return EMQ_ECORRUPT;
-        int64_t expire = (int64_t)ex - 1;
+        int64_t expire = fh & 2 ? (int64_t)ex : -1;
         if (expire >= 0 && now > expire)
             continue; /* lazily expired field */
         if (grow(h) != EMQ_OK)
             return EMQ_ENOMEM;
-        h->e[h->n++] = (emq_hfield){f, v, (size_t)fl, (size_t)vl, expire};
+        h->e[h->n++] = (emq_hfield){f, v, fl, vl, expire};
     }
     return EMQ_OK;
 }
@@ -112,12 +169,57 @@ int emq_hc_encode(const emq_hfields *h, emq_buf *out)
         return EMQ_ENOMEM;
     for (size_t i = 0; i < h->n; i++) {
         const emq_hfield *e = &h->e[i];
-        if (emq_varint_put(out, e->flen) || emq_buf_append(out, e->f, e->flen) ||
-            emq_varint_put(out, e->vlen) || emq_buf_append(out, e->v, e->vlen) ||
-            emq_varint_put(out, (uint64_t)(e->expire < 0 ? 0 : e->expire + 1)))
+        long ft = token_of(field_tok, NTOK(field_tok), e->f, e->flen);
+        long vt = token_of(value_tok, NTOK(value_tok), e->v, e->vlen);
+        uint64_t fh = (ft >= 0 ? (uint64_t)ft : (uint64_t)e->flen) << 2 |
+                      (e->expire >= 0 ? 2u : 0u) | (ft >= 0 ? 1u : 0u);
+        uint64_t vh = (vt >= 0 ? (uint64_t)vt : (uint64_t)e->vlen) << 1 |
+                      (vt >= 0 ? 1u : 0u);
+        if (emq_varint_put(out, fh) ||
+            (ft < 0 && emq_buf_append(out, e->f, e->flen)) ||
+            emq_varint_put(out, vh) ||
+            (vt < 0 && emq_buf_append(out, e->v, e->vlen)) ||
+            (e->expire >= 0 && emq_varint_put(out, (uint64_t)e->expire)))
             return EMQ_ENOMEM;
     }
     return EMQ_OK;
+}
+
+/* Schema 5's entry: varint(field length) field varint(value length) value
+ * varint(expiry + 1), 0 for none. Only the upgrade reads it. */
+static int decode_v5(const unsigned char *p, size_t len, emq_hfields *h)
+{
+    const unsigned char *end = p + len;
+    h->n = 0;
+    while (p < end) {
+        uint64_t fl, vl, ex;
+        const unsigned char *f, *v;
+        if (emq_varint_get(&p, end, &fl) || fl > (uint64_t)(end - p))
+            return EMQ_ECORRUPT;
+        f = p;
+        p += fl;
+        if (emq_varint_get(&p, end, &vl) || vl > (uint64_t)(end - p))
+            return EMQ_ECORRUPT;
+        v = p;
+        p += vl;
+        if (emq_varint_get(&p, end, &ex) || ex > (uint64_t)INT64_MAX)
+            return EMQ_ECORRUPT;
+        if (grow(h) != EMQ_OK)
+            return EMQ_ENOMEM;
+        h->e[h->n++] = (emq_hfield){f, v, (size_t)fl, (size_t)vl,
+                                    (int64_t)ex - 1};
+    }
+    return EMQ_OK;
+}
+
+int emq_hc_upgrade_v5(const unsigned char *p, size_t len, emq_buf *out)
+{
+    emq_hfields h = {0};
+    int rc = decode_v5(p, len, &h);
+    if (rc == EMQ_OK)
+        rc = emq_hc_encode(&h, out);
+    emq_hc_free(&h);
+    return rc;
 }
 
 void emq_hc_free(emq_hfields *h)

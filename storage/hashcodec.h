@@ -1,11 +1,15 @@
 /*
  * hashcodec.h — the on-disk encoding of a hash: one blob per hash key.
  *
- * A hash is stored as the `val` of its kv row: a sequence of entries, each
- * varint(field length) field varint(value length) value varint(expiry + 1)
- * (0 = no field expiry), in insertion order. Small hashes (job rows, meta,
- * counters) are read and written in one row access, as Valkey keeps small
- * hashes in one listpack. Decoding never copies: entries point into the blob.
+ * A hash is stored as the `val` of its kv row: a sequence of entries in
+ * insertion order, each varint(F) [field] varint(V) [value] [varint(expiry)]
+ * with F = (x << 2) | (has_expiry << 1) | is_token, V = (y << 1) | is_token:
+ * a field or value that is one of the job row's names or state strings
+ * (PROTOCOL.md §3) is a one-byte token, any other is its length and bytes
+ * (schema 6; schema 5 spelled every name out: emq_hc_upgrade_v5). Small
+ * hashes (job rows, meta, counters) are read and written in one row access,
+ * as Valkey keeps small hashes in one listpack. Decoding never copies:
+ * entries point into the blob or at the token table's strings.
  */
 #ifndef EMQ_HASHCODEC_H
 #define EMQ_HASHCODEC_H
@@ -45,5 +49,8 @@ void emq_hc_remove(emq_hfields *h, size_t i);
 /** Encode all entries into `out` (replacing its contents). */
 int emq_hc_encode(const emq_hfields *h, emq_buf *out);
 void emq_hc_free(emq_hfields *h);
+/** A schema-5 blob `p` re-encoded in the current form into `out` (every
+ *  field kept, expired or not). EMQ_ECORRUPT when it does not parse. */
+int emq_hc_upgrade_v5(const unsigned char *p, size_t len, emq_buf *out);
 
 #endif /* EMQ_HASHCODEC_H */
