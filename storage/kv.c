@@ -69,6 +69,21 @@ void emq_kc_clear(emq_store *st)
         st->kc[i].type = EMQ_T_NONE;
 }
 
+int emq_kc_flat(const emq_store *st, int64_t kid)
+{
+    for (int i = 0; i < EMQ_KCACHE; i++)
+        if (st->kc[i].type == EMQ_T_ZSET && st->kc[i].kid == kid)
+            return st->kc[i].flat;
+    return 0;
+}
+
+void emq_kc_set_flat(emq_store *st, int64_t kid, int flat)
+{
+    for (int i = 0; i < EMQ_KCACHE; i++)
+        if (st->kc[i].type == EMQ_T_ZSET && st->kc[i].kid == kid)
+            st->kc[i].flat = flat;
+}
+
 static emq_kc_entry *kc_find(emq_store *st, const void *key, size_t klen)
 {
     for (int i = 0; i < EMQ_KCACHE; i++) {
@@ -93,6 +108,9 @@ static void kc_put(emq_store *st, const void *key, size_t klen, int type,
             e->type = EMQ_T_NONE;
             return;
         }
+        e->flat = 0;
+    } else if (e->type != type || e->kid != kid) {
+        e->flat = 0;
     }
     e->type = type;
     e->kid = kid;

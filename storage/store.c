@@ -151,6 +151,11 @@ static const char *const sql[S_COUNT] = {
                     " ON CONFLICT DO NOTHING",
     [S_Z_SCORE_NZ] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
                      " AND score <> 0 LIMIT 1",
+    /* Whether a zset has any member at a score other than 0: one seek of
+     * the partial member index (forced: the table's own order would scan
+     * every member at 0). */
+    [S_Z_ANY_NZ] = "SELECT 1 FROM zset INDEXED BY zset_member WHERE kid = ?1"
+                   " AND score <> 0 LIMIT 1",
     [S_META_SUMS] = "SELECT v FROM emq_meta WHERE k = 'checksums'",
     [S_PAGE_COUNT] = "PRAGMA page_count",
 };

@@ -33,7 +33,7 @@ enum {
     S_EV_EXISTS,
     /* the procedure journal (journal.c) */
     S_J_CREATE, S_J_EXISTS, S_J_INSERT, S_J_NEXT, S_J_SET, S_J_DEL, S_J_SCAN,
-    S_Z_INSERT0, S_Z_SCORE_NZ,
+    S_Z_INSERT0, S_Z_SCORE_NZ, S_Z_ANY_NZ,
     S_COUNT
 };
 
@@ -46,6 +46,8 @@ typedef struct emq_kc_entry {
     emq_buf name;
     int type;        /* EMQ_T_NONE: the slot is free */
     int64_t kid;
+    int flat;        /* a zset: 1 no member has a score other than 0,
+                        -1 some may have, 0 not known (zset.c) */
 } emq_kc_entry;
 
 /* The longest resolved path of a database file. */
@@ -188,6 +190,12 @@ void emq_xs_close(emq_store *st);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);
+/** What the registration cache knows of zset `kid`'s scores (the `flat`
+ *  of its entry: 0 when it has none), and set it. Kept and dropped with
+ *  the registration: another connection's commit, a rollback, the key's
+ *  drop or expiry forget it. */
+int emq_kc_flat(const emq_store *st, int64_t kid);
+void emq_kc_set_flat(emq_store *st, int64_t kid, int flat);
 
 /** Run count statement `id` (one parameter: the kid) into *n. */
 int emq_kid_count(emq_store *st, int id, int64_t kid, int64_t *n);

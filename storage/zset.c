@@ -64,11 +64,37 @@ static int row_op(emq_store *st, int id, int64_t kid, const void *m,
 }
 
 /*
+ * 1 when zset `kid` is known to have no member at a score other than 0
+ * (pending, dead and the lanes only ever hold 0), 0 when it may have, an
+ * error code (< 0) when it could not be asked. The answer is kept with the
+ * set's registration (emq_kc_flat): asked once — one seek of the partial
+ * member index — and then believed until the registration is dropped
+ * (another connection committed, a rollback, the key dropped or expired)
+ * or this handle puts a member at another score (emq_zset_add).
+ */
+static int flat(emq_store *st, int64_t kid)
+{
+    sqlite3_stmt *s;
+    int rc, known = emq_kc_flat(st, kid);
+    if (known)
+        return known > 0;
+    if (!(s = emq_stmt(st, S_Z_ANY_NZ)))
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    emq_kc_set_flat(st, kid, rc == SQLITE_DONE ? 1 : -1);
+    return rc == SQLITE_DONE;
+}
+
+/*
  * ZADD of a score-0 member to an existing set (pending, dead, the lanes):
- * INSERT ... ON CONFLICT DO NOTHING finds a member already at 0 by itself,
- * so only the member index is probed after it, for the same member at
- * another score (then moved: that row deleted). Two statements, three
- * b-tree seeks fewer than probe-then-insert.
+ * INSERT ... ON CONFLICT DO NOTHING finds a member already at 0 by itself;
+ * the same member at another score (then moved: that row deleted) is
+ * looked up in the member index only when the set may hold such scores
+ * (flat above): a pending add is one statement.
  */
 static int add0(emq_store *st, int64_t kid, const void *m, size_t mlen,
                 double score, int *added)
@@ -89,6 +115,9 @@ static int add0(emq_store *st, int64_t kid, const void *m, size_t mlen,
         *added = 0;
         return EMQ_OK;
     }
+    *added = 1;
+    if ((rc = flat(st, kid)) != 0)
+        return rc < 0 ? rc : EMQ_OK; /* no member elsewhere: m is new */
     if (!(s = emq_stmt(st, S_Z_SCORE_NZ)))
         return emq_store_fail(st, sqlite3_errcode(st->db));
     sqlite3_bind_int64(s, 1, kid);
@@ -136,6 +165,8 @@ int emq_zset_add(emq_store *st, const void *key, size_t klen,
         return EMQ_OK;
     if (had && (rc = row_op(st, S_Z_DEL, kid, m, mlen, old)) != EMQ_OK)
         return rc;
+    if (score != 0)
+        emq_kc_set_flat(st, kid, -1); /* before the row: never believed */
     rc = row_op(st, S_Z_INSERT, kid, m, mlen, score);
     if (rc == EMQ_OK && !had)
         emq_store_watch(st, EMQ_WATCH_ZADD, key, klen);

@@ -999,6 +999,88 @@ START_TEST(registration_cache_follows_other_connections_and_rollback)
 }
 END_TEST
 
+/* card and the score of `m` in zset `key` of handle h (its own read). */
+static void zset_is(emq_store *h, const char *key, const char *m,
+                    int64_t card, double score)
+{
+    int64_t n;
+    double sc = -1;
+    ck_assert_int_eq(emq_zset_card(h, key, strlen(key), &n), EMQ_OK);
+    ck_assert_int_eq(n, card);
+    ck_assert_int_eq(emq_zset_score(h, key, strlen(key), m, strlen(m), &sc),
+                     EMQ_OK);
+    ck_assert(sc == score);
+}
+
+/*
+ * A score-0 add skips the member-index probe while the handle knows the
+ * set holds no other score (zset.c, flat). The knowledge must go when a
+ * member gets another score — by this handle in the same or a later
+ * transaction, by another connection, or back through a rollback — and a
+ * score-0 add of such a member must still move it, as ZADD does.
+ */
+START_TEST(a_score_0_add_moves_a_member_whatever_the_handle_believed)
+{
+    const char *p = path_in("flat.db");
+    emq_store_opts o = opts();
+    emq_store *a, *b;
+    int added, rem;
+    ck_assert_int_eq(emq_store_open(p, &o, &a, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_open(p, &o, &b, NULL, 0), EMQ_OK);
+    /* a learns z is flat, then puts x at 5 and moves it back, one tx */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "m0", 2, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "m1", 2, 0, &added), EMQ_OK);
+    ck_assert_int_eq(added, 1);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "x", 1, 5, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "x", 1, 0, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    zset_is(a, "z", "x", 3, 0);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* the next transaction of a: flat again (asked anew), then y at 7 */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "m2", 2, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "y", 1, 7, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "y", 1, 0, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    zset_is(a, "z", "y", 5, 0);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* a believes z flat; b puts w at 3; a's score-0 add of w moves it */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "m3", 2, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(b, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(b, K("z"), "w", 1, 3, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(b), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "w", 1, 0, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    zset_is(a, "z", "w", 7, 0);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* b puts v at 9; a removes it, learns z flat, rolls back: v is back */
+    ck_assert_int_eq(emq_store_begin(b, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(b, K("z"), "v", 1, 9, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(b), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_rem(a, K("z"), "v", 1, &rem), EMQ_OK);
+    ck_assert_int_eq(rem, 1);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "m4", 2, 0, NULL), EMQ_OK);
+    emq_store_rollback(a);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "v", 1, 0, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    zset_is(a, "z", "v", 8, 0);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(b, 0, 0), EMQ_OK);
+    zset_is(b, "z", "v", 8, 0);
+    emq_store_rollback(b);
+    emq_store_close(a);
+    emq_store_close(b);
+}
+END_TEST
+
 START_TEST(checkpoint_never_runs_while_a_write_is_in_flight)
 {
     const char *p = path_in("gate.db");
@@ -1154,6 +1236,7 @@ Suite *suite_store(void)
     tcase_add_checked_fixture(f, tmp_setup, tmp_teardown);
     tcase_add_test(f, persistence_across_close_and_reopen);
     tcase_add_test(f, registration_cache_follows_other_connections_and_rollback);
+    tcase_add_test(f, a_score_0_add_moves_a_member_whatever_the_handle_believed);
     tcase_add_test(f, checkpoint_never_runs_while_a_write_is_in_flight);
     tcase_add_test(f, foreign_sqlite_file_is_refused_untouched);
     tcase_add_test(f, foreign_wal_file_is_refused_without_side_files);
