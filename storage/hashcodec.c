@@ -79,8 +79,8 @@ static long token_of(const tok *t, size_t nt, const void *p, size_t n)
     return -1;
 }
 
-/* One side of an entry: a token (varint(index << shift | tag)) or
- * varint(length << shift) then the bytes. */
+/* One side of an entry, from its head h: a token (h odd: h >> 1 is its
+ * index in t) or h >> 1 bytes at *p. */
 static int read_side(const unsigned char **p, const unsigned char *end,
                      uint64_t head, const tok *t, size_t nt,
                      const unsigned char **out, size_t *len)
@@ -120,7 +120,8 @@ int emq_hc_decode(const unsigned char *p, size_t len, int64_t now,
                       NTOK(field_tok), &f, &fl) ||
             emq_varint_get(&p, end, &vh) ||
             read_side(&p, end, vh, value_tok, NTOK(value_tok), &v, &vl) ||
-            ((fh & 2) && (emq_varint_get(&p, end, &ex) || ex > (uint64_t)INT64_MAX)))
+            ((fh & 2) && (emq_varint_get(&p, end, &ex) ||
+                          ex > (uint64_t)INT64_MAX)))
             return EMQ_ECORRUPT;
         int64_t expire = fh & 2 ? (int64_t)ex : -1;
         if (expire >= 0 && now > expire)

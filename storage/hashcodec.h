@@ -36,7 +36,8 @@ typedef struct emq_hfields {
 } emq_hfields;
 
 /** Decode `len` bytes, dropping fields expired at `now` (now > expire).
- *  EMQ_ECORRUPT on a malformed blob. Entries point into `p`. */
+ *  EMQ_ECORRUPT on a malformed blob. Entries point into `p`, or at the
+ *  token table's static strings. */
 int emq_hc_decode(const unsigned char *p, size_t len, int64_t now,
                   emq_hfields *h);
 /** Index of field f, or -1. */
