@@ -128,6 +128,9 @@ typedef struct bench_phase {
 
 /** Ids: the branded id "JOB" + base62 of (1 << 40) + seq. */
 void bench_id(uint64_t seq, char out[EMQ_ID_SIZE]);
+/** emqlite's default checkpoint interval (emq_options_init's), which raw
+ *  SQL follows too unless --checkpoint-frames says otherwise. */
+int bench_default_ckpt(void);
 /** The 100-byte payload every system stores. */
 extern const unsigned char bench_payload[BENCH_PAYLOAD];
 

@@ -139,7 +139,7 @@ static int store_one(emq_store *st, uint64_t seq)
 static int store_loop(const char *path, int64_t n)
 {
     emq_store_opts o = {.synchronous = EMQ_SYNC_NORMAL, .busy_timeout_ms = 5000,
-                        .checkpoint_frames = 4000};
+                        .checkpoint_frames = EMQ_CHECKPOINT_FRAMES};
     emq_store *st = NULL;
     char err[256];
     uint64_t seq = 0;

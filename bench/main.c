@@ -524,7 +524,7 @@ static void report(run *R, FILE *f, FILE *tsv)
     if (R->page_size || R->ckpt_frames)
         fprintf(f, "page size %d, checkpoint every %d WAL frames\n",
                 R->page_size ? R->page_size : 4096,
-                R->ckpt_frames ? R->ckpt_frames : 4000);
+                R->ckpt_frames ? R->ckpt_frames : bench_default_ckpt());
     table(R, f, EMQ_SYNC_NORMAL);
     table(R, f, EMQ_SYNC_FULL);
     depth_table(R, f, tsv);

@@ -22,6 +22,13 @@ const unsigned char bench_payload[BENCH_PAYLOAD] =
     "emqlite-bench payload: one hundred bytes of job data, the same for "
     "emqlite, raw SQL and the peer....";
 
+int bench_default_ckpt(void)
+{
+    emq_options o;
+    emq_options_init(&o);
+    return o.checkpoint_frames;
+}
+
 int bench_err(bsys *s, const char *fmt, ...)
 {
     va_list ap;

@@ -15,7 +15,8 @@
  *
  * Same file policy as emqlite: WAL, the same page size (1024 unless
  * --page-size), the same `synchronous`, auto-checkpoint
- * off, a RESTART checkpoint after any commit that leaves >= 4000 WAL frames,
+ * off, a RESTART checkpoint after any commit that leaves emqlite's default
+ * interval of WAL frames (4000),
  * one BEGIN IMMEDIATE .. COMMIT per transition, statements prepared once.
  */
 #include <sqlite3.h>
@@ -268,7 +269,7 @@ int bench_raw_open(const bench_conf *c, bsys *s)
                             SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK)
         goto fail;
-    r->ckpt_frames = c->ckpt_frames > 0 ? c->ckpt_frames : 4000;
+    r->ckpt_frames = c->ckpt_frames > 0 ? c->ckpt_frames : bench_default_ckpt();
     snprintf(pragmas, sizeof pragmas,
              "PRAGMA page_size = %d; %sPRAGMA journal_mode = WAL;"
              " PRAGMA synchronous = %s; PRAGMA wal_autocheckpoint = 0;",

@@ -41,7 +41,7 @@ void emq_options_init_size(emq_options *o, size_t size)
     d.exclusive = 0;
     d.readonly = 0;
     d.max_payload = DEFAULT_MAX_PAYLOAD;
-    d.checkpoint_frames = 4000; /* measured: BENCHMARKS.md, "Checkpoint interval" */
+    d.checkpoint_frames = EMQ_CHECKPOINT_FRAMES;
     d.page_size = 1024;   /* measured: BENCHMARKS.md, "Page size" */
     emq_struct_out(o, size, &d, sizeof d);
 }

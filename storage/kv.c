@@ -69,19 +69,26 @@ void emq_kc_clear(emq_store *st)
         st->kc[i].type = EMQ_T_NONE;
 }
 
-int emq_kc_flat(const emq_store *st, int64_t kid)
+/* The cached registration of zset `kid` (a kid names one key), or NULL. */
+static emq_kc_entry *kc_zset(emq_store *st, int64_t kid)
 {
     for (int i = 0; i < EMQ_KCACHE; i++)
         if (st->kc[i].type == EMQ_T_ZSET && st->kc[i].kid == kid)
-            return st->kc[i].flat;
-    return 0;
+            return &st->kc[i];
+    return NULL;
+}
+
+int emq_kc_flat(emq_store *st, int64_t kid)
+{
+    const emq_kc_entry *e = kc_zset(st, kid);
+    return e ? e->flat : 0;
 }
 
 void emq_kc_set_flat(emq_store *st, int64_t kid, int flat)
 {
-    for (int i = 0; i < EMQ_KCACHE; i++)
-        if (st->kc[i].type == EMQ_T_ZSET && st->kc[i].kid == kid)
-            st->kc[i].flat = flat;
+    emq_kc_entry *e = kc_zset(st, kid);
+    if (e)
+        e->flat = flat;
 }
 
 static emq_kc_entry *kc_find(emq_store *st, const void *key, size_t klen)
@@ -101,6 +108,7 @@ static void kc_put(emq_store *st, const void *key, size_t klen, int type,
     if (!st->tx_write)
         return; /* only write transactions see the newest snapshot */
     emq_kc_entry *e = kc_find(st, key, klen);
+    int same = e && e->type == type && e->kid == kid;
     if (!e) {
         e = &st->kc[st->kc_next];
         st->kc_next = (st->kc_next + 1) % EMQ_KCACHE;
@@ -108,10 +116,9 @@ static void kc_put(emq_store *st, const void *key, size_t klen, int type,
             e->type = EMQ_T_NONE;
             return;
         }
-        e->flat = 0;
-    } else if (e->type != type || e->kid != kid) {
-        e->flat = 0;
     }
+    if (!same)
+        e->flat = 0; /* what was known of another registration */
     e->type = type;
     e->kid = kid;
 }

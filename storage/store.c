@@ -799,7 +799,8 @@ static void reserve_wal(emq_store *st)
 {
     char w[EMQ_PATH_MAX + 8];
     int64_t want = (st->opts.checkpoint_frames > 0
-                        ? st->opts.checkpoint_frames : 4000) + 64;
+                        ? st->opts.checkpoint_frames
+                        : EMQ_CHECKPOINT_FRAMES) + 64;
     struct statvfs vb;
     int fd, got = 0;
     if (!st->room || statvfs(st->path, &vb) != 0 ||

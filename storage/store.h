@@ -106,6 +106,10 @@ typedef struct emq_watch_rule {
     const char *rest;
 } emq_watch_rule;
 
+/* The default checkpoint interval, in WAL frames after a commit (measured:
+ * BENCHMARKS.md, "Checkpoint interval"). */
+#define EMQ_CHECKPOINT_FRAMES 4000
+
 typedef struct emq_store_opts {
     int synchronous;       /* EMQ_SYNC_NORMAL / EMQ_SYNC_FULL */
     int busy_timeout_ms;

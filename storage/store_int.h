@@ -194,7 +194,7 @@ void emq_kc_clear(emq_store *st);
  *  of its entry: 0 when it has none), and set it. Kept and dropped with
  *  the registration: another connection's commit, a rollback, the key's
  *  drop or expiry forget it. */
-int emq_kc_flat(const emq_store *st, int64_t kid);
+int emq_kc_flat(emq_store *st, int64_t kid);
 void emq_kc_set_flat(emq_store *st, int64_t kid, int flat);
 
 /** Run count statement `id` (one parameter: the kid) into *n. */

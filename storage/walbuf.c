@@ -165,20 +165,24 @@ static int wal_write(wb_file *w, const void *data, int amt, sqlite3_int64 at)
  * gathered bytes, if any, reach the file; what cannot is dropped. */
 static int flush_peer(wb_file *main)
 {
-    if (main->peer && main->peer->len)
-        return flush(main->peer);
-    return SQLITE_OK;
+    return main->peer ? flush(main->peer) : SQLITE_OK;
 }
 
 /* --------------------------------------------------------------- methods */
 
 #define REAL(f) (((wb_file *)(f))->real)
-#define GATHERED(f) (((wb_file *)(f))->is_wal && ((wb_file *)(f))->len)
+
+/* Before a call on the file: a -wal's gathered bytes reach it first. */
+static int settle(sqlite3_file *f)
+{
+    wb_file *w = (wb_file *)f;
+    return w->is_wal ? flush(w) : SQLITE_OK;
+}
 
 static int wb_close(sqlite3_file *f)
 {
     wb_file *w = (wb_file *)f;
-    int rc = w->is_wal ? flush(w) : SQLITE_OK, rc2;
+    int rc = settle(f), rc2;
     pthread_mutex_lock(&wb_lock);
     if (w->peer)
         w->peer->peer = NULL;
@@ -203,7 +207,7 @@ static int wb_read(sqlite3_file *f, void *out, int amt, sqlite3_int64 at)
 {
     wb_file *w = (wb_file *)f;
     int rc = SQLITE_OK;
-    if (GATHERED(f)) {
+    if (w->is_wal && w->len) {
         sqlite3_int64 end = w->off + (sqlite3_int64)w->len;
         if (at >= w->off && at + amt <= end) {
             memcpy(out, w->buf + (at - w->off), (size_t)amt);
@@ -226,40 +230,31 @@ static int wb_write(sqlite3_file *f, const void *data, int amt,
 
 static int wb_truncate(sqlite3_file *f, sqlite3_int64 size)
 {
-    int rc = GATHERED(f) ? flush((wb_file *)f) : SQLITE_OK;
-    if (rc != SQLITE_OK)
-        return rc;
-    return REAL(f)->pMethods->xTruncate(REAL(f), size);
+    int rc = settle(f);
+    return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xTruncate(REAL(f), size);
 }
 
 static int wb_sync(sqlite3_file *f, int flags)
 {
-    int rc = GATHERED(f) ? flush((wb_file *)f) : SQLITE_OK;
-    if (rc != SQLITE_OK)
-        return rc;
-    return REAL(f)->pMethods->xSync(REAL(f), flags);
+    int rc = settle(f);
+    return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xSync(REAL(f), flags);
 }
 
 static int wb_size(sqlite3_file *f, sqlite3_int64 *out)
 {
-    int rc = GATHERED(f) ? flush((wb_file *)f) : SQLITE_OK;
-    if (rc != SQLITE_OK)
-        return rc;
-    return REAL(f)->pMethods->xFileSize(REAL(f), out);
+    int rc = settle(f);
+    return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xFileSize(REAL(f), out);
 }
 
 static int wb_lock_(sqlite3_file *f, int level)
 {
-    int rc = GATHERED(f) ? flush((wb_file *)f) : SQLITE_OK;
-    if (rc != SQLITE_OK)
-        return rc;
-    return REAL(f)->pMethods->xLock(REAL(f), level);
+    int rc = settle(f);
+    return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xLock(REAL(f), level);
 }
 
 static int wb_unlock(sqlite3_file *f, int level)
 {
-    if (GATHERED(f))
-        (void)flush((wb_file *)f);
+    (void)settle(f);
     return REAL(f)->pMethods->xUnlock(REAL(f), level);
 }
 
@@ -270,10 +265,9 @@ static int wb_reserved(sqlite3_file *f, int *out)
 
 static int wb_fcntl(sqlite3_file *f, int op, void *arg)
 {
-    int rc = GATHERED(f) ? flush((wb_file *)f) : SQLITE_OK;
-    if (rc != SQLITE_OK)
-        return rc;
-    return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
+    int rc = settle(f);
+    return rc != SQLITE_OK ? rc
+                           : REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
 }
 
 static int wb_sector(sqlite3_file *f)
@@ -314,10 +308,9 @@ static int wb_shm_unmap(sqlite3_file *f, int del)
 
 static int wb_fetch(sqlite3_file *f, sqlite3_int64 at, int amt, void **out)
 {
-    int rc = GATHERED(f) ? flush((wb_file *)f) : SQLITE_OK;
-    if (rc != SQLITE_OK)
-        return rc;
-    return REAL(f)->pMethods->xFetch(REAL(f), at, amt, out);
+    int rc = settle(f);
+    return rc != SQLITE_OK ? rc
+                           : REAL(f)->pMethods->xFetch(REAL(f), at, amt, out);
 }
 
 static int wb_unfetch(sqlite3_file *f, sqlite3_int64 at, void *p)

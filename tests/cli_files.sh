@@ -138,11 +138,12 @@ fi
 # (as root: as uid 65534, which must be able to run the tool where it was
 # built; a build under a private directory such as mktemp -d's is not)
 asother() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
-    ! asother "$EMQLITE" version >/dev/null 2>&1; then
+root_setpriv=
+[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && root_setpriv=1
+if [ -n "$root_setpriv" ] && ! asother "$EMQLITE" version >/dev/null 2>&1; then
     echo "cli_files: uid 65534 cannot run $EMQLITE (a private build" \
         "directory); the read-only file case is skipped"
-elif [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+elif [ -n "$root_setpriv" ]; then
     mkdir "$tmp/locked" && cp "$tmp/work/real.db" "$tmp/locked/" &&
         chmod 0444 "$tmp/locked/real.db" && chmod 0755 "$tmp/locked" "$tmp"
     asother "$EMQLITE" --db "$tmp/locked/real.db" check >"$tmp/out" \

@@ -51,6 +51,12 @@ static void enqueue(emq_db *db)
                      EMQ_ENQUEUED);
 }
 
+/* The writes SQLite made to db's -wal and those that reached the file. */
+static void wal_stats(emq_db *db, long *writes, long *out)
+{
+    emq_walbuf_stats(emq_store_sqlite(emq_db_store(db)), writes, out);
+}
+
 static int64_t pending(emq_db *db)
 {
     const char *name = "pending";
@@ -69,15 +75,14 @@ START_TEST(a_commit_reaches_the_wal_in_one_write)
     db = open_db();
     for (int i = 0; i < 20; i++)
         enqueue(db);
-    emq_walbuf_stats(emq_store_sqlite(emq_db_store(db)), &writes, &flushes);
+    wal_stats(db, &writes, &flushes);
     ck_assert_int_gt(flushes, 0);
     for (int i = 0; i < 50; i++) {
         long w0, f0;
-        emq_walbuf_stats(emq_store_sqlite(emq_db_store(db)), &w0, &f0);
+        wal_stats(db, &w0, &f0);
         fv_count_reset();
         enqueue(db);
-        emq_walbuf_stats(emq_store_sqlite(emq_db_store(db)), &writes,
-                         &flushes);
+        wal_stats(db, &writes, &flushes);
         /* one enqueue: at least two frames from SQLite, one write out
          * (no checkpoint runs: the default waits for 4000 frames) */
         ck_assert_int_ge(writes - w0, 4);
@@ -113,10 +118,10 @@ static void batch(emq_db *db, int n, size_t size, long *writes, long *out)
         items[i].payload = payload;
         items[i].len = size;
     }
-    emq_walbuf_stats(emq_store_sqlite(emq_db_store(db)), &w0, &f0);
+    wal_stats(db, &w0, &f0);
     ck_assert_int_eq(emq_enqueue_many(db, "q", items, (size_t)n, verdicts),
                      EMQ_OK);
-    emq_walbuf_stats(emq_store_sqlite(emq_db_store(db)), writes, out);
+    wal_stats(db, writes, out);
     *writes -= w0;
     *out -= f0;
     for (int i = 0; i < n; i++)
