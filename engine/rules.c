@@ -549,7 +549,8 @@ static int check_qkey(checker *c, const emq_rkey *k, size_t plen)
 
 /*
  * Pass 2: a job row J(id). Violations — states no transition produces:
- *   - a row without `state` (unless its only field is `lock`, see below);
+ *   - a row without `state` holding a field no state-keeping write puts on
+ *     a row that lacks one (see "partial" below);
  *   - a `state` outside pending / active / scheduled / dead /
  *     awaiting_children;
  *   - a row whose `state` names a set that does not hold the id: pending
@@ -563,15 +564,18 @@ static int check_qkey(checker *c, const emq_rkey *k, size_t plen)
  * Notes — tolerated, each produced by the protocol as written:
  *   - "partial": a row without `attempts` or `payload` (D-12: promote and
  *     reap write `state` on a missing row; claim then adds `attempts`), or a
- *     row holding only `lock` (T5.12 track after another holder completed
- *     the job; the field's TTL removes it);
+ *     row without `state` whose every field is a stateless write's: `lock`
+ *     (T5.12 track after another holder completed the job; the field's TTL
+ *     removes it), `parent`, `parent_queue`, `parent_policy` (T4.1's policy
+ *     write, T4.5's link write), `payload`, `progress` (T2.8, T2.9 write on
+ *     any row that exists, one of these included);
  *   - "multi" and "ghost": see check_members.
  */
 static int check_row(checker *c, const emq_rkey *k, const char *id)
 {
     const unsigned char *state = NULL, *group = NULL;
     size_t slen = 0, glen = 0, i, nf;
-    int has_att = 0, has_pay = 0, only_lock = 1, only_link = 1;
+    int has_att = 0, has_pay = 0, stateless = 1;
     ment *me;
     unsigned bits;
     int rc = load(c, k);
@@ -581,10 +585,10 @@ static int check_row(checker *c, const emq_rkey *k, const char *id)
         const unsigned char *f = el_p(c, i), *v = el_p(c, i + 1);
         size_t fl = c->el[i].len, vl = c->el[i + 1].len;
         if (!eq(f, fl, "parent") && !eq(f, fl, "parent_queue") &&
-            !eq(f, fl, "parent_policy"))
-            only_link = 0;
+            !eq(f, fl, "parent_policy") && !eq(f, fl, "lock") &&
+            !eq(f, fl, "payload") && !eq(f, fl, "progress"))
+            stateless = 0;
         if (!eq(f, fl, "lock")) {
-            only_lock = 0;
             if (c->el[i].score >= 0) {
                 char fv[100];
                 emq_show_bytes(fv, sizeof fv, f, fl);
@@ -613,14 +617,12 @@ static int check_row(checker *c, const emq_rkey *k, const char *id)
     if (me) me->bits |= M_ROW;
     bits = me ? me->bits : 0;
     if (state == NULL) {
-        if (nf > 0 && only_lock)
+        if (nf > 0 && stateless)
             report(c, NOTE, "partial", k->name, k->len,
-                   "a row holding only the lock field (T5.12 tracked a job "
-                   "another holder had completed; the field expires)");
-        else if (nf > 0 && only_link)
-            report(c, NOTE, "partial", k->name, k->len,
-                   "a row holding only a flow link (T4.1's policy write or "
-                   "T4.5's link write reached an id with no row)");
+                   "a row without state holding only fields written on any "
+                   "row (T5.12's lock on a job another holder completed, "
+                   "T4.1/T4.5's flow link on an id with no row, T2.8/T2.9 "
+                   "on such a row)");
         else
             report(c, VIOL, "row", k->name, k->len,
                    "the job row has no state field");

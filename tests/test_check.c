@@ -199,6 +199,40 @@ START_TEST(completed_scheduled_job_is_a_ghost_note)
 }
 END_TEST
 
+/* Writes that keep a row's state and reach any row that exists (T2.8,
+ * T2.9) also reach a row a stateless write made (T4.5's link, T5.12's lock
+ * on an id without a row): the result is still the protocol's own state. A
+ * field no such write puts there makes it a violation. */
+START_TEST(stateless_rows_from_writes_on_any_row_are_partial_notes)
+{
+    char a[EMQ_ID_SIZE], b[EMQ_ID_SIZE], p[EMQ_ID_SIZE], k[EMQ_KEY_MAX];
+    mint(a);
+    mint(b);
+    mint(p);
+    ck_assert_int_eq(emq_flow_set_link(db, Q, a, p, "other", EMQ_FLOW_FP),
+                     EMQ_OK);
+    ck_assert_int_eq(emq_update_data(db, Q, a, "d", 1), EMQ_OK);
+    ck_assert_int_eq(emq_update_progress(db, Q, a, "50", 2), EMQ_OK);
+    ck_assert_int_eq(emq_lock_track(db, Q, b, 1, 100), EMQ_OK);
+    ck_assert_int_eq(emq_update_data(db, Q, b, "d", 1), EMQ_OK);
+    seen s = run_check(EMQ_OK);
+    ck_assert_uint_eq(s.viol, 0);
+    ck_assert_uint_eq(count(&s, EMQ_CHECK_NOTE, "partial"), 2);
+    /* the lock field expires: a row holding only a payload */
+    clk.now += 200;
+    s = run_check(EMQ_OK);
+    ck_assert_uint_eq(s.viol, 0);
+    ck_assert_uint_eq(count(&s, EMQ_CHECK_NOTE, "partial"), 2);
+    emq_store *st = wbegin();
+    emq_key_of(k, Q, EMQ_KT_JOB, a, EMQ_ID_LEN);
+    hset(st, k, "attempts", "1");
+    wcommit(st);
+    s = run_check(EMQ_ECORRUPT);
+    ck_assert_uint_eq(s.viol, 1);
+    ck_assert(has(&s, EMQ_CHECK_VIOLATION, "row"));
+}
+END_TEST
+
 START_TEST(scores_beyond_two_to_the_53_are_not_violations)
 {
     char a[EMQ_ID_SIZE], b[EMQ_ID_SIZE];
@@ -384,6 +418,7 @@ Suite *suite_check(void)
     tcase_add_test(t, fresh_file_has_no_finding);
     tcase_add_test(t, disciplined_workload_has_no_finding);
     tcase_add_test(t, completed_scheduled_job_is_a_ghost_note);
+    tcase_add_test(t, stateless_rows_from_writes_on_any_row_are_partial_notes);
     tcase_add_test(t, scores_beyond_two_to_the_53_are_not_violations);
     tcase_add_test(t, extended_pending_job_is_a_multi_note);
     tcase_add_test(t, every_violation_is_reported_not_just_the_first);
