@@ -30,6 +30,13 @@ int emq_buf_set(emq_buf *b, const void *p, size_t n)
     return emq_buf_append(b, p, n);
 }
 
+int emq_buf_reserve(emq_buf *b, size_t extra)
+{
+    if (extra > SIZE_MAX - 1 - b->len)
+        return EMQ_ENOMEM;
+    return reserve(b, b->len + extra);
+}
+
 int emq_buf_append(emq_buf *b, const void *p, size_t n)
 {
     if (n > SIZE_MAX - 1 - b->len || reserve(b, b->len + n) != EMQ_OK)

@@ -163,26 +163,55 @@ void emq_hc_remove(emq_hfields *h, size_t i)
     h->n--;
 }
 
+/* Bytes an entry takes at most beyond its field and value: three varints
+ * of at most 10 bytes each. */
+#define HC_ENTRY_OVER 30
+
+/* Write v as a varint at o; the byte after it. */
+static unsigned char *varint_at(unsigned char *o, uint64_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (unsigned char)v;
+    return o;
+}
+
+static unsigned char *bytes_at(unsigned char *o, const void *p, size_t n)
+{
+    if (n) memcpy(o, p, n);
+    return o + n;
+}
+
 int emq_hc_encode(const emq_hfields *h, emq_buf *out)
 {
+    size_t need = 0, i;
+    unsigned char *o;
+    for (i = 0; i < h->n; i++) {
+        size_t add = h->e[i].flen + h->e[i].vlen;
+        if (add < h->e[i].flen || add > SIZE_MAX - HC_ENTRY_OVER - need)
+            return EMQ_ENOMEM;
+        need += add + HC_ENTRY_OVER;
+    }
     out->len = 0;
-    if (emq_buf_append(out, "", 0) != EMQ_OK)
+    if (emq_buf_reserve(out, need) != EMQ_OK)
         return EMQ_ENOMEM;
-    for (size_t i = 0; i < h->n; i++) {
+    o = out->p;
+    for (i = 0; i < h->n; i++) {
         const emq_hfield *e = &h->e[i];
         long ft = token_of(field_tok, NTOK(field_tok), e->f, e->flen);
         long vt = token_of(value_tok, NTOK(value_tok), e->v, e->vlen);
-        uint64_t fh = (ft >= 0 ? (uint64_t)ft : (uint64_t)e->flen) << 2 |
-                      (e->expire >= 0 ? 2u : 0u) | (ft >= 0 ? 1u : 0u);
-        uint64_t vh = (vt >= 0 ? (uint64_t)vt : (uint64_t)e->vlen) << 1 |
-                      (vt >= 0 ? 1u : 0u);
-        if (emq_varint_put(out, fh) ||
-            (ft < 0 && emq_buf_append(out, e->f, e->flen)) ||
-            emq_varint_put(out, vh) ||
-            (vt < 0 && emq_buf_append(out, e->v, e->vlen)) ||
-            (e->expire >= 0 && emq_varint_put(out, (uint64_t)e->expire)))
-            return EMQ_ENOMEM;
+        o = varint_at(o, (ft >= 0 ? (uint64_t)ft : (uint64_t)e->flen) << 2 |
+                             (e->expire >= 0 ? 2u : 0u) | (ft >= 0 ? 1u : 0u));
+        if (ft < 0) o = bytes_at(o, e->f, e->flen);
+        o = varint_at(o, (vt >= 0 ? (uint64_t)vt : (uint64_t)e->vlen) << 1 |
+                             (vt >= 0 ? 1u : 0u));
+        if (vt < 0) o = bytes_at(o, e->v, e->vlen);
+        if (e->expire >= 0) o = varint_at(o, (uint64_t)e->expire);
     }
+    out->len = (size_t)(o - out->p);
+    out->p[out->len] = '\0';
     return EMQ_OK;
 }
 

@@ -302,6 +302,21 @@ int emq_store_notifier(emq_store *st, emq_notify **out)
     return EMQ_OK;
 }
 
+/* The index of the lowest set bit of a nonzero word. */
+static int lowest_bit(uint64_t v)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(v);
+#else
+    int i = 0;
+    while (!(v & 1)) {
+        v >>= 1;
+        i++;
+    }
+    return i;
+#endif
+}
+
 void emq_store_watch_end(emq_store *st, int committed)
 {
     emq_notify *n;
@@ -316,11 +331,10 @@ void emq_store_watch_end(emq_store *st, int committed)
     }
     if (committed && emq_store_notifier(st, &n) == EMQ_OK) {
         for (w = 0; w < EMQ_NOTIFY_BUCKETS / 64; w++)
-            for (bit = 0; st->wdirty[w] && bit < 64; bit++)
-                if (st->wdirty[w] & (UINT64_C(1) << bit)) {
-                    emq_notify_signal(n, (uint32_t)(w * 64 + (size_t)bit));
-                    st->wdirty[w] &= ~(UINT64_C(1) << bit);
-                }
+            for (uint64_t set = st->wdirty[w]; set; set &= set - 1) {
+                bit = lowest_bit(set);
+                emq_notify_signal(n, (uint32_t)(w * 64 + (size_t)bit));
+            }
     }
     memset(st->wdirty, 0, sizeof st->wdirty);
     st->wdirty_any = 0;

@@ -75,6 +75,8 @@ typedef struct emq_buf {
 void emq_buf_free(emq_buf *b);
 int emq_buf_set(emq_buf *b, const void *p, size_t n);
 int emq_buf_append(emq_buf *b, const void *p, size_t n);
+/** Room for `extra` more bytes (and the NUL) without another allocation. */
+int emq_buf_reserve(emq_buf *b, size_t extra);
 
 /** A (pointer, length) view of bytes owned by someone else. */
 typedef struct emq_bytes {
