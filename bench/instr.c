@@ -8,6 +8,8 @@
  * script subtracts an N run from a 2N run instead.
  *
  *   emq-enqueue, raw-enqueue   one enqueue per transaction
+ *   emq-enqueue-many,          enqueue_many in batches of BENCH_BATCH (N
+ *   raw-enqueue-many           rounded down to whole batches; per job)
  *   emq-cycle, raw-cycle       enqueue + claim + complete (3 transactions)
  *   emq-enqueue-sums,          the same two on a file with row checksums on
  *   emq-cycle-sums             (emq_options.checksums: the option's cost)
@@ -65,11 +67,21 @@ static int prefill(bsys *s, uint64_t *seq)
     return rc;
 }
 
+/* One batch of BENCH_BATCH jobs through enqueue_many. */
+static int batch(bsys *s, uint64_t *seq)
+{
+    static bench_item it[BENCH_BATCH];
+    for (int k = 0; k < BENCH_BATCH; k++) bench_id((*seq)++, it[k].id);
+    return s->ops->enqueue_many(s, it, BENCH_BATCH);
+}
+
+/* cycle 0: one enqueue; 1: enqueue + claim + complete; 2: one batch. */
 static int one(bsys *s, int cycle, uint64_t *seq)
 {
     char id[EMQ_ID_SIZE];
     int64_t token;
     int rc;
+    if (cycle == 2) return batch(s, seq);
     bench_id((*seq)++, id);
     if ((rc = s->ops->enqueue(s, id)) < 0 || !cycle) return rc;
     if ((rc = s->ops->claim(s, id, &token)) != 0)
@@ -95,7 +107,9 @@ static int sys_loop(int raw, int cycle, int sums, int excl, const char *path,
     rc = raw ? bench_raw_open(&c, &s) : bench_emq_open(&c, &s);
     if (rc < 0) goto fail;
     if ((rc = prefill(&s, &seq)) < 0) goto fail;
-    for (i = 0; i < WARMUP && rc == 0; i++) rc = one(&s, cycle, &seq);
+    if (cycle == 2) n /= BENCH_BATCH;
+    for (i = 0; i < (cycle == 2 ? 2 : WARMUP) && rc == 0; i++)
+        rc = one(&s, cycle, &seq);
     if (rc < 0) goto fail;
     sqlite3 *db = raw ? bench_raw_sqlite(&s) : bench_emq_sqlite(&s);
     int cur = 0, hi = 0;
@@ -174,6 +188,10 @@ int bench_instr_main(const char *what, const char *dir, int64_t n, int excl)
         rc = sys_loop(0, 0, 1, excl, path, n);
     else if (strcmp(what, "emq-cycle-sums") == 0)
         rc = sys_loop(0, 1, 1, excl, path, n);
+    else if (strcmp(what, "emq-enqueue-many") == 0)
+        rc = sys_loop(0, 2, 0, excl, path, n);
+    else if (strcmp(what, "raw-enqueue-many") == 0)
+        rc = sys_loop(1, 2, 0, excl, path, n);
     else if (strcmp(what, "raw-enqueue") == 0)
         rc = sys_loop(1, 0, 0, excl, path, n);
     else if (strcmp(what, "raw-cycle") == 0)

@@ -544,8 +544,8 @@ static void usage(FILE *f)
             "       emqlite-bench --instr WHAT [-n N] [--dir DIR] "
             "[--exclusive]\n"
             "       emqlite-bench --pages [--dir DIR]\n"
-            "WHAT: emq-enqueue emq-cycle raw-enqueue raw-cycle "
-            "store-hset3-zadd\n");
+            "WHAT: emq-enqueue emq-cycle emq-enqueue-many raw-enqueue "
+            "raw-cycle raw-enqueue-many store-hset3-zadd\n");
 }
 
 static int parse_depths(run *R, const char *s)

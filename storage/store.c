@@ -156,6 +156,18 @@ static const char *const sql[S_COUNT] = {
      * every member at 0). */
     [S_Z_ANY_NZ] = "SELECT 1 FROM zset INDEXED BY zset_member WHERE kid = ?1"
                    " AND score <> 0 LIMIT 1",
+    /* EMQ_Z_RUN score-0 members ?2 .. ?33 of zset ?1 (a member already at
+     * 0 is left alone: ON CONFLICT applies row by row). */
+    [S_Z_INSERT0_RUN] = "INSERT INTO zset(kid, score, member) VALUES"
+                        "(?1,0.0,?2),(?1,0.0,?3),(?1,0.0,?4),(?1,0.0,?5),"
+                        "(?1,0.0,?6),(?1,0.0,?7),(?1,0.0,?8),(?1,0.0,?9),"
+                        "(?1,0.0,?10),(?1,0.0,?11),(?1,0.0,?12),(?1,0.0,?13),"
+                        "(?1,0.0,?14),(?1,0.0,?15),(?1,0.0,?16),(?1,0.0,?17),"
+                        "(?1,0.0,?18),(?1,0.0,?19),(?1,0.0,?20),(?1,0.0,?21),"
+                        "(?1,0.0,?22),(?1,0.0,?23),(?1,0.0,?24),(?1,0.0,?25),"
+                        "(?1,0.0,?26),(?1,0.0,?27),(?1,0.0,?28),(?1,0.0,?29),"
+                        "(?1,0.0,?30),(?1,0.0,?31),(?1,0.0,?32),(?1,0.0,?33)"
+                        " ON CONFLICT DO NOTHING",
     [S_META_SUMS] = "SELECT v FROM emq_meta WHERE k = 'checksums'",
     [S_PAGE_COUNT] = "PRAGMA page_count",
 };

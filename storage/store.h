@@ -332,6 +332,10 @@ int emq_hash_getall(emq_store *st, const void *key, size_t klen,
 /** ZADD one member (adds or updates the score); *added = 1 if new. */
 int emq_zset_add(emq_store *st, const void *key, size_t klen,
                  const void *m, size_t mlen, double score, int *added);
+/** ZADD of n members, each at score 0, in order; *added (may be NULL) the
+ *  number that were new. */
+int emq_zset_add0_many(emq_store *st, const void *key, size_t klen,
+                       const emq_bytes *m, size_t n, int64_t *added);
 /** ZREM one member; *removed = 1 if it was there. */
 int emq_zset_rem(emq_store *st, const void *key, size_t klen,
                  const void *m, size_t mlen, int *removed);

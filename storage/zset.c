@@ -173,6 +173,54 @@ int emq_zset_add(emq_store *st, const void *key, size_t klen,
     return rc;
 }
 
+/*
+ * ZADD key 0 m[0] 0 m[1] ...: each member at score 0, *added (may be NULL)
+ * the number that were new. A set known flat (flat above) takes the members
+ * EMQ_Z_RUN to a statement, the last few one by one; any other set (absent,
+ * or holding other scores, whose members may have to move) goes member by
+ * member through emq_zset_add. Either way the result is that of n ZADDs in
+ * order.
+ */
+int emq_zset_add0_many(emq_store *st, const void *key, size_t klen,
+                       const emq_bytes *m, size_t n, int64_t *added)
+{
+    int64_t kid, count = 0;
+    size_t i = 0;
+    int rc = find(st, key, klen, &kid), one = 0;
+    if (rc == EMQ_OK && kid && (rc = flat(st, kid)) == 1) {
+        sqlite3_stmt *s = NULL;
+        rc = EMQ_OK;
+        for (; rc == EMQ_OK && n - i >= EMQ_Z_RUN; i += EMQ_Z_RUN) {
+            if (!s && !(s = emq_stmt(st, S_Z_INSERT0_RUN))) {
+                rc = emq_store_fail(st, sqlite3_errcode(st->db));
+                break;
+            }
+            sqlite3_bind_int64(s, 1, kid);
+            for (int j = 0; j < EMQ_Z_RUN; j++)
+                emq_bind_blob(s, 2 + j, m[i + j].p, m[i + j].n);
+            int sr = sqlite3_step(s);
+            emq_stmt_done(s);
+            if (sr != SQLITE_DONE)
+                rc = emq_store_fail(st, sr);
+            else
+                count += sqlite3_changes(st->db);
+        }
+        for (; rc == EMQ_OK && i < n; i++)
+            if ((rc = add0(st, kid, m[i].p, m[i].n, 0, &one)) == EMQ_OK)
+                count += one;
+        if (rc == EMQ_OK && count > 0)
+            emq_store_watch(st, EMQ_WATCH_ZADD, key, klen);
+    } else if (rc >= 0) {
+        for (rc = EMQ_OK; rc == EMQ_OK && i < n; i++)
+            if ((rc = emq_zset_add(st, key, klen, m[i].p, m[i].n, 0,
+                                   &one)) == EMQ_OK)
+                count += one;
+    }
+    if (rc == EMQ_OK && added)
+        *added = count;
+    return rc;
+}
+
 int emq_zset_rem(emq_store *st, const void *key, size_t klen,
                  const void *m, size_t mlen, int *removed)
 {

@@ -756,6 +756,61 @@ START_TEST(enqueue_many_gates_every_id_before_any_item_runs)
 }
 END_TEST
 
+/* The same state on two handles: seeded jobs, a ghost member (in pending
+ * without a row), and in the second queue a pending member at another score
+ * (a raw write) that the batch must move to 0. */
+static void many_seed(emq_db *h)
+{
+    tk_zadd(h, "emq:{" Q "}:pending", "JOB0000000000G", 0);
+    tk_zadd(h, "emq:{other}:pending", "JOB0000000000M", 7);
+    for (int i = 0; i < 5; i++) {
+        char id[EMQ_ID_SIZE];
+        snprintf(id, sizeof id, "JOB00000000%03d", 900 + i);
+        ck_assert_int_eq(emq_enqueue(h, Q, id, "old", 3), EMQ_ENQUEUED);
+    }
+}
+
+/* T1.2 is T1.1 per item: a batch of 107 (runs of EMQ_Z_RUN new members and
+ * a remainder, duplicates inside a run, rows that exist, the ghost, ORD ids)
+ * on one handle, the same items one enqueue at a time on another: the same
+ * verdicts and the same keyspace, on a set known flat, on one holding
+ * another score, and on a queue whose pending set does not exist yet. */
+START_TEST(a_big_batch_equals_its_items_enqueued_one_by_one)
+{
+    static const char *qs[3] = {Q, "other", "fresh"};
+    static char ids[107][EMQ_ID_SIZE];
+    emq_item it[107];
+    int v[107];
+    tclock c2 = clk;
+    emq_db *one = topen(&c2);
+    many_seed(db);
+    many_seed(one);
+    for (int i = 0; i < 107; i++) {
+        int k = i < 80 ? i : i < 90 ? i - 75 : i - 90;
+        if (i >= 90 && i < 95) k = 900 + i - 90;
+        snprintf(ids[i], sizeof ids[i], "%s%011d", i == 50 || i == 99
+                 ? "ORD" : "JOB", k);
+        it[i] = (emq_item){ids[i], ids[i], (size_t)(i % 7)};
+    }
+    memcpy(ids[95], "JOB0000000000G", EMQ_ID_SIZE);
+    memcpy(ids[96], "JOB0000000000M", EMQ_ID_SIZE);
+    for (int q = 0; q < 3; q++) {
+        ck_assert_int_eq(emq_enqueue_many(db, qs[q], it, 107, v), EMQ_OK);
+        for (int i = 0; i < 107; i++)
+            ck_assert_int_eq(v[i], emq_enqueue(one, qs[q], it[i].id,
+                                               it[i].payload, it[i].len));
+    }
+    /* 5 seeded, the ghost, 79 new ids of the first 80 (one is ORD), M */
+    ck_assert_int_eq(tk_zcard(db, "emq:{" Q "}:pending"), 5 + 1 + 79 + 1);
+    ck_assert_double_eq(score_of("emq:{other}:pending", "JOB0000000000M"), 0);
+    char *a = tk_dump(db), *b = tk_dump(one);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    emq_close(one);
+}
+END_TEST
+
 /* ------------------------------------------------- host gates, errors, clock */
 
 START_TEST(host_gates_refuse_before_any_store_access)
@@ -930,6 +985,7 @@ Suite *suite_engine(void)
     tcase_add_test(t, pending_size_and_browse_read_only_the_flat_set);
     tcase_add_test(t, enqueue_many_runs_each_item_in_order_and_reports_verdicts);
     tcase_add_test(t, enqueue_many_gates_every_id_before_any_item_runs);
+    tcase_add_test(t, a_big_batch_equals_its_items_enqueued_one_by_one);
     tcase_add_test(t, host_gates_refuse_before_any_store_access);
     tcase_add_test(t, payload_over_max_payload_is_too_big);
     tcase_add_test(t, every_transition_reads_the_clock_exactly_once);

@@ -1081,6 +1081,58 @@ START_TEST(a_score_0_add_moves_a_member_whatever_the_handle_believed)
 }
 END_TEST
 
+/* emq_zset_add0_many counts and places what as many ZADDs would: on a set
+ * known flat (runs of EMQ_Z_RUN, then one by one), on one holding another
+ * score (that member moves to 0), on an absent one; duplicates inside a run
+ * and members already at 0 are not counted. */
+START_TEST(a_run_of_score_0_adds_is_so_many_zadds)
+{
+    static const char *keys[3] = {"flat", "mixed", "absent"};
+    char mem[75][8], key[32], one[32];
+    emq_bytes m[75];
+    int64_t added;
+    for (int i = 0; i < 75; i++) {
+        snprintf(mem[i], sizeof mem[i], "n%02d", i < 60 ? i : i - 55);
+        if (i >= 70) snprintf(mem[i], sizeof mem[i], "m%02d", i - 70);
+        m[i] = (emq_bytes){mem[i], strlen(mem[i])};
+    }
+    memcpy(mem[3], "x", 2);
+    m[3].n = 1;
+    for (int k = 0; k < 3; k++) {
+        int want = 0, a;
+        snprintf(key, sizeof key, "%s", keys[k]);
+        snprintf(one, sizeof one, "%s.one", keys[k]);
+        for (int i = 0; k < 2 && i < 10; i++) {
+            char e[8];
+            snprintf(e, sizeof e, "m%02d", i);
+            ck_assert_int_eq(emq_zset_add(st, key, strlen(key), e, 3, 0,
+                                          NULL), EMQ_OK);
+            ck_assert_int_eq(emq_zset_add(st, one, strlen(one), e, 3, 0,
+                                          NULL), EMQ_OK);
+        }
+        if (k == 1) {
+            ck_assert_int_eq(emq_zset_add(st, key, strlen(key), "x", 1, 4,
+                                          NULL), EMQ_OK);
+            ck_assert_int_eq(emq_zset_add(st, one, strlen(one), "x", 1, 4,
+                                          NULL), EMQ_OK);
+        }
+        ck_assert_int_eq(emq_zset_add0_many(st, key, strlen(key), m, 75,
+                                            &added), EMQ_OK);
+        for (int i = 0; i < 75; i++) {
+            ck_assert_int_eq(emq_zset_add(st, one, strlen(one), m[i].p,
+                                          m[i].n, 0, &a), EMQ_OK);
+            want += a;
+        }
+        /* 59 n-names and x are new (x moves in "mixed"), 10 are repeats,
+         * the 5 m-names exist but in "absent" */
+        ck_assert_int_eq(added, want);
+        ck_assert_int_eq(added, k == 0 ? 60 : k == 1 ? 59 : 65);
+        zset_is(st, key, "x", k < 2 ? 70 : 65, 0);
+        zset_is(st, one, "x", k < 2 ? 70 : 65, 0);
+    }
+}
+END_TEST
+
 START_TEST(checkpoint_never_runs_while_a_write_is_in_flight)
 {
     const char *p = path_in("gate.db");
@@ -1219,6 +1271,7 @@ Suite *suite_store(void)
     tcase_add_test(t, zset_lex_ranges_both_directions);
     tcase_add_test(t, zset_popmin_and_rem_vanish_when_empty);
     tcase_add_test(t, zset_scores_are_doubles);
+    tcase_add_test(t, a_run_of_score_0_adds_is_so_many_zadds);
     tcase_add_test(t, list_push_both_ends_and_range);
     tcase_add_test(t, list_trim_keeps_first_64_and_empties);
     tcase_add_test(t, list_rem_pos_pop_rotate);
