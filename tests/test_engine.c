@@ -764,8 +764,8 @@ static void many_seed(emq_db *h)
     tk_zadd(h, "emq:{" Q "}:pending", "JOB0000000000G", 0);
     tk_zadd(h, "emq:{other}:pending", "JOB0000000000M", 7);
     for (int i = 0; i < 5; i++) {
-        char id[EMQ_ID_SIZE];
-        snprintf(id, sizeof id, "JOB00000000%03d", 900 + i);
+        char id[32];
+        snprintf(id, sizeof id, "JOB00000000%03d", (900 + i) % 1000);
         ck_assert_int_eq(emq_enqueue(h, Q, id, "old", 3), EMQ_ENQUEUED);
     }
 }
@@ -778,7 +778,7 @@ static void many_seed(emq_db *h)
 START_TEST(a_big_batch_equals_its_items_enqueued_one_by_one)
 {
     static const char *qs[3] = {Q, "other", "fresh"};
-    static char ids[107][EMQ_ID_SIZE];
+    static char ids[107][32];
     emq_item it[107];
     int v[107];
     tclock c2 = clk;

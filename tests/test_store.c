@@ -1088,7 +1088,7 @@ END_TEST
 START_TEST(a_run_of_score_0_adds_is_so_many_zadds)
 {
     static const char *keys[3] = {"flat", "mixed", "absent"};
-    char mem[75][8], key[32], one[32];
+    char mem[75][16], key[32], one[32];
     emq_bytes m[75];
     int64_t added;
     for (int i = 0; i < 75; i++) {
@@ -1103,7 +1103,7 @@ START_TEST(a_run_of_score_0_adds_is_so_many_zadds)
         snprintf(key, sizeof key, "%s", keys[k]);
         snprintf(one, sizeof one, "%s.one", keys[k]);
         for (int i = 0; k < 2 && i < 10; i++) {
-            char e[8];
+            char e[16];
             snprintf(e, sizeof e, "m%02d", i);
             ck_assert_int_eq(emq_zset_add(st, key, strlen(key), e, 3, 0,
                                           NULL), EMQ_OK);
