@@ -19,13 +19,10 @@ typedef struct admit {
 } admit;
 
 /* The keys admissions to one queue write: `jk` holds J("") (jpre bytes)
- * that each id is copied after, `sk` the set they join. Built once per
- * verb call (an enqueue_many of 1,000 builds them once, not 1,000 times). */
+ * that each id is copied after, `sk` the set they join. */
 typedef struct admit_keys {
     char jk[EMQ_KEY_MAX], sk[EMQ_KEY_MAX];
     size_t jpre, skl;
-    emq_bytes *defer; /* non-NULL: pending members gathered here, added */
-    size_t ndefer;    /* after the batch's rows (emq_zset_add0_many)    */
 } admit_keys;
 
 static void admit_keys_init(admit_keys *k, const char *q, int mode)
@@ -33,8 +30,18 @@ static void admit_keys_init(admit_keys *k, const char *q, int mode)
     k->jpre = emq_key_of(k->jk, q, EMQ_KT_JOB, "", 0);
     k->skl = emq_key(k->sk, q, mode == ADMIT_PENDING ? EMQ_KT_PENDING
                                                      : EMQ_KT_SCHEDULE);
-    k->defer = NULL;
-    k->ndefer = 0;
+}
+
+/* The three fields of a new job row (T1.1 step 2), into fv[0..6). */
+static void admit_fields(emq_bytes *fv, const char *state, const void *p,
+                         size_t len)
+{
+    fv[0] = (emq_bytes){"state", 5};
+    fv[1] = (emq_bytes){state, strlen(state)};
+    fv[2] = (emq_bytes){"attempts", 8};
+    fv[3] = (emq_bytes){"0", 1};
+    fv[4] = (emq_bytes){"payload", 7};
+    fv[5] = (emq_bytes){len ? p : "", len};
 }
 
 /* One admission inside the open transaction: EMQ_ENQUEUED / EMQ_SCHEDULED,
@@ -51,29 +58,13 @@ static int admit_one(emq_store *st, int64_t now, const admit *a,
     if (!emq_is_job_kind(a->id, strlen(a->id))) return EMQ_EKIND;
     memcpy(k->jk + k->jpre, a->id, EMQ_ID_LEN);
     k->jk[jkl] = '\0';
-
-    fv[0].p = "state";
-    fv[0].n = 5;
-    fv[1].p = a->mode == ADMIT_PENDING ? "pending" : "scheduled";
-    fv[1].n = strlen(fv[1].p);
-    fv[2].p = "attempts";
-    fv[2].n = 8;
-    fv[3].p = "0";
-    fv[3].n = 1;
-    fv[4].p = "payload";
-    fv[4].n = 7;
-    fv[5].p = a->len ? a->p : "";
-    fv[5].n = a->len;
+    admit_fields(fv, a->mode == ADMIT_PENDING ? "pending" : "scheduled",
+                 a->p, a->len);
     /* Existence (any key at J(id), any type) and the row in one step. */
     if ((rc = emq_hash_create(st, k->jk, jkl, fv, 3, &created)) < 0)
         return rc;
     if (!created) return EMQ_DUPLICATE;
 
-    if (k->defer) {
-        k->defer[k->ndefer].p = a->id;
-        k->defer[k->ndefer++].n = EMQ_ID_LEN;
-        return EMQ_ENQUEUED;
-    }
     if (a->mode == ADMIT_PENDING)
         score = 0;
     else
@@ -128,27 +119,39 @@ int emq_v_enqueue_in(emq_vctx *c)
     return admit_verb(c, ADMIT_IN);
 }
 
-/* enqueue_many's rows and verdicts, the new ids gathered in k->defer. */
-static int many_rows(emq_vctx *c, admit_keys *k, size_t n, int *verdicts)
+/* What enqueue_many works with: per JOB-kind item (m of them) its J(id)
+ * (in `names`), its three fields and whether its row was made; the verdict
+ * of every item; the ids that joined pending. */
+typedef struct many {
+    char *names;
+    emq_bytes *keys, *fv, *ids;
+    int *made, *verdict;
+} many;
+
+static void many_free(many *b)
 {
-    size_t i;
-    int rc;
-    for (i = 0; i < n; i++) {
-        const emq_varg *id = &c->a[1 + 2 * i], *p = id + 1;
-        admit a = {c->a[0].s, id->s, p->s, p->n, ADMIT_PENDING, 0};
-        emq_reply *e;
-        rc = admit_one(c->st, c->now, &a, k);
-        if (rc < 0 && rc != EMQ_EKIND) return rc;
-        if (verdicts) verdicts[i] = rc;
-        if ((e = emq_reply_push(c->r)) == NULL) return EMQ_ENOMEM;
-        if (rc == EMQ_EKIND) {
-            if (emq_reply_error(e, EMQ_REPLY_ERROR, EMQ_MSG_KIND) < 0)
-                return EMQ_ENOMEM;
-        } else {
-            emq_reply_int(e, rc == EMQ_ENQUEUED);
-        }
+    emq_mem_free(b->names);
+    emq_mem_free(b->keys);
+    emq_mem_free(b->fv);
+    emq_mem_free(b->ids);
+    emq_mem_free(b->made);
+    emq_mem_free(b->verdict);
+}
+
+/* The replies, one per item in input order. */
+static int many_reply(emq_vctx *c, const int *verdict, size_t n)
+{
+    int rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, n);
+    for (size_t i = 0; rc >= 0 && i < n; i++) {
+        emq_reply *e = emq_reply_push(c->r);
+        if (e == NULL)
+            rc = EMQ_ENOMEM;
+        else if (verdict[i] == EMQ_EKIND)
+            rc = emq_reply_error(e, EMQ_REPLY_ERROR, EMQ_MSG_KIND);
+        else
+            emq_reply_int(e, verdict[i] == EMQ_ENQUEUED);
     }
-    return EMQ_OK;
+    return rc < 0 ? EMQ_ENOMEM : EMQ_OK;
 }
 
 /*
@@ -158,24 +161,56 @@ static int many_rows(emq_vctx *c, admit_keys *k, size_t n, int *verdicts)
  * Reply: one verdict per item, in input order: 1 enqueued, 0 duplicate, or
  * the EMQKIND error reply (c->out, when given, receives EMQ_ENQUEUED /
  * EMQ_DUPLICATE / EMQ_EKIND per item). Clock: none.
- * The rows are created item by item (a verdict is its row's); the new ids
- * then join B.pending together, which gives the same set as T1.1's ZADD
- * per item (a set has no insertion order) at half the statements' cost.
+ * The rows are made in input order, many to a statement
+ * (emq_hash_create_many: a verdict is its row's, a second item with the
+ * same id a duplicate), then the new ids join B.pending together
+ * (emq_zset_add0_many): the same keyspace as T1.1 item by item, since a
+ * set has no insertion order, at about half the statements' cost.
  */
 int emq_v_enqueue_many(emq_vctx *c)
 {
-    size_t n = (c->argc - 1) / 2;
-    int *verdicts = c->out;
+    size_t n = (c->argc - 1) / 2, m = 0, nid = 0, i, j, kl;
     admit_keys k;
-    int rc;
-    if ((rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, n)) < 0) return rc;
+    many b = {0};
+    int rc = EMQ_ENOMEM;
+    if (n == 0) return many_reply(c, NULL, 0); /* the gate refuses it */
     admit_keys_init(&k, c->a[0].s, ADMIT_PENDING);
-    if ((k.defer = emq_mem_malloc((n ? n : 1) * sizeof *k.defer)) == NULL)
-        return EMQ_ENOMEM;
-    rc = many_rows(c, &k, n, verdicts);
-    if (rc == EMQ_OK)
-        rc = emq_zset_add0_many(c->st, k.sk, k.skl, k.defer, k.ndefer, NULL);
-    emq_mem_free(k.defer);
+    kl = k.jpre + EMQ_ID_LEN;
+    if ((b.names = emq_mem_malloc(n * kl)) == NULL ||
+        (b.keys = emq_mem_malloc(n * sizeof *b.keys)) == NULL ||
+        (b.fv = emq_mem_malloc(6 * n * sizeof *b.fv)) == NULL ||
+        (b.ids = emq_mem_malloc(n * sizeof *b.ids)) == NULL ||
+        (b.made = emq_mem_malloc(n * sizeof *b.made)) == NULL ||
+        (b.verdict = emq_mem_malloc(n * sizeof *b.verdict)) == NULL)
+        goto done;
+    for (i = 0; i < n; i++) {
+        const emq_varg *id = &c->a[1 + 2 * i], *p = id + 1;
+        if (!emq_is_job_kind(id->s, id->n)) {
+            b.verdict[i] = EMQ_EKIND;
+            continue;
+        }
+        b.verdict[i] = EMQ_ENQUEUED;
+        memcpy(b.names + m * kl, k.jk, k.jpre);
+        memcpy(b.names + m * kl + k.jpre, id->s, EMQ_ID_LEN);
+        b.keys[m] = (emq_bytes){b.names + m * kl, kl};
+        admit_fields(b.fv + 6 * m++, "pending", p->s, p->n);
+    }
+    if ((rc = emq_hash_create_many(c->st, b.keys, b.fv, 3, m, b.made)) < 0)
+        goto done;
+    for (i = 0, j = 0; i < n; i++) {
+        if (b.verdict[i] == EMQ_EKIND) continue;
+        if (!b.made[j++]) {
+            b.verdict[i] = EMQ_DUPLICATE;
+            continue;
+        }
+        b.ids[nid++] = (emq_bytes){c->a[1 + 2 * i].s, EMQ_ID_LEN};
+    }
+    if ((rc = emq_zset_add0_many(c->st, k.sk, k.skl, b.ids, nid, NULL)) < 0)
+        goto done;
+    if (c->out) memcpy(c->out, b.verdict, n * sizeof *b.verdict);
+    rc = many_reply(c, b.verdict, n);
+done:
+    many_free(&b);
     return rc;
 }
 

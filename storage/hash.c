@@ -187,6 +187,74 @@ int emq_hash_create(emq_store *st, const void *key, size_t klen,
     return emq_hash_create(st, key, klen, fv, n, created);
 }
 
+/* S_KEY_CREATE_RUN spells the type out. */
+_Static_assert(EMQ_T_HASH == 2, "S_KEY_CREATE_RUN writes type 2");
+
+/* One run: keys[0..EMQ_H_RUN) with their values, in one statement. 1 when
+ * every row went in, 0 when a name was taken (the statement aborted and
+ * SQLite undid its rows), or an error code. */
+static int create_run(emq_store *st, const emq_bytes *keys,
+                      const emq_bytes *fv, size_t nf, emq_buf *vals)
+{
+    size_t at[EMQ_H_RUN + 1], i, j;
+    sqlite3_stmt *s;
+    int rc;
+    vals->len = 0;
+    for (i = 0; i < EMQ_H_RUN; i++) {
+        st->hf.n = 0;
+        for (j = 0; j < 2 * nf; j += 2)
+            if (emq_hc_put(&st->hf, fv[i * 2 * nf + j].p,
+                           fv[i * 2 * nf + j].n, fv[i * 2 * nf + j + 1].p,
+                           fv[i * 2 * nf + j + 1].n, -1) != EMQ_OK)
+                return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+        at[i] = vals->len;
+        if (emq_hc_encode(&st->hf, &st->henc) != EMQ_OK ||
+            emq_buf_append(vals, st->henc.p, st->henc.len) != EMQ_OK)
+            return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+    }
+    at[EMQ_H_RUN] = vals->len;
+    if (!(s = emq_stmt(st, S_KEY_CREATE_RUN)))
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    for (i = 0; i < EMQ_H_RUN; i++) {
+        emq_bind_blob(s, (int)(2 * i + 1), keys[i].p, keys[i].n);
+        emq_bind_blob(s, (int)(2 * i + 2), vals->p + at[i],
+                      at[i + 1] - at[i]);
+    }
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (rc == SQLITE_DONE) return 1;
+    if ((rc & 0xff) == SQLITE_CONSTRAINT) return 0;
+    return emq_store_fail(st, rc);
+}
+
+int emq_hash_create_many(emq_store *st, const emq_bytes *keys,
+                         const emq_bytes *fv, size_t nf, size_t n,
+                         int *created)
+{
+    emq_buf vals = {0};
+    size_t i = 0, k;
+    int rc = EMQ_OK, all;
+    st->hvalid = 0;
+    while (rc == EMQ_OK && i < n) {
+        all = n - i >= EMQ_H_RUN ? create_run(st, keys + i, fv + i * 2 * nf,
+                                              nf, &vals)
+                                 : 0;
+        if (all < 0) {
+            rc = all;
+        } else if (all) {
+            for (k = 0; k < EMQ_H_RUN; k++) created[i + k] = 1;
+            i += EMQ_H_RUN;
+        } else { /* the last few, or a run with a taken name: one by one */
+            size_t end = n - i >= EMQ_H_RUN ? i + EMQ_H_RUN : n;
+            for (; rc == EMQ_OK && i < end; i++)
+                rc = emq_hash_create(st, keys[i].p, keys[i].n,
+                                     fv + i * 2 * nf, nf, &created[i]);
+        }
+    }
+    emq_buf_free(&vals);
+    return rc;
+}
+
 int emq_hash_del(emq_store *st, const void *key, size_t klen,
                  const void *f, size_t flen, int *removed)
 {

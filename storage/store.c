@@ -168,6 +168,44 @@ static const char *const sql[S_COUNT] = {
                         "(?1,0.0,?26),(?1,0.0,?27),(?1,0.0,?28),(?1,0.0,?29),"
                         "(?1,0.0,?30),(?1,0.0,?31),(?1,0.0,?32),(?1,0.0,?33)"
                         " ON CONFLICT DO NOTHING",
+    /* EMQ_H_RUN new hash rows, name ?(2i+1) and value ?(2i+2) each, type 2
+     * (EMQ_T_HASH): a plain INSERT, so a name already taken aborts the
+     * whole statement (SQLite undoes its rows; hash.c then goes one by
+     * one). */
+    [S_KEY_CREATE_RUN] = "INSERT INTO kv(name, type, kid, expire, val, sum)"
+                         " VALUES"
+                         "(?1,2,0,NULL,?2,emq_sum(?1,2,0,NULL,?2)),"
+                         "(?3,2,0,NULL,?4,emq_sum(?3,2,0,NULL,?4)),"
+                         "(?5,2,0,NULL,?6,emq_sum(?5,2,0,NULL,?6)),"
+                         "(?7,2,0,NULL,?8,emq_sum(?7,2,0,NULL,?8)),"
+                         "(?9,2,0,NULL,?10,emq_sum(?9,2,0,NULL,?10)),"
+                         "(?11,2,0,NULL,?12,emq_sum(?11,2,0,NULL,?12)),"
+                         "(?13,2,0,NULL,?14,emq_sum(?13,2,0,NULL,?14)),"
+                         "(?15,2,0,NULL,?16,emq_sum(?15,2,0,NULL,?16)),"
+                         "(?17,2,0,NULL,?18,emq_sum(?17,2,0,NULL,?18)),"
+                         "(?19,2,0,NULL,?20,emq_sum(?19,2,0,NULL,?20)),"
+                         "(?21,2,0,NULL,?22,emq_sum(?21,2,0,NULL,?22)),"
+                         "(?23,2,0,NULL,?24,emq_sum(?23,2,0,NULL,?24)),"
+                         "(?25,2,0,NULL,?26,emq_sum(?25,2,0,NULL,?26)),"
+                         "(?27,2,0,NULL,?28,emq_sum(?27,2,0,NULL,?28)),"
+                         "(?29,2,0,NULL,?30,emq_sum(?29,2,0,NULL,?30)),"
+                         "(?31,2,0,NULL,?32,emq_sum(?31,2,0,NULL,?32)),"
+                         "(?33,2,0,NULL,?34,emq_sum(?33,2,0,NULL,?34)),"
+                         "(?35,2,0,NULL,?36,emq_sum(?35,2,0,NULL,?36)),"
+                         "(?37,2,0,NULL,?38,emq_sum(?37,2,0,NULL,?38)),"
+                         "(?39,2,0,NULL,?40,emq_sum(?39,2,0,NULL,?40)),"
+                         "(?41,2,0,NULL,?42,emq_sum(?41,2,0,NULL,?42)),"
+                         "(?43,2,0,NULL,?44,emq_sum(?43,2,0,NULL,?44)),"
+                         "(?45,2,0,NULL,?46,emq_sum(?45,2,0,NULL,?46)),"
+                         "(?47,2,0,NULL,?48,emq_sum(?47,2,0,NULL,?48)),"
+                         "(?49,2,0,NULL,?50,emq_sum(?49,2,0,NULL,?50)),"
+                         "(?51,2,0,NULL,?52,emq_sum(?51,2,0,NULL,?52)),"
+                         "(?53,2,0,NULL,?54,emq_sum(?53,2,0,NULL,?54)),"
+                         "(?55,2,0,NULL,?56,emq_sum(?55,2,0,NULL,?56)),"
+                         "(?57,2,0,NULL,?58,emq_sum(?57,2,0,NULL,?58)),"
+                         "(?59,2,0,NULL,?60,emq_sum(?59,2,0,NULL,?60)),"
+                         "(?61,2,0,NULL,?62,emq_sum(?61,2,0,NULL,?62)),"
+                         "(?63,2,0,NULL,?64,emq_sum(?63,2,0,NULL,?64))",
     [S_META_SUMS] = "SELECT v FROM emq_meta WHERE k = 'checksums'",
     [S_PAGE_COUNT] = "PRAGMA page_count",
 };
@@ -185,6 +223,23 @@ static const char *const sql_plain[S_COUNT] = {
                      " VALUES(?1, ?2, 0, ?3, ?4)",
     [S_KEY_CREATE_NX] = "INSERT INTO kv(name, type, kid, expire, val)"
                         " VALUES(?1, ?2, 0, NULL, ?3) ON CONFLICT DO NOTHING",
+    [S_KEY_CREATE_RUN] = "INSERT INTO kv(name, type, kid, expire, val) VALUES"
+                         "(?1,2,0,NULL,?2),(?3,2,0,NULL,?4),"
+                         "(?5,2,0,NULL,?6),(?7,2,0,NULL,?8),"
+                         "(?9,2,0,NULL,?10),(?11,2,0,NULL,?12),"
+                         "(?13,2,0,NULL,?14),(?15,2,0,NULL,?16),"
+                         "(?17,2,0,NULL,?18),(?19,2,0,NULL,?20),"
+                         "(?21,2,0,NULL,?22),(?23,2,0,NULL,?24),"
+                         "(?25,2,0,NULL,?26),(?27,2,0,NULL,?28),"
+                         "(?29,2,0,NULL,?30),(?31,2,0,NULL,?32),"
+                         "(?33,2,0,NULL,?34),(?35,2,0,NULL,?36),"
+                         "(?37,2,0,NULL,?38),(?39,2,0,NULL,?40),"
+                         "(?41,2,0,NULL,?42),(?43,2,0,NULL,?44),"
+                         "(?45,2,0,NULL,?46),(?47,2,0,NULL,?48),"
+                         "(?49,2,0,NULL,?50),(?51,2,0,NULL,?52),"
+                         "(?53,2,0,NULL,?54),(?55,2,0,NULL,?56),"
+                         "(?57,2,0,NULL,?58),(?59,2,0,NULL,?60),"
+                         "(?61,2,0,NULL,?62),(?63,2,0,NULL,?64)",
 };
 
 /* ------------------------------------------------------------- errors */
@@ -239,6 +294,7 @@ sqlite3_stmt *emq_stmt(emq_store *st, int id)
     switch (id) { /* statements that write kv rows end the hash cache */
     case S_KEY_INSERT: case S_KEY_DELETE: case S_KEY_PUT_VAL:
     case S_KEY_SET_EXPIRE: case S_KEY_UPSERT: case S_KEY_CREATE_NX:
+    case S_KEY_CREATE_RUN:
         st->hvalid = 0;
         break;
     default:

@@ -279,6 +279,11 @@ int emq_hash_set(emq_store *st, const void *key, size_t klen,
  *  (of any type); *created = 0 when it existed (nothing changes). */
 int emq_hash_create(emq_store *st, const void *key, size_t klen,
                     const emq_bytes *fv, size_t n, int *created);
+/** emq_hash_create of n hashes in order: keys[i] with the nf pairs at
+ *  fv[2 * nf * i]; created[i] as emq_hash_create's *created. */
+int emq_hash_create_many(emq_store *st, const emq_bytes *keys,
+                         const emq_bytes *fv, size_t nf, size_t n,
+                         int *created);
 /** HDEL of one field; *removed = 1 if it existed. */
 int emq_hash_del(emq_store *st, const void *key, size_t klen,
                  const void *f, size_t flen, int *removed);

@@ -36,6 +36,8 @@ enum {
     S_Z_INSERT0, S_Z_SCORE_NZ, S_Z_ANY_NZ,
     /* a batch of score-0 members (zset.c, emq_zset_add0_many) */
     S_Z_INSERT0_RUN,
+    /* a batch of new hashes (hash.c, emq_hash_create_many) */
+    S_KEY_CREATE_RUN,
     S_COUNT
 };
 
@@ -49,6 +51,8 @@ enum {
  * the instructions of 32 one-row inserts (the statement's own cost is paid
  * once). */
 #define EMQ_Z_RUN 32
+/* New hash rows S_KEY_CREATE_RUN inserts in one statement (the same). */
+#define EMQ_H_RUN 32
 typedef struct emq_kc_entry {
     emq_buf name;
     int type;        /* EMQ_T_NONE: the slot is free */

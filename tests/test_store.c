@@ -247,6 +247,46 @@ START_TEST(hash_create_only_when_absent)
 }
 END_TEST
 
+/* emq_hash_create_many answers what as many emq_hash_create would: a run
+ * of new names goes in whole; a run meeting a live key of any type, or its
+ * own duplicate, is redone one by one (so an expired key is replaced). */
+START_TEST(hash_create_many_is_so_many_creates)
+{
+    char names[100][16];
+    emq_bytes keys[100], fv[200];
+    int made[100];
+    emq_buf v = {0};
+    emq_bytes h[] = {{"payload", 7}, {"old", 3}};
+    for (int i = 0; i < 100; i++) {
+        snprintf(names[i], sizeof names[i], "n%02d", i);
+        keys[i] = (emq_bytes){names[i], 3};
+        fv[2 * i] = (emq_bytes){"payload", 7};
+        fv[2 * i + 1] = (emq_bytes){names[i], 3};
+    }
+    memcpy(names[70], "n66", 3); /* run 3: its own duplicate */
+    memcpy(names[97], "n05", 3); /* the last few: a name run 1 made */
+    ck_assert_int_eq(emq_str_set(st, K("n40"), "s", 1, 2000, 0, NULL),
+                     EMQ_OK);
+    ck_assert_int_eq(emq_hash_set(st, K("n45"), h, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(st, 1, 5000), EMQ_OK); /* n40 expired */
+    ck_assert_int_eq(emq_hash_create_many(st, keys, fv, 1, 100, made),
+                     EMQ_OK);
+    for (int i = 0; i < 100; i++)
+        ck_assert_msg(made[i] == !(i == 45 || i == 70 || i == 97),
+                      "item %d: made %d", i, made[i]);
+    ck_assert_int_eq(emq_hash_get(st, K("n00"), K("payload"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "n00");
+    ck_assert_int_eq(emq_hash_get(st, K("n40"), K("payload"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "n40");
+    ck_assert_int_eq(emq_hash_get(st, K("n45"), K("payload"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "old");
+    ck_assert_int_eq(emq_hash_get(st, K("n66"), K("payload"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "n66");
+    emq_buf_free(&v);
+}
+END_TEST
+
 START_TEST(hash_field_expiry_hides_only_that_field)
 {
     emq_bytes fv[] = {{"state", 5}, {"active", 6}, {"lock", 4}, {"3", 1}};
@@ -1262,6 +1302,7 @@ Suite *suite_store(void)
     tcase_add_test(t, hash_incrby_creates_and_refuses_text);
     tcase_add_test(t, hash_last_field_removed_deletes_key);
     tcase_add_test(t, hash_create_only_when_absent);
+    tcase_add_test(t, hash_create_many_is_so_many_creates);
     tcase_add_test(t, hash_field_expiry_hides_only_that_field);
     tcase_add_test(t, hash_create_over_a_hash_whose_fields_all_expired);
     tcase_add_test(t, hash_apply_runs_steps_in_order_with_one_write);
