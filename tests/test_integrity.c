@@ -125,19 +125,26 @@ START_TEST(with_checksums_a_flipped_payload_byte_is_reported)
 END_TEST
 
 /* Every write path keeps every sum right: a workload over all of Tier 1,
- * then a clean check (which verifies every row). */
+ * then a clean check (which verifies every row). The batch is long enough
+ * for the rows that go in 32 to a statement. */
 START_TEST(every_write_path_keeps_the_sums)
 {
     emq_db *db = open_h(1);
     emq_job j;
     int64_t n;
     char id[EMQ_ID_SIZE];
-    emq_item items[3] = {{"JOB0000000000B", "b", 1}, {"JOB0000000000C", "c", 1},
-                         {"JOB0000000000D", "d", 1}};
-    int verdicts[3];
+    static char ids[40][32];
+    emq_item items[40];
+    int verdicts[40];
+    for (int i = 0; i < 40; i++) {
+        snprintf(ids[i], sizeof ids[i], "JOB0000000B%03d", i % 1000);
+        items[i] = (emq_item){ids[i], ids[i], (size_t)(i % 5)};
+    }
     ck_assert_int_eq(emq_enqueue(db, "q", "JOB0000000000A", "a", 1),
                      EMQ_ENQUEUED);
-    ck_assert_int_eq(emq_enqueue_many(db, "q", items, 3, verdicts), EMQ_OK);
+    ck_assert_int_eq(emq_enqueue_many(db, "q", items, 40, verdicts), EMQ_OK);
+    for (int i = 0; i < 40; i++)
+        ck_assert_int_eq(verdicts[i], EMQ_ENQUEUED);
     ck_assert_int_eq(emq_enqueue_in(db, "q", "JOB0000000000E", "e", 1, 10),
                      EMQ_SCHEDULED);
     ck_assert_int_eq(emq_claim(db, "q", 100, &j), EMQ_OK);
