@@ -187,9 +187,6 @@ int emq_hash_create(emq_store *st, const void *key, size_t klen,
     return emq_hash_create(st, key, klen, fv, n, created);
 }
 
-/* S_KEY_CREATE_RUN spells the type out. */
-_Static_assert(EMQ_T_HASH == 2, "S_KEY_CREATE_RUN writes type 2");
-
 /* One run: keys[0..EMQ_H_RUN) with their values, in one statement. 1 when
  * every row went in, 0 when a name was taken (the statement aborted and
  * SQLite undid its rows), or an error code. */

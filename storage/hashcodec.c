@@ -24,16 +24,21 @@ int emq_varint_get(const unsigned char **p, const unsigned char *end,
     return -1;
 }
 
+/* Write v as a varint at o; the byte after it. */
+static unsigned char *varint_at(unsigned char *o, uint64_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (unsigned char)v;
+    return o;
+}
+
 int emq_varint_put(emq_buf *b, uint64_t v)
 {
     unsigned char tmp[10];
-    int n = 0;
-    do {
-        unsigned char c = v & 0x7f;
-        v >>= 7;
-        tmp[n++] = c | (v ? 0x80 : 0);
-    } while (v);
-    return emq_buf_append(b, tmp, (size_t)n);
+    return emq_buf_append(b, tmp, (size_t)(varint_at(tmp, v) - tmp));
 }
 
 static int grow(emq_hfields *h)
@@ -166,17 +171,6 @@ void emq_hc_remove(emq_hfields *h, size_t i)
 /* Bytes an entry takes at most beyond its field and value: three varints
  * of at most 10 bytes each. */
 #define HC_ENTRY_OVER 30
-
-/* Write v as a varint at o; the byte after it. */
-static unsigned char *varint_at(unsigned char *o, uint64_t v)
-{
-    while (v >= 0x80) {
-        *o++ = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    *o++ = (unsigned char)v;
-    return o;
-}
 
 static unsigned char *bytes_at(unsigned char *o, const void *p, size_t n)
 {

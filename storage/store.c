@@ -31,6 +31,12 @@
 /* ------------------------------------------------------------------ SQL */
 
 
+/* S_Z_INSERT0_RUN and S_KEY_CREATE_RUN below spell out their rows: 32 each,
+ * of type 2 for the hashes. */
+_Static_assert(EMQ_Z_RUN == 32 && EMQ_H_RUN == 32,
+               "the run statements' texts hold 32 rows");
+_Static_assert(EMQ_T_HASH == 2, "S_KEY_CREATE_RUN writes type 2");
+
 static const char *const sql[S_COUNT] = {
     /* Every statement that writes a key row computes its checksum (NULL
      * while the file's checksums are off) and every read verifies it

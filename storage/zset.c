@@ -173,6 +173,26 @@ int emq_zset_add(emq_store *st, const void *key, size_t klen,
     return rc;
 }
 
+/* EMQ_Z_RUN members m[0..) at score 0 into flat zset kid, one statement;
+ * *made = the number that were not there. */
+static int insert0_run(emq_store *st, int64_t kid, const emq_bytes *m,
+                       int64_t *made)
+{
+    sqlite3_stmt *s = emq_stmt(st, S_Z_INSERT0_RUN);
+    int rc;
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    for (int j = 0; j < EMQ_Z_RUN; j++)
+        emq_bind_blob(s, 2 + j, m[j].p, m[j].n);
+    rc = sqlite3_step(s);
+    emq_stmt_done(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    *made = sqlite3_changes(st->db);
+    return EMQ_OK;
+}
+
 /*
  * ZADD key 0 m[0] 0 m[1] ...: each member at score 0, *added (may be NULL)
  * the number that were new. A set known flat (flat above) takes the members
@@ -188,22 +208,11 @@ int emq_zset_add0_many(emq_store *st, const void *key, size_t klen,
     size_t i = 0;
     int rc = find(st, key, klen, &kid), one = 0;
     if (rc == EMQ_OK && kid && (rc = flat(st, kid)) == 1) {
-        sqlite3_stmt *s = NULL;
         rc = EMQ_OK;
         for (; rc == EMQ_OK && n - i >= EMQ_Z_RUN; i += EMQ_Z_RUN) {
-            if (!s && !(s = emq_stmt(st, S_Z_INSERT0_RUN))) {
-                rc = emq_store_fail(st, sqlite3_errcode(st->db));
-                break;
-            }
-            sqlite3_bind_int64(s, 1, kid);
-            for (int j = 0; j < EMQ_Z_RUN; j++)
-                emq_bind_blob(s, 2 + j, m[i + j].p, m[i + j].n);
-            int sr = sqlite3_step(s);
-            emq_stmt_done(s);
-            if (sr != SQLITE_DONE)
-                rc = emq_store_fail(st, sr);
-            else
-                count += sqlite3_changes(st->db);
+            int64_t made = 0;
+            rc = insert0_run(st, kid, m + i, &made);
+            count += made;
         }
         for (; rc == EMQ_OK && i < n; i++)
             if ((rc = add0(st, kid, m[i].p, m[i].n, 0, &one)) == EMQ_OK)
