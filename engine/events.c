@@ -77,13 +77,16 @@ int emq_ev_json_s(emq_buf *b, const void *p, size_t n)
 static int t217_escape(emq_buf *b, const void *p, size_t n)
 {
     const unsigned char *s = p;
-    size_t i;
+    size_t i, from = 0;
     int rc = EMQ_OK;
-    for (i = 0; i < n && rc == EMQ_OK; i++) {
-        if (s[i] == '\\') rc = put(b, "\\\\");
-        else if (s[i] == '"') rc = put(b, "\\\"");
-        else rc = emq_buf_append(b, s + i, 1);
-    }
+    /* Runs without a quote or backslash go in whole. */
+    for (i = 0; i < n && rc == EMQ_OK; i++)
+        if (s[i] == '\\' || s[i] == '"') {
+            rc = emq_buf_append(b, s + from, i - from);
+            if (rc == EMQ_OK) rc = put(b, s[i] == '"' ? "\\\"" : "\\\\");
+            from = i + 1;
+        }
+    if (rc == EMQ_OK && from < n) rc = emq_buf_append(b, s + from, n - from);
     return rc;
 }
 
