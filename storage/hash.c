@@ -9,14 +9,20 @@
  * The last hash read or written stays decoded (st->hkey, hraw, hf) for the
  * rest of the transaction, so the several reads a transition makes of one
  * job row cost one SELECT. A mutator clears the cache before it changes hf
- * and store_back() re-arms it with what it wrote; emq_stmt() clears it on
- * any other kv write.
+ * and store_back() re-arms it with what it wrote. The rows it held before
+ * are carried (st->hc, encoded), within a write transaction and past this
+ * handle's own commits, so that a claim's job row read again by the
+ * complete, or the metrics and meta hashes every transition looks at, are
+ * read once. Exactness: a key is in at most one of the two; every kv
+ * write forgets the key it writes (emq_stmt_kv) or every row (emq_stmt,
+ * for the statements that write rows the caller does not name); a key
+ * with an expiry is not carried; a rollback, a read transaction (which
+ * does not look at the carry), and another connection's commit (the
+ * pager's data version, as for the registrations in kv.c) drop them.
  */
 #include <string.h>
 #include "store_int.h"
 
-/* Load `key` as a hash into st->hf (views into st->hraw). *exists = 0 when
- * absent (or every field expired). */
 static int cache_hit(const emq_store *st, const void *key, size_t klen)
 {
     return st->hvalid && st->hkey.len == klen &&
@@ -39,6 +45,105 @@ static void cache_arm(emq_store *st, const void *key, size_t klen, int exists)
     st->hexists = exists;
 }
 
+/* ------------------------------------------------------------- carry */
+
+static emq_hcarry *carried(emq_store *st, const void *key, size_t klen)
+{
+    for (int i = 0; i < EMQ_HCARRY; i++) {
+        emq_hcarry *c = &st->hc[i];
+        if (c->used && c->key.len == klen && memcmp(c->key.p, key, klen) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static void swap_buf(emq_buf *a, emq_buf *b)
+{
+    emq_buf t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Move the decoded row (when valid, without key expiry) into the carry:
+ * a free slot, else the oldest. The buffers swap, so nothing is copied. */
+static void carry_put(emq_store *st)
+{
+    emq_hcarry *c = NULL;
+    if (!st->hvalid || st->hkexp) {
+        st->hvalid = 0;
+        return;
+    }
+    st->hvalid = 0;
+    for (int i = 0; i < EMQ_HCARRY && !c; i++)
+        if (!st->hc[i].used)
+            c = &st->hc[i];
+    if (!c) {
+        c = &st->hc[st->hc_next];
+        st->hc_next = (st->hc_next + 1) % EMQ_HCARRY;
+    }
+    swap_buf(&c->key, &st->hkey);
+    swap_buf(&c->raw, &st->hraw);
+    c->exists = st->hexists;
+    c->used = 1;
+}
+
+/* Make the carried row of `key` the decoded one: 1 when it was there. A
+ * row whose every field has expired since is left to the SELECT path,
+ * which drops it. */
+static int carry_take(emq_store *st, const void *key, size_t klen)
+{
+    emq_hcarry *c = carried(st, key, klen);
+    if (!c)
+        return 0;
+    c->used = 0;
+    swap_buf(&c->key, &st->hkey);
+    swap_buf(&c->raw, &st->hraw);
+    st->hf.n = 0;
+    if (c->exists &&
+        (emq_hc_decode(st->hraw.p, st->hraw.len, st->now, &st->hf) !=
+             EMQ_OK ||
+         st->hf.n == 0))
+        return 0;
+    st->hexists = c->exists;
+    st->hkexp = 0;
+    st->hvalid = 1;
+    return 1;
+}
+
+void emq_hcache_forget(emq_store *st, const void *key, size_t klen)
+{
+    emq_hcarry *c = carried(st, key, klen);
+    if (c)
+        c->used = 0;
+    if (cache_hit(st, key, klen))
+        st->hvalid = 0;
+}
+
+void emq_hcache_clear(emq_store *st)
+{
+    st->hvalid = 0;
+    for (int i = 0; i < EMQ_HCARRY; i++)
+        st->hc[i].used = 0;
+}
+
+void emq_hcache_commit(emq_store *st)
+{
+    carry_put(st);
+}
+
+void emq_hcache_free(emq_store *st)
+{
+    for (int i = 0; i < EMQ_HCARRY; i++) {
+        emq_buf_free(&st->hc[i].key);
+        emq_buf_free(&st->hc[i].raw);
+        st->hc[i].used = 0;
+    }
+}
+
+/* ------------------------------------------------------------- rows */
+
+/* Load `key` as a hash into st->hf (views into st->hraw). *exists = 0 when
+ * absent (or every field expired). */
 static int load(emq_store *st, const void *key, size_t klen, int *exists)
 {
     emq_keyrow kr;
@@ -46,15 +151,25 @@ static int load(emq_store *st, const void *key, size_t klen, int *exists)
         *exists = st->hexists;
         return EMQ_OK;
     }
+    if (st->tx_write) {
+        carry_put(st);
+        if (carry_take(st, key, klen)) {
+            *exists = st->hexists;
+            return EMQ_OK;
+        }
+    }
+    st->hvalid = 0;
     int rc = emq_key_lookup(st, key, klen, EMQ_T_HASH, &kr, 1);
     *exists = 0;
     st->hf.n = 0;
+    st->hkexp = 0;
     if (rc != EMQ_OK)
         return rc;
     if (kr.type == EMQ_T_NONE) {
         cache_arm(st, key, klen, 0);
         return EMQ_OK;
     }
+    st->hkexp = kr.expire >= 0;
     rc = emq_buf_set(&st->hraw, kr.val, kr.vlen);
     emq_stmt_done(emq_stmt(st, S_KEY_GET));
     if (rc != EMQ_OK)
@@ -84,7 +199,7 @@ static int store_back(emq_store *st, const void *key, size_t klen, int existed)
     }
     if (emq_hc_encode(&st->hf, &st->henc) != EMQ_OK)
         return emq_store_err(st, EMQ_ENOMEM, "out of memory");
-    s = emq_stmt(st, existed ? S_KEY_PUT_VAL : S_KEY_INSERT);
+    s = emq_stmt_kv(st, existed ? S_KEY_PUT_VAL : S_KEY_INSERT, key, klen);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     emq_bind_blob(s, 1, key, klen);
@@ -100,6 +215,8 @@ static int store_back(emq_store *st, const void *key, size_t klen, int existed)
     emq_stmt_done(s);
     if (rc != SQLITE_DONE)
         return emq_store_fail(st, rc);
+    if (!existed)
+        st->hkexp = 0; /* a new row has no expiry */
     /* What was written becomes the cached row: swap it in and decode. */
     emq_buf t = st->hraw;
     st->hraw = st->henc;
@@ -153,6 +270,8 @@ int emq_hash_create(emq_store *st, const void *key, size_t klen,
     sqlite3_stmt *s;
     int rc;
     *created = 0;
+    if (st->tx_write)
+        carry_put(st); /* hf is about to hold the new row */
     st->hvalid = 0;
     st->hf.n = 0;
     for (size_t i = 0; i + 1 < 2 * n; i += 2)
@@ -162,7 +281,7 @@ int emq_hash_create(emq_store *st, const void *key, size_t klen,
     if (emq_hc_encode(&st->hf, &st->henc) != EMQ_OK)
         return emq_store_err(st, EMQ_ENOMEM, "out of memory");
     /* One statement in the common case: insert unless the name exists. */
-    s = emq_stmt(st, S_KEY_CREATE_NX);
+    s = emq_stmt_kv(st, S_KEY_CREATE_NX, key, klen);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     emq_bind_blob(s, 1, key, klen);
@@ -210,7 +329,9 @@ static int create_run(emq_store *st, const emq_bytes *keys,
             return emq_store_err(st, EMQ_ENOMEM, "out of memory");
     }
     at[EMQ_H_RUN] = vals->len;
-    if (!(s = emq_stmt(st, S_KEY_CREATE_RUN)))
+    for (i = 0; i < EMQ_H_RUN; i++)
+        emq_hcache_forget(st, keys[i].p, keys[i].n);
+    if (!(s = emq_stmt_kv(st, S_KEY_CREATE_RUN, NULL, 0)))
         return emq_store_fail(st, sqlite3_errcode(st->db));
     for (i = 0; i < EMQ_H_RUN; i++) {
         emq_bind_blob(s, (int)(2 * i + 1), keys[i].p, keys[i].n);
@@ -231,6 +352,8 @@ int emq_hash_create_many(emq_store *st, const emq_bytes *keys,
     emq_buf vals = {0};
     size_t i = 0, k;
     int rc = EMQ_OK, all;
+    if (st->tx_write)
+        carry_put(st); /* hf is about to hold the new rows */
     st->hvalid = 0;
     while (rc == EMQ_OK && i < n) {
         all = n - i >= EMQ_H_RUN ? create_run(st, keys + i, fv + i * 2 * nf,
@@ -382,16 +505,13 @@ done:
     return rc;
 }
 
-int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
-                   size_t n, int *existed)
+/* The steps on st->hf, in order. *wrote / *deleted: some step changed a
+ * field / removed one. A failed step returns its code with the message
+ * set; hf is then half done and must not be written. */
+static int run_ops(emq_store *st, emq_hop *ops, size_t n, int *wrote,
+                   int *deleted)
 {
-    int exists, wrote = 0, deleted = 0;
-    int rc = load(st, key, klen, &exists);
-    if (existed)
-        *existed = rc == EMQ_OK && exists;
-    st->hvalid = 0; /* hf may change below */
-    if (rc != EMQ_OK)
-        return rc;
+    *wrote = *deleted = 0;
     for (size_t k = 0; k < n; k++) {
         emq_hop *o = &ops[k];
         long i = emq_hc_find(&st->hf, o->f.p, o->f.n);
@@ -405,12 +525,12 @@ int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
         case EMQ_HOP_SET:
             if (emq_hc_put(&st->hf, o->f.p, o->f.n, o->v.p, o->v.n, -1))
                 return emq_store_err(st, EMQ_ENOMEM, "out of memory");
-            wrote = 1;
+            *wrote = 1;
             break;
         case EMQ_HOP_DEL:
             if (i >= 0) {
                 emq_hc_remove(&st->hf, (size_t)i);
-                wrote = deleted = 1;
+                *wrote = *deleted = 1;
             }
             break;
         case EMQ_HOP_INCR: {
@@ -429,13 +549,130 @@ int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
             size_t len = emq_fmt_i64(o->num, o->result);
             if (emq_hc_put(&st->hf, o->f.p, o->f.n, o->num, len, expire))
                 return emq_store_err(st, EMQ_ENOMEM, "out of memory");
-            wrote = 1;
+            *wrote = 1;
             break;
         }
         default:
             return emq_store_err(st, EMQ_EINTERNAL, "bad hash step");
         }
     }
+    return EMQ_OK;
+}
+
+/*
+ * The row as one statement: UPDATE kv SET val = emq_hash_steps(val) WHERE
+ * the name is a hash without expiry (S_KEY_STEPS). The function runs the
+ * steps (st->steps) on the stored value and returns the new encoding; the
+ * read the two-statement path makes (SELECT, then UPDATE) is the UPDATE's
+ * own seek. Whatever that path must decide — the key absent, of another
+ * type or with an expiry (no row matches), every field expired or none
+ * left (the key must go), a step that fails — makes the function raise an
+ * error, so that nothing is written, and the caller takes the two-statement
+ * path or returns the step's error.
+ */
+typedef struct emq_steps {
+    emq_hop *ops;
+    size_t n;
+    int rc;          /* a step's error (its message set), or EMQ_OK      */
+    int deleted;     /* a step removed a field                           */
+    int ran;         /* the function ran and produced the new value      */
+} emq_steps;
+
+static void fn_steps(sqlite3_context *cx, int argc, sqlite3_value **v)
+{
+    emq_store *st = sqlite3_user_data(cx);
+    emq_steps *a = st->steps;
+    int wrote;
+    (void)argc;
+    if (!a || sqlite3_value_type(v[0]) != SQLITE_BLOB) {
+        sqlite3_result_error(cx, "emq_hash_steps: not inside a hash step", -1);
+        return;
+    }
+    if (emq_buf_set(&st->hraw, sqlite3_value_blob(v[0]),
+                    (size_t)sqlite3_value_bytes(v[0])) != EMQ_OK ||
+        emq_hc_decode(st->hraw.p, st->hraw.len, st->now, &st->hf) != EMQ_OK ||
+        st->hf.n == 0)
+        goto fallback; /* out of memory, damaged, or every field expired */
+    if ((a->rc = run_ops(st, a->ops, a->n, &wrote, &a->deleted)) != EMQ_OK)
+        goto fallback;
+    if (!wrote || st->hf.n == 0 || emq_hc_encode(&st->hf, &st->henc) != EMQ_OK)
+        goto fallback;
+    a->ran = 1;
+    sqlite3_result_blob64(cx, st->henc.p, st->henc.len, SQLITE_TRANSIENT);
+    return;
+fallback:
+    sqlite3_result_error(cx, "emq_hash_steps: taken the long way", -1);
+}
+
+int emq_hash_register(emq_store *st)
+{
+    const int f = SQLITE_UTF8 | SQLITE_DIRECTONLY;
+    int rc = sqlite3_create_function_v2(st->db, "emq_hash_steps", 1, f, st,
+                                        fn_steps, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? EMQ_OK : emq_store_fail(st, rc);
+}
+
+/* 1 when the steps ran as one statement, 0 when the two-statement path
+ * must run them, or an error code. */
+static int apply_one(emq_store *st, const void *key, size_t klen,
+                     emq_hop *ops, size_t n, int *deleted)
+{
+    emq_steps a = {ops, n, EMQ_OK, 0, 0};
+    sqlite3_stmt *s = emq_stmt_kv(st, S_KEY_STEPS, key, klen);
+    int rc;
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_bind_blob(s, 1, key, klen);
+    st->steps = &a;
+    rc = sqlite3_step(s);
+    st->steps = NULL;
+    emq_stmt_done(s);
+    if (a.rc != EMQ_OK)
+        return a.rc; /* a failed step: its error, nothing written */
+    if (rc == SQLITE_DONE && a.ran) {
+        /* What was written becomes the cached row. */
+        swap_buf(&st->hraw, &st->henc);
+        if (emq_hc_decode(st->hraw.p, st->hraw.len, st->now, &st->hf) ==
+            EMQ_OK) {
+            cache_arm(st, key, klen, 1);
+            st->hkexp = 0;
+        }
+        *deleted = a.deleted;
+        return 1;
+    }
+    if (rc == SQLITE_DONE || (rc & 0xff) == SQLITE_ERROR)
+        return 0; /* no such row, or the function declined */
+    return emq_store_fail(st, rc);
+}
+
+int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
+                   size_t n, int *existed)
+{
+    int exists, wrote = 0, deleted = 0, rc;
+    if (st->tx_write && !st->sums && !cache_hit(st, key, klen) &&
+        !carried(st, key, klen)) {
+        int writes = 0;
+        for (size_t k = 0; k < n; k++)
+            writes |= ops[k].op != EMQ_HOP_GET;
+        carry_put(st); /* apply_one decodes into hraw/hf */
+        if (writes && (rc = apply_one(st, key, klen, ops, n, &deleted))) {
+            if (rc < 0)
+                return rc;
+            if (existed)
+                *existed = 1;
+            if (deleted)
+                emq_store_watch(st, EMQ_WATCH_HDEL, key, klen);
+            return EMQ_OK;
+        }
+    }
+    rc = load(st, key, klen, &exists);
+    if (existed)
+        *existed = rc == EMQ_OK && exists;
+    st->hvalid = 0; /* hf may change below */
+    if (rc != EMQ_OK)
+        return rc;
+    if ((rc = run_ops(st, ops, n, &wrote, &deleted)) != EMQ_OK)
+        return rc;
     if (wrote && (rc = store_back(st, key, klen, exists)) != EMQ_OK)
         return rc;
     if (deleted)

@@ -91,6 +91,19 @@ void emq_kc_set_flat(emq_store *st, int64_t kid, int flat)
         e->flat = flat;
 }
 
+int emq_kc_zero(emq_store *st, int64_t kid)
+{
+    const emq_kc_entry *e = kc_zset(st, kid);
+    return e ? e->zero : 0;
+}
+
+void emq_kc_set_zero(emq_store *st, int64_t kid, int zero)
+{
+    emq_kc_entry *e = kc_zset(st, kid);
+    if (e)
+        e->zero = zero;
+}
+
 static emq_kc_entry *kc_find(emq_store *st, const void *key, size_t klen)
 {
     for (int i = 0; i < EMQ_KCACHE; i++) {
@@ -118,7 +131,7 @@ static void kc_put(emq_store *st, const void *key, size_t klen, int type,
         }
     }
     if (!same)
-        e->flat = 0; /* what was known of another registration */
+        e->flat = e->zero = 0; /* what was known of another registration */
     e->type = type;
     e->kid = kid;
 }
@@ -216,7 +229,7 @@ int emq_key_create(emq_store *st, const void *key, size_t klen, int type,
     *kid = sqlite3_column_int64(s, 0);
     emq_stmt_done(s);
 
-    s = emq_stmt(st, S_KEY_INSERT);
+    s = emq_stmt_kv(st, S_KEY_INSERT, key, klen);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     emq_bind_blob(s, 1, key, klen);
@@ -268,7 +281,7 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
         rc = emq_xs_drop(st, kid); /* its rows in stream.c's tables */
     if (rc != EMQ_OK)
         return rc;
-    sqlite3_stmt *s = emq_stmt(st, S_KEY_DELETE);
+    sqlite3_stmt *s = emq_stmt_kv(st, S_KEY_DELETE, key, klen);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     emq_bind_blob(s, 1, key, klen);

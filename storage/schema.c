@@ -148,6 +148,18 @@ static int schema_6_hash_tokens(emq_store *st)
     return rc;
 }
 
+/* Version 7: the member index is UNIQUE (a member is in a set once, so
+ * no row of a sound file differs), which lets a ZADD at a score other than
+ * 0 be one INSERT ... ON CONFLICT DO NOTHING instead of a probe and an
+ * insert (zset.c). A file holding the same member twice at scores other
+ * than 0 cannot climb this step: its open fails with the constraint. */
+static int schema_7_unique_member_index(emq_store *st)
+{
+    return emq_store_exec(st, "DROP INDEX zset_member;"
+                              "CREATE UNIQUE INDEX zset_member ON"
+                              " zset(kid, member) WHERE score <> 0;");
+}
+
 static const struct step {
     int version;
     int (*run)(emq_store *st);

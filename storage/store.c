@@ -35,7 +35,7 @@
  * of type 2 for the hashes. */
 _Static_assert(EMQ_Z_RUN == 32 && EMQ_H_RUN == 32,
                "the run statements' texts hold 32 rows");
-_Static_assert(EMQ_T_HASH == 2, "S_KEY_CREATE_RUN writes type 2");
+_Static_assert(EMQ_T_HASH == 2, "S_KEY_CREATE_RUN and S_KEY_STEPS name type 2");
 
 static const char *const sql[S_COUNT] = {
     /* Every statement that writes a key row computes its checksum (NULL
@@ -151,9 +151,10 @@ static const char *const sql[S_COUNT] = {
     [S_J_SET] = "UPDATE emq_journal SET next = ?2 WHERE jid = ?1",
     [S_J_DEL] = "DELETE FROM emq_journal WHERE jid = ?1",
     [S_J_SCAN] = "SELECT jid, kind, next, body FROM emq_journal ORDER BY jid",
-    /* A score-0 add (zset.c): the insert itself finds a member at 0; a
-     * member at any other score is then looked up in the member index. */
-    [S_Z_INSERT0] = "INSERT INTO zset(kid, score, member) VALUES(?1, ?3, ?2)"
+    /* An add that leaves a conflicting row alone (zset.c): at score 0 it
+     * finds the member at 0 by the key, at any other score the member at
+     * any score other than 0 by the unique member index. */
+    [S_Z_INSERT_NX] = "INSERT INTO zset(kid, score, member) VALUES(?1, ?3, ?2)"
                     " ON CONFLICT DO NOTHING",
     [S_Z_SCORE_NZ] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
                      " AND score <> 0 LIMIT 1",
@@ -162,6 +163,17 @@ static const char *const sql[S_COUNT] = {
      * every member at 0). */
     [S_Z_ANY_NZ] = "SELECT 1 FROM zset INDEXED BY zset_member WHERE kid = ?1"
                    " AND score <> 0 LIMIT 1",
+    /* ZREM's first try (zset.c): a member at a score other than 0 is found
+     * by the member index and deleted in the same statement. */
+    [S_Z_DEL_NZ] = "DELETE FROM zset WHERE kid = ?1 AND member = ?2"
+                   " AND score <> 0",
+    /* Whether a zset has any member at the score 0: one seek of the key. */
+    [S_Z_ANY_ZERO] = "SELECT 1 FROM zset WHERE kid = ?1 AND score = 0"
+                     " LIMIT 1",
+    /* Hash steps on a row as one statement (hash.c; only on a file whose
+     * checksums are off): a hash without expiry, or no row. */
+    [S_KEY_STEPS] = "UPDATE kv SET val = emq_hash_steps(val)"
+                    " WHERE name = ?1 AND type = 2 AND expire IS NULL",
     /* EMQ_Z_RUN score-0 members ?2 .. ?33 of zset ?1 (a member already at
      * 0 is left alone: ON CONFLICT applies row by row). */
     [S_Z_INSERT0_RUN] = "INSERT INTO zset(kid, score, member) VALUES"
@@ -295,17 +307,8 @@ sqlite3 *emq_store_sqlite(emq_store *st)
 
 /* --------------------------------------------------------- statements */
 
-sqlite3_stmt *emq_stmt(emq_store *st, int id)
+static sqlite3_stmt *stmt_get(emq_store *st, int id)
 {
-    switch (id) { /* statements that write kv rows end the hash cache */
-    case S_KEY_INSERT: case S_KEY_DELETE: case S_KEY_PUT_VAL:
-    case S_KEY_SET_EXPIRE: case S_KEY_UPSERT: case S_KEY_CREATE_NX:
-    case S_KEY_CREATE_RUN:
-        st->hvalid = 0;
-        break;
-    default:
-        break;
-    }
     if (!st->stmt[id] &&
         sqlite3_prepare_v3(st->db, !st->sums && sql_plain[id] ? sql_plain[id]
                                                               : sql[id],
@@ -315,6 +318,28 @@ sqlite3_stmt *emq_stmt(emq_store *st, int id)
         return NULL;
     }
     return st->stmt[id];
+}
+
+sqlite3_stmt *emq_stmt(emq_store *st, int id)
+{
+    switch (id) { /* statements that write kv rows end the hash caches */
+    case S_KEY_INSERT: case S_KEY_DELETE: case S_KEY_PUT_VAL:
+    case S_KEY_SET_EXPIRE: case S_KEY_UPSERT: case S_KEY_CREATE_NX:
+    case S_KEY_CREATE_RUN:
+        emq_hcache_clear(st);
+        break;
+    default:
+        break;
+    }
+    return stmt_get(st, id);
+}
+
+sqlite3_stmt *emq_stmt_kv(emq_store *st, int id, const void *key,
+                          size_t klen)
+{
+    if (key)
+        emq_hcache_forget(st, key, klen);
+    return stmt_get(st, id);
 }
 
 void emq_store_set_sums(emq_store *st, int on)
@@ -755,7 +780,8 @@ static int set_pragmas(emq_store *st)
              st->opts.synchronous == EMQ_SYNC_FULL ? "FULL" : "NORMAL");
     if ((rc = emq_store_exec(st, q)) != EMQ_OK)
         return rc;
-    if ((rc = emq_rowsum_register(st)) != EMQ_OK)
+    if ((rc = emq_rowsum_register(st)) != EMQ_OK ||
+        (rc = emq_hash_register(st)) != EMQ_OK)
         return rc;
     /* The transaction statements, prepared now: ending a transaction must
      * never need memory, and here a failure can still refuse the open. */
@@ -843,10 +869,13 @@ static int make_current(emq_store *st, int version)
  *     its size and content are untouched);
  *   - every committed page owns its blocks in the database file, with a
  *     headroom past them: before a commit the handle compares the pages
- *     in use (PRAGMA page_count) with the file's size and has SQLite extend
- *     the file (SQLITE_FCNTL_SIZE_HINT, ROOM_CHUNK steps) to ROOM_HEAD past
- *     them when less than half of it is left. A PRAGMA is compiled again
- *     at every run (7k instructions), so this look is taken every
+ *     in use with the file's size and has SQLite extend the file
+ *     (SQLITE_FCNTL_SIZE_HINT, ROOM_CHUNK steps) to ROOM_HEAD past them
+ *     when less than half of it is left. The pages in use are those the
+ *     handle's last commit frame gave (walbuf.c saw it written) unless
+ *     another connection committed since or the transaction is big; then
+ *     PRAGMA page_count, which is compiled again at every run (7k
+ *     instructions). The look (a stat) is taken every
  *     ROOM_EVERY commits, for every transaction that changed more than
  *     ROOM_ROWS rows, after every checkpoint of the handle (which truncates
  *     the file to its pages), and at every commit once the disk could not
@@ -938,13 +967,25 @@ static int ensure_room(emq_store *st)
          sqlite3_total_changes64(st->db) - st->tx_changes <= ROOM_ROWS))
         return EMQ_OK;
     st->room_tick = 0;
-    if ((s = emq_stmt(st, S_PAGE_COUNT)) == NULL)
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    rc = sqlite3_step(s);
-    need = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) * st->page_size : 0;
-    emq_stmt_done(s);
-    if (rc != SQLITE_ROW)
-        return emq_store_fail(st, rc);
+    /* The pages in use: what this handle's last commit frame said, while
+     * no other connection has committed since and the transaction is
+     * small (its own growth is within the headroom's half); else asked. */
+    need = st->room_foreign || st->room_low ||
+                   sqlite3_total_changes64(st->db) - st->tx_changes >
+                       ROOM_ROWS
+               ? 0
+               : emq_walbuf_pages(st->db) * st->page_size;
+    if (need == 0) {
+        if ((s = emq_stmt(st, S_PAGE_COUNT)) == NULL)
+            return emq_store_fail(st, sqlite3_errcode(st->db));
+        rc = sqlite3_step(s);
+        need = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) * st->page_size
+                                : 0;
+        emq_stmt_done(s);
+        if (rc != SQLITE_ROW)
+            return emq_store_fail(st, rc);
+        st->room_foreign = 0;
+    }
     if (stat(st->path, &sb) != 0)
         return emq_store_err(st, EMQ_EIO, "cannot stat %s: %s", st->path,
                              strerror(errno));
@@ -1038,6 +1079,7 @@ void emq_store_close(emq_store *st)
         emq_buf_free(&st->kc[i].name);
     emq_buf_free(&st->henc);
     emq_hc_free(&st->hf);
+    emq_hcache_free(st);
     emq_mem_free(st);
     emq_mem_release();
 }
@@ -1091,6 +1133,8 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
         int64_t v = data_version(st);
         if (v < 0 || v != st->kc_version) {
             emq_kc_clear(st);
+            emq_hcache_clear(st);
+            st->room_foreign = 1;
             if (st->current && !st->sums &&
                 (rc = emq_rowsum_load(st)) != EMQ_OK) {
                 emq_store_rollback(st);
@@ -1117,6 +1161,8 @@ int emq_store_commit(emq_store *st)
 {
     if (!st->in_tx)
         return emq_store_err(st, EMQ_EINTERNAL, "no transaction open");
+    if (st->tx_write)
+        emq_hcache_commit(st); /* a failed commit rolls back: forgotten */
     st->hvalid = 0;
     int rc = st->tx_write ? ensure_room(st) : EMQ_OK;
     if (rc == EMQ_OK)
@@ -1147,7 +1193,7 @@ int emq_store_commit(emq_store *st)
 
 void emq_store_rollback(emq_store *st)
 {
-    st->hvalid = 0;
+    emq_hcache_clear(st);
     emq_kc_clear(st);
     emq_store_watch_end(st, 0);
     if (!st->in_tx)

@@ -33,11 +33,17 @@ enum {
     S_EV_EXISTS,
     /* the procedure journal (journal.c) */
     S_J_CREATE, S_J_EXISTS, S_J_INSERT, S_J_NEXT, S_J_SET, S_J_DEL, S_J_SCAN,
-    S_Z_INSERT0, S_Z_SCORE_NZ, S_Z_ANY_NZ,
+    S_Z_INSERT_NX, S_Z_SCORE_NZ, S_Z_ANY_NZ,
     /* a batch of score-0 members (zset.c, emq_zset_add0_many) */
     S_Z_INSERT0_RUN,
     /* a batch of new hashes (hash.c, emq_hash_create_many) */
     S_KEY_CREATE_RUN,
+    /* ZREM of a member at a score other than 0, through the member index */
+    S_Z_DEL_NZ,
+    /* whether a zset has a member at 0 (zset.c, emq_zset_add) */
+    S_Z_ANY_ZERO,
+    /* hash steps as one statement (hash.c, emq_hash_apply) */
+    S_KEY_STEPS,
     S_COUNT
 };
 
@@ -53,12 +59,23 @@ enum {
 #define EMQ_Z_RUN 32
 /* New hash rows S_KEY_CREATE_RUN inserts in one statement (the same). */
 #define EMQ_H_RUN 32
+/* Hash rows kept decoded-ready past the transaction that read them (the
+ * queue's meta and metrics hashes, the job row a claim wrote and the
+ * complete reads): encoded bytes, or known absent. */
+#define EMQ_HCARRY 4
+typedef struct emq_hcarry {
+    emq_buf key, raw;
+    int used, exists;
+} emq_hcarry;
+
 typedef struct emq_kc_entry {
     emq_buf name;
     int type;        /* EMQ_T_NONE: the slot is free */
     int64_t kid;
     int flat;        /* a zset: 1 no member has a score other than 0,
                         -1 some may have, 0 not known (zset.c) */
+    int zero;        /* a zset: 1 no member has the score 0, -1 some may
+                        have, 0 not known (zset.c) */
 } emq_kc_entry;
 
 /* The longest resolved path of a database file. */
@@ -84,16 +101,26 @@ struct emq_store {
     int room;            /* writable file: commits make sure of it      */
     int room_low;        /* the disk could not give the headroom         */
     int room_tick;       /* commits since the last look                  */
+    int room_foreign;    /* another connection committed since this
+                            handle's last commit or look                  */
     int64_t page_size;
     int64_t tx_changes;  /* sqlite3_total_changes64 when the tx began    */
     int sums;            /* the file's row checksums are on (rowsum.c)     */
     emq_buf hraw, henc;  /* scratch for hash reads and writes              */
     emq_hfields hf;      /* decoded view of hraw                           */
     /* The last hash read or written in this transaction (hash.c): hkey's
-     * row is hraw/hf while hvalid. Any kv write through emq_stmt() and
-     * every transaction boundary clear hvalid. */
+     * row is hraw/hf while hvalid (hkexp: the key has an expiry). Every
+     * kv write clears it (emq_stmt; emq_stmt_kv only when it is the key
+     * written), and so does every transaction boundary. */
     emq_buf hkey;
-    int hvalid, hexists;
+    int hvalid, hexists, hkexp;
+    /* Hash rows carried past it (hash.c): the rows this handle read or
+     * wrote last, as encoded, within a write transaction and across its
+     * own commits; dropped as the registration cache is. */
+    emq_hcarry hc[EMQ_HCARRY];
+    int hc_next;
+    /* The hash steps emq_hash_steps() runs inside S_KEY_STEPS (hash.c). */
+    struct emq_steps *steps;
     emq_kc_entry kc[EMQ_KCACHE];
     int kc_next;
     int64_t kc_version;
@@ -120,6 +147,11 @@ typedef struct emq_keyrow {
 } emq_keyrow;
 
 sqlite3_stmt *emq_stmt(emq_store *st, int id);
+/** emq_stmt for a kv-row write of `key` alone: only what the hash caches
+ *  hold of that key is forgotten (emq_stmt forgets every row on a kv
+ *  write). key NULL: the caller forgot its keys itself. */
+sqlite3_stmt *emq_stmt_kv(emq_store *st, int id, const void *key,
+                          size_t klen);
 void emq_stmt_done(sqlite3_stmt *s);
 /** Map an SQLite result to an EMQ code and remember the message. */
 int emq_store_fail(emq_store *st, int sqlite_rc);
@@ -165,6 +197,9 @@ int emq_wgate_try_exclusive(emq_store *st);
  *  the writes that reached the underlying VFS (0, 0 when not wrapped). */
 const char *emq_walbuf_vfs(void);
 void emq_walbuf_stats(sqlite3 *db, long *writes, long *flushes);
+/** The database's size in pages as the last commit written through the
+ *  connection's -wal gave it, or 0 when none was (or it is not wrapped). */
+int64_t emq_walbuf_pages(sqlite3 *db);
 
 /** The host configuration table (hostconf.c), schema step 5. */
 #define EMQ_HOSTCONF_DDL                                                  \
@@ -201,12 +236,24 @@ void emq_xs_close(emq_store *st);
 
 /** Forget every cached registration (kv.c). */
 void emq_kc_clear(emq_store *st);
+/** The hash caches (hash.c): forget `key`; forget every row; at the commit
+ *  of a write transaction, carry the last row into the next one. */
+void emq_hcache_forget(emq_store *st, const void *key, size_t klen);
+void emq_hcache_clear(emq_store *st);
+void emq_hcache_commit(emq_store *st);
+/** Free the caches' buffers (store close). */
+void emq_hcache_free(emq_store *st);
+/** Register the hash type's SQL function (hash.c) on the connection. */
+int emq_hash_register(emq_store *st);
 /** What the registration cache knows of zset `kid`'s scores (the `flat`
  *  of its entry: 0 when it has none), and set it. Kept and dropped with
  *  the registration: another connection's commit, a rollback, the key's
  *  drop or expiry forget it. */
 int emq_kc_flat(emq_store *st, int64_t kid);
 void emq_kc_set_flat(emq_store *st, int64_t kid, int flat);
+/** The same for members at the score 0 (the `zero` of its entry). */
+int emq_kc_zero(emq_store *st, int64_t kid);
+void emq_kc_set_zero(emq_store *st, int64_t kid, int zero);
 
 /** Run count statement `id` (one parameter: the kid) into *n. */
 int emq_kid_count(emq_store *st, int id, int64_t kid, int64_t *n);

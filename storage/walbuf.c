@@ -65,6 +65,9 @@ struct wb_file {
     size_t len, cap;
     sqlite3_int64 off;         /* ... starting at this offset                */
     int commit_next;           /* the last write was a commit frame header   */
+    unsigned pages;            /* -wal: the database's size in pages that
+                                * its last commit frame header gave (0: none
+                                * written through this handle yet)           */
     long flushes, writes;      /* calls out and in (emq_walbuf_stats)        */
 };
 
@@ -152,8 +155,11 @@ static int wal_write(wb_file *w, const void *data, int amt, sqlite3_int64 at)
     }
     if (rc != SQLITE_OK)
         return rc;
-    if (header)
+    if (header) {
         w->commit_next = 1;
+        w->pages = (unsigned)b[4] << 24 | (unsigned)b[5] << 16 |
+                   (unsigned)b[6] << 8 | b[7];
+    }
     else if (w->commit_next) {
         w->commit_next = 0;
         rc = flush(w); /* the commit frame's page: out before it counts */
@@ -428,18 +434,27 @@ done:
     return name;
 }
 
-void emq_walbuf_stats(sqlite3 *db, long *writes, long *flushes)
+/* The open -wal of the connection's main database, when it is wrapped. */
+static wb_file *wal_of(sqlite3 *db)
 {
     sqlite3_file *f = NULL;
-    *writes = *flushes = 0;
     if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) ==
             SQLITE_OK && f &&
         (f->pMethods == &wb_methods_v1 || f->pMethods == &wb_methods_v2 ||
-         f->pMethods == &wb_methods_v3)) {
-        wb_file *w = (wb_file *)f;
-        if (w->peer) {
-            *writes = w->peer->writes;
-            *flushes = w->peer->flushes;
-        }
-    }
+         f->pMethods == &wb_methods_v3))
+        return ((wb_file *)f)->peer;
+    return NULL;
+}
+
+void emq_walbuf_stats(sqlite3 *db, long *writes, long *flushes)
+{
+    wb_file *w = wal_of(db);
+    *writes = w ? w->writes : 0;
+    *flushes = w ? w->flushes : 0;
+}
+
+int64_t emq_walbuf_pages(sqlite3 *db)
+{
+    wb_file *w = wal_of(db);
+    return w ? (int64_t)w->pages : 0;
 }

@@ -6,13 +6,15 @@
  * compares BLOBs so, a proper prefix first). Scores are IEEE doubles, as
  * Valkey keeps them. A member is found by its score: a member at score 0 —
  * every member of pending, dead and the lanes — is probed at (kid, 0, m)
- * in the table itself; any other member through the partial index
+ * in the table itself; any other member through the partial unique index
  * zset_member(kid, member) WHERE score <> 0. So a score-0 member costs one
  * b-tree entry, not two, and the hottest sets write one page fewer.
  *
  * Rules: a member appears at most once (every insert looks for it both
- * ways: a score-0 insert finds a member at 0 by its own conflict, then the
- * index); a set with no member is absent (kv.c keeps its registration).
+ * ways: an insert finds the member at its own kind of score by its own
+ * conflict — the key at 0, the unique index elsewhere — then at the other
+ * kind, unless the set is known to hold none of it); a set with no member
+ * is absent (kv.c keeps its registration).
  */
 #include <string.h>
 #include "store_int.h"
@@ -48,7 +50,8 @@ static int member_score(emq_store *st, int64_t kid, const void *m,
     return rc == SQLITE_DONE ? EMQ_NOTFOUND : emq_store_fail(st, rc);
 }
 
-/* Insert (id = S_Z_INSERT) or delete (S_Z_DEL) the row (kid, score, m). */
+/* Insert (id = S_Z_INSERT) or delete (S_Z_DEL) the row (kid, score, m);
+ * S_Z_DEL_NZ deletes m at any score other than 0 (score unused). */
 static int row_op(emq_store *st, int id, int64_t kid, const void *m,
                   size_t mlen, double score)
 {
@@ -64,29 +67,40 @@ static int row_op(emq_store *st, int id, int64_t kid, const void *m,
 }
 
 /*
- * 1 when zset `kid` is known to have no member at a score other than 0
- * (pending, dead and the lanes only ever hold 0), 0 when it may have, an
- * error code (< 0) when it could not be asked. The answer is kept with the
- * set's registration (emq_kc_flat): asked once — one seek of the partial
- * member index — and then believed until the registration is dropped
- * (another connection committed, a rollback, the key dropped or expired)
- * or this handle puts a member at another score (emq_zset_add).
+ * What is known of zset `kid`'s scores: none_at(.., 0) is 1 when no member
+ * has a score other than 0 (the set is flat: pending, dead and the lanes
+ * only ever hold 0), none_at(.., 1) is 1 when no member has the score 0
+ * (active, schedule); 0 when some may have, an error code (< 0) when it
+ * could not be asked. The answers are kept with the set's registration
+ * (emq_kc_flat, emq_kc_zero): asked once — one seek of the partial member
+ * index, or of the key — and then believed until the registration is
+ * dropped (another connection committed, a rollback, the key dropped or
+ * expired) or this handle puts a member at such a score (emq_zset_add,
+ * which says so before it writes the row).
  */
-static int flat(emq_store *st, int64_t kid)
+static int none_at(emq_store *st, int64_t kid, int zero)
 {
     sqlite3_stmt *s;
-    int rc, known = emq_kc_flat(st, kid);
+    int rc, known = zero ? emq_kc_zero(st, kid) : emq_kc_flat(st, kid);
     if (known)
         return known > 0;
-    if (!(s = emq_stmt(st, S_Z_ANY_NZ)))
+    if (!(s = emq_stmt(st, zero ? S_Z_ANY_ZERO : S_Z_ANY_NZ)))
         return emq_store_fail(st, sqlite3_errcode(st->db));
     sqlite3_bind_int64(s, 1, kid);
     rc = sqlite3_step(s);
     emq_stmt_done(s);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return emq_store_fail(st, rc);
-    emq_kc_set_flat(st, kid, rc == SQLITE_DONE ? 1 : -1);
+    if (zero)
+        emq_kc_set_zero(st, kid, rc == SQLITE_DONE ? 1 : -1);
+    else
+        emq_kc_set_flat(st, kid, rc == SQLITE_DONE ? 1 : -1);
     return rc == SQLITE_DONE;
+}
+
+static int flat(emq_store *st, int64_t kid)
+{
+    return none_at(st, kid, 0);
 }
 
 /*
@@ -99,11 +113,12 @@ static int flat(emq_store *st, int64_t kid)
 static int add0(emq_store *st, int64_t kid, const void *m, size_t mlen,
                 double score, int *added)
 {
-    sqlite3_stmt *s = emq_stmt(st, S_Z_INSERT0);
+    sqlite3_stmt *s = emq_stmt(st, S_Z_INSERT_NX);
     double old = 0;
     int rc, had = 0;
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_kc_set_zero(st, kid, -1); /* before the row: never believed */
     sqlite3_bind_int64(s, 1, kid);
     emq_bind_blob(s, 2, m, mlen);
     sqlite3_bind_double(s, 3, score);
@@ -134,41 +149,74 @@ static int add0(emq_store *st, int64_t kid, const void *m, size_t mlen,
     return had ? row_op(st, S_Z_DEL, kid, m, mlen, old) : EMQ_OK;
 }
 
+/*
+ * ZADD of a member at a score other than 0 to an existing set (active,
+ * schedule): INSERT ... ON CONFLICT DO NOTHING finds the member at another
+ * score other than 0 by the unique member index, or at this very score by
+ * the key; the same member at 0 (then moved: that row deleted) is looked
+ * for only when the set may hold that score (none_at): a lease is one
+ * statement.
+ */
+static int add_nz(emq_store *st, int64_t kid, const void *m, size_t mlen,
+                  double score, int *added)
+{
+    sqlite3_stmt *s;
+    double old = 0;
+    int rc;
+    emq_kc_set_flat(st, kid, -1); /* before the row: never believed */
+    if ((rc = row_op(st, S_Z_INSERT_NX, kid, m, mlen, score)) != EMQ_OK)
+        return rc;
+    if (sqlite3_changes(st->db) > 0) {
+        *added = 1;
+        if ((rc = none_at(st, kid, 1)) != 0)
+            return rc < 0 ? rc : EMQ_OK; /* no member at 0: m is new */
+        if ((rc = row_op(st, S_Z_DEL, kid, m, mlen, 0)) != EMQ_OK)
+            return rc;
+        *added = sqlite3_changes(st->db) == 0;
+        return EMQ_OK;
+    }
+    *added = 0; /* m is in the set at a score other than 0 */
+    if (!(s = emq_stmt(st, S_Z_SCORE_NZ)))
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    emq_bind_blob(s, 2, m, mlen);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        old = sqlite3_column_double(s, 0);
+    emq_stmt_done(s);
+    if (rc == SQLITE_DONE)
+        return emq_store_err(st, EMQ_ECORRUPT, "a sorted set's member "
+                             "index lacks a member its rows hold");
+    if (rc != SQLITE_ROW)
+        return emq_store_fail(st, rc);
+    if (old == score)
+        return EMQ_OK;
+    if ((rc = row_op(st, S_Z_DEL, kid, m, mlen, old)) != EMQ_OK)
+        return rc;
+    return row_op(st, S_Z_INSERT, kid, m, mlen, score);
+}
+
 int emq_zset_add(emq_store *st, const void *key, size_t klen,
                  const void *m, size_t mlen, double score, int *added)
 {
     int64_t kid;
-    double old = 0;
+    int dummy, *a = added ? added : &dummy;
     int rc = find(st, key, klen, &kid);
-    int had = 0, dummy;
     if (rc != EMQ_OK)
         return rc;
-    if (kid && score == 0) {
-        int *a = added ? added : &dummy;
-        rc = add0(st, kid, m, mlen, score, a);
-        if (rc == EMQ_OK && *a) /* a new member: a waiting claim may wake */
-            emq_store_watch(st, EMQ_WATCH_ZADD, key, klen);
-        return rc;
-    }
-    if (!kid) {
+    if (kid) {
+        rc = score == 0 ? add0(st, kid, m, mlen, score, a)
+                        : add_nz(st, kid, m, mlen, score, a);
+    } else {
+        /* A new set: its registration's first member. */
         if ((rc = emq_key_create(st, key, klen, EMQ_T_ZSET, &kid)) != EMQ_OK)
             return rc;
-    } else {
-        rc = member_score(st, kid, m, mlen, &old);
-        if (rc < 0)
-            return rc;
-        had = rc == EMQ_OK;
+        emq_kc_set_flat(st, kid, score == 0 ? 1 : -1);
+        emq_kc_set_zero(st, kid, score == 0 ? -1 : 1);
+        rc = row_op(st, S_Z_INSERT, kid, m, mlen, score);
+        *a = 1;
     }
-    if (added)
-        *added = !had;
-    if (had && old == score)
-        return EMQ_OK;
-    if (had && (rc = row_op(st, S_Z_DEL, kid, m, mlen, old)) != EMQ_OK)
-        return rc;
-    if (score != 0)
-        emq_kc_set_flat(st, kid, -1); /* before the row: never believed */
-    rc = row_op(st, S_Z_INSERT, kid, m, mlen, score);
-    if (rc == EMQ_OK && !had)
+    if (rc == EMQ_OK && *a) /* a new member: a waiting claim may wake */
         emq_store_watch(st, EMQ_WATCH_ZADD, key, klen);
     return rc;
 }
@@ -182,6 +230,7 @@ static int insert0_run(emq_store *st, int64_t kid, const emq_bytes *m,
     int rc;
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
+    emq_kc_set_zero(st, kid, -1); /* before the rows: never believed */
     sqlite3_bind_int64(s, 1, kid);
     for (int j = 0; j < EMQ_Z_RUN; j++)
         emq_bind_blob(s, 2 + j, m[j].p, m[j].n);
@@ -239,15 +288,25 @@ int emq_zset_rem(emq_store *st, const void *key, size_t klen,
         *removed = 0;
     if (rc != EMQ_OK || !kid)
         return rc;
-    double old;
-    rc = member_score(st, kid, m, mlen, &old);
-    if (rc == EMQ_NOTFOUND)
+    /* No probe first: the member index deletes a member at a score other
+     * than 0 by itself (a set known flat has none); only when it found
+     * nothing is the member looked for at 0. */
+    if ((rc = flat(st, kid)) < 0)
+        return rc;
+    if (rc == 0) {
+        if ((rc = row_op(st, S_Z_DEL_NZ, kid, m, mlen, 0)) != EMQ_OK)
+            return rc;
+        if (sqlite3_changes(st->db) > 0)
+            goto gone;
+    }
+    if ((rc = row_op(st, S_Z_DEL, kid, m, mlen, 0)) != EMQ_OK)
+        return rc;
+    if (sqlite3_changes(st->db) == 0)
         return EMQ_OK;
-    if (rc == EMQ_OK)
-        rc = row_op(st, S_Z_DEL, kid, m, mlen, old);
-    if (rc == EMQ_OK && removed)
+gone:
+    if (removed)
         *removed = 1;
-    return rc;
+    return EMQ_OK;
 }
 
 int emq_zset_score(emq_store *st, const void *key, size_t klen,

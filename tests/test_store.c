@@ -4,6 +4,7 @@
  * binary safety, transactions, persistence and foreign-file refusals.
  */
 #include <check.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1121,6 +1122,242 @@ START_TEST(a_score_0_add_moves_a_member_whatever_the_handle_believed)
 }
 END_TEST
 
+/* The times the handle ran its prepared statement whose SQL holds `what`
+ * (0 when it never prepared one). */
+static int runs_of(emq_store *h, const char *what)
+{
+    sqlite3 *db = emq_store_sqlite(h);
+    for (sqlite3_stmt *s = sqlite3_next_stmt(db, NULL); s;
+         s = sqlite3_next_stmt(db, s))
+        if (strstr(sqlite3_sql(s), what))
+            return sqlite3_stmt_status(s, SQLITE_STMTSTATUS_RUN, 0);
+    return 0;
+}
+
+/*
+ * The mirror of the flat rule: a ZADD at a score other than 0 skips looking
+ * for the member at 0 while the handle knows the set holds no such score
+ * (zset.c, none_at). The knowledge must go when a member gets the score 0
+ * — by this handle in the same or a later transaction, by another
+ * connection, or back through a rollback — and the add must still move it.
+ */
+START_TEST(a_nonzero_add_moves_a_member_whatever_the_handle_believed)
+{
+    const char *p = path_in("nozero.db");
+    emq_store_opts o = opts();
+    emq_store *a, *b;
+    int added, rem;
+    ck_assert_int_eq(emq_store_open(p, &o, &a, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_open(p, &o, &b, NULL, 0), EMQ_OK);
+    /* a learns z holds no 0, then puts x at 0 and moves it to 4, one tx */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "m0", 2, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "m1", 2, 2, &added), EMQ_OK);
+    ck_assert_int_eq(added, 1);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "x", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "x", 1, 4, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    zset_is(a, "z", "x", 3, 4);
+    /* the same member at another score other than 0, and at its own */
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "x", 1, 6, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "x", 1, 6, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    zset_is(a, "z", "x", 3, 6);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* b puts w at 0; a (which believed z had no 0) adds w at 3: moved */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "m2", 2, 5, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(b, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(b, K("z"), "w", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(b), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "w", 1, 3, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    zset_is(a, "z", "w", 5, 3);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* b puts v at 0; a removes it, relearns, rolls back: v is back at 0 */
+    ck_assert_int_eq(emq_store_begin(b, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(b, K("z"), "v", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(b), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_rem(a, K("z"), "v", 1, &rem), EMQ_OK);
+    ck_assert_int_eq(rem, 1);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "m3", 2, 8, NULL), EMQ_OK);
+    emq_store_rollback(a);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "v", 1, 2, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    zset_is(a, "z", "v", 6, 2);
+    /* a removal finds a member at either kind of score */
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "u", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_zset_rem(a, K("z"), "u", 1, &rem), EMQ_OK);
+    ck_assert_int_eq(rem, 1);
+    ck_assert_int_eq(emq_zset_rem(a, K("z"), "v", 1, &rem), EMQ_OK);
+    ck_assert_int_eq(rem, 1);
+    ck_assert_int_eq(emq_zset_rem(a, K("z"), "v", 1, &rem), EMQ_OK);
+    ck_assert_int_eq(rem, 0);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(b, 0, 0), EMQ_OK);
+    zset_is(b, "z", "w", 5, 3);
+    emq_store_rollback(b);
+    emq_store_close(a);
+    emq_store_close(b);
+}
+END_TEST
+
+/*
+ * Hash rows carried past a commit (hash.c) are what the file holds: another
+ * connection's write, a rolled-back one, a key's expiry and a field's
+ * expiry all show in the next transaction of the handle that carried them.
+ */
+START_TEST(carried_hash_rows_follow_other_connections_rollback_and_expiry)
+{
+    const char *p = path_in("carry.db");
+    emq_store_opts o = opts();
+    emq_store *a, *b;
+    emq_buf v = {0};
+    int64_t n;
+    int is;
+    ck_assert_int_eq(emq_store_open(p, &o, &a, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_open(p, &o, &b, NULL, 0), EMQ_OK);
+    /* a knows m absent and counts c to 1; b writes both */
+    ck_assert_int_eq(emq_store_begin(a, 1, 100), EMQ_OK);
+    ck_assert_int_eq(emq_hash_exists(a, K("m"), K("paused"), &is), EMQ_OK);
+    ck_assert_int_eq(is, 0);
+    ck_assert_int_eq(emq_hash_incrby(a, K("c"), K("n"), 1, &n), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(b, 1, 100), EMQ_OK);
+    emq_bytes fv[] = {{"paused", 6}, {"1", 1}};
+    ck_assert_int_eq(emq_hash_set(b, K("m"), fv, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_incrby(b, K("c"), K("n"), 10, &n), EMQ_OK);
+    ck_assert_int_eq(n, 11);
+    ck_assert_int_eq(emq_store_commit(b), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 100), EMQ_OK);
+    ck_assert_int_eq(emq_hash_exists(a, K("m"), K("paused"), &is), EMQ_OK);
+    ck_assert_int_eq(is, 1);
+    ck_assert_int_eq(emq_hash_incrby(a, K("c"), K("n"), 1, &n), EMQ_OK);
+    ck_assert_int_eq(n, 12);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* rows a wrote in a rolled-back transaction are not believed after */
+    ck_assert_int_eq(emq_store_begin(a, 1, 100), EMQ_OK);
+    ck_assert_int_eq(emq_hash_incrby(a, K("c"), K("n"), 5, &n), EMQ_OK);
+    ck_assert_int_eq(emq_hash_del(a, K("m"), K("paused"), &is), EMQ_OK);
+    emq_store_rollback(a);
+    ck_assert_int_eq(emq_store_begin(a, 1, 100), EMQ_OK);
+    ck_assert_int_eq(emq_hash_incrby(a, K("c"), K("n"), 0, &n), EMQ_OK);
+    ck_assert_int_eq(n, 12);
+    ck_assert_int_eq(emq_hash_exists(a, K("m"), K("paused"), &is), EMQ_OK);
+    ck_assert_int_eq(is, 1);
+    /* a key that expires, and a field that does, read before and after */
+    emq_bytes kf[] = {{"f", 1}, {"v", 1}, {"g", 1}, {"w", 1}};
+    ck_assert_int_eq(emq_hash_set(a, K("k"), kf, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_key_expire_at(a, K("k"), 200), EMQ_OK);
+    ck_assert_int_eq(emq_hash_set(a, K("h"), kf, 2, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_expire_at(a, K("h"), K("f"), 200, &is), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 150), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(a, K("k"), K("f"), &v), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(a, K("h"), K("f"), &v), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 250), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(a, K("k"), K("f"), &v), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_hash_get(a, K("h"), K("f"), &v), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_hash_len(a, K("h"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    emq_buf_free(&v);
+    emq_store_close(a);
+    emq_store_close(b);
+}
+END_TEST
+
+/*
+ * emq_hash_apply on a row the handle has not cached runs as one statement
+ * (hash.c, S_KEY_STEPS) and must answer as the two-statement path: the new
+ * values, a failed step with nothing written, and the rows that statement
+ * leaves to the long way (an absent key, another type, a key with an
+ * expiry, a hash whose fields all expired).
+ */
+START_TEST(hash_steps_as_one_statement_answer_as_the_long_way)
+{
+    const char *p = path_in("steps.db");
+    emq_store_opts o = opts();
+    emq_store *a, *b;
+    emq_buf pay = {0}, v = {0};
+    int64_t n;
+    int existed, one, is;
+    ck_assert_int_eq(emq_store_open(p, &o, &a, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_open(p, &o, &b, NULL, 0), EMQ_OK);
+    /* b writes the rows (a caches none of them) */
+    ck_assert_int_eq(emq_store_begin(b, 1, 100), EMQ_OK);
+    emq_bytes job[] = {{"state", 5}, {"pending", 7}, {"payload", 7},
+                       {"p\0q", 3}};
+    ck_assert_int_eq(emq_hash_set(b, K("j"), job, 2, NULL), EMQ_OK);
+    emq_bytes txt[] = {{"n", 1}, {"x", 1}};
+    ck_assert_int_eq(emq_hash_set(b, K("t"), txt, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_set(b, K("e"), txt, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_key_expire_at(b, K("e"), 1000), EMQ_OK);
+    ck_assert_int_eq(emq_hash_set(b, K("g"), txt, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_expire_at(b, K("g"), K("n"), 150, &is), EMQ_OK);
+    ck_assert_int_eq(emq_str_set(b, K("s"), "1", 1, -1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(b), EMQ_OK);
+
+    ck_assert_int_eq(emq_store_begin(a, 1, 200), EMQ_OK);
+    one = runs_of(a, "emq_hash_steps");
+    emq_hop ops[3] = {
+        {.op = EMQ_HOP_INCR, .f = {"attempts", 8}, .by = 1},
+        {.op = EMQ_HOP_SET, .f = {"state", 5}, .v = {"active", 6}},
+        {.op = EMQ_HOP_GET, .f = {"payload", 7}, .out = &pay},
+    };
+    ck_assert_int_eq(emq_hash_apply(a, K("j"), ops, 3, &existed), EMQ_OK);
+    ck_assert_int_eq(runs_of(a, "emq_hash_steps"), one + 1);
+    ck_assert_int_eq(existed, 1);
+    ck_assert_int_eq(ops[0].result, 1);
+    ck_assert_int_eq(ops[1].found, 1);
+    ck_assert_int_eq(pay.len, 3);
+    ck_assert_mem_eq(pay.p, "p\0q", 3);
+    /* the row written is the one cached: read back without a SELECT */
+    ck_assert_int_eq(emq_hash_get(a, K("j"), K("state"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "active");
+    /* a failed step: its error, nothing written, the handle usable */
+    emq_hop bad[2] = {{.op = EMQ_HOP_SET, .f = {"m", 1}, .v = {"1", 1}},
+                      {.op = EMQ_HOP_INCR, .f = {"n", 1}, .by = 1}};
+    ck_assert_int_eq(emq_hash_apply(a, K("t"), bad, 2, NULL), EMQ_EPROTO);
+    ck_assert_str_eq(emq_store_errmsg(a), "ERR hash value is not an integer");
+    ck_assert_int_eq(emq_hash_len(a, K("t"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    /* the long way: a key with an expiry, another type, an absent key, a
+     * hash whose only field expired (absent: the steps make a new row) */
+    emq_hop inc = {.op = EMQ_HOP_INCR, .f = {"c", 1}, .by = 2};
+    ck_assert_int_eq(emq_hash_apply(a, K("e"), &inc, 1, &existed), EMQ_OK);
+    ck_assert_int_eq(existed, 1);
+    ck_assert_int_eq(inc.result, 2);
+    ck_assert_int_eq(emq_hash_apply(a, K("s"), &inc, 1, NULL),
+                     EMQ_EWRONGTYPE);
+    ck_assert_int_eq(emq_hash_apply(a, K("none"), &inc, 1, &existed), EMQ_OK);
+    ck_assert_int_eq(existed, 0);
+    ck_assert_int_eq(emq_hash_apply(a, K("g"), &inc, 1, &existed), EMQ_OK);
+    ck_assert_int_eq(existed, 0);
+    ck_assert_int_eq(emq_hash_len(a, K("g"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* what a wrote is what b reads */
+    ck_assert_int_eq(emq_store_begin(b, 0, 200), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(b, K("j"), K("attempts"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "1");
+    ck_assert_int_eq(emq_hash_get(b, K("e"), K("c"), &v), EMQ_OK);
+    ck_assert_str_eq((char *)v.p, "2");
+    ck_assert_int_eq(emq_hash_get(b, K("t"), K("m"), &v), EMQ_NOTFOUND);
+    emq_store_rollback(b);
+    emq_buf_free(&pay);
+    emq_buf_free(&v);
+    emq_store_close(a);
+    emq_store_close(b);
+}
+END_TEST
+
 /* emq_zset_add0_many counts and places what as many ZADDs would: on a set
  * known flat (runs of EMQ_Z_RUN, then one by one), on one holding another
  * score (that member moves to 0), on an absent one; duplicates inside a run
@@ -1331,6 +1568,9 @@ Suite *suite_store(void)
     tcase_add_test(f, persistence_across_close_and_reopen);
     tcase_add_test(f, registration_cache_follows_other_connections_and_rollback);
     tcase_add_test(f, a_score_0_add_moves_a_member_whatever_the_handle_believed);
+    tcase_add_test(f, a_nonzero_add_moves_a_member_whatever_the_handle_believed);
+    tcase_add_test(f, carried_hash_rows_follow_other_connections_rollback_and_expiry);
+    tcase_add_test(f, hash_steps_as_one_statement_answer_as_the_long_way);
     tcase_add_test(f, checkpoint_never_runs_while_a_write_is_in_flight);
     tcase_add_test(f, foreign_sqlite_file_is_refused_untouched);
     tcase_add_test(f, foreign_wal_file_is_refused_without_side_files);
