@@ -78,17 +78,17 @@ static emq_kc_entry *kc_zset(emq_store *st, int64_t kid)
     return NULL;
 }
 
-int emq_kc_flat(emq_store *st, int64_t kid)
+int64_t emq_kc_nz(emq_store *st, int64_t kid)
 {
     const emq_kc_entry *e = kc_zset(st, kid);
-    return e ? e->flat : 0;
+    return e ? e->nz : EMQ_NZ_UNKNOWN;
 }
 
-void emq_kc_set_flat(emq_store *st, int64_t kid, int flat)
+void emq_kc_set_nz(emq_store *st, int64_t kid, int64_t nz)
 {
     emq_kc_entry *e = kc_zset(st, kid);
     if (e)
-        e->flat = flat;
+        e->nz = nz;
 }
 
 int emq_kc_zero(emq_store *st, int64_t kid)
@@ -130,8 +130,10 @@ static void kc_put(emq_store *st, const void *key, size_t klen, int type,
             return;
         }
     }
-    if (!same)
-        e->flat = e->zero = 0; /* what was known of another registration */
+    if (!same) { /* what was known of another registration */
+        e->nz = EMQ_NZ_UNKNOWN;
+        e->zero = 0;
+    }
     e->type = type;
     e->kid = kid;
 }

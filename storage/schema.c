@@ -148,16 +148,21 @@ static int schema_6_hash_tokens(emq_store *st)
     return rc;
 }
 
-/* Version 7: the member index is UNIQUE (a member is in a set once, so
- * no row of a sound file differs), which lets a ZADD at a score other than
- * 0 be one INSERT ... ON CONFLICT DO NOTHING instead of a probe and an
- * insert (zset.c). A file holding the same member twice at scores other
+/* Version 7: small sorted sets keep no member index (zset.c, shape). A
+ * column `ix` (1: the row is in the index, NULL: it is not) and the index
+ * holds only the rows with ix = 1, UNIQUE (a member is in a set once), so
+ * a ZADD into a big set at a score other than 0 is one INSERT ... ON
+ * CONFLICT DO NOTHING. Every row at a score other than 0 of the file being
+ * upgraded gets ix = 1: its sets start big, and turn small when their last
+ * such member goes. A file holding the same member twice at scores other
  * than 0 cannot climb this step: its open fails with the constraint. */
-static int schema_7_unique_member_index(emq_store *st)
+static int schema_7_small_sets(emq_store *st)
 {
-    return emq_store_exec(st, "DROP INDEX zset_member;"
+    return emq_store_exec(st, "ALTER TABLE zset ADD COLUMN ix INTEGER;"
+                              "UPDATE zset SET ix = 1 WHERE score <> 0;"
+                              "DROP INDEX zset_member;"
                               "CREATE UNIQUE INDEX zset_member ON"
-                              " zset(kid, member) WHERE score <> 0;");
+                              " zset(kid, member) WHERE ix = 1;");
 }
 
 static const struct step {

@@ -63,11 +63,21 @@ static const char *const sql[S_COUNT] = {
                         " ON CONFLICT DO NOTHING",
     [S_KID_NEXT] = "UPDATE emq_meta SET v = v + 1 WHERE k = 'next_kid'"
                    " RETURNING v - 1",
+    /* A member's score (zset.c): at 0 in the table, then in the member
+     * index (a big set) or the two ranges of a small one. */
     [S_Z_PROBE0] = "SELECT 0.0 FROM zset WHERE kid = ?1 AND score = 0"
                    " AND member = ?2 UNION ALL"
                    " SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
-                   " AND score <> 0 LIMIT 1",
-    [S_Z_INSERT] = "INSERT INTO zset(kid, score, member) VALUES(?1, ?3, ?2)",
+                   " AND ix = 1 LIMIT 1",
+    [S_Z_PROBE0_SMALL] = "SELECT 0.0 FROM zset WHERE kid = ?1 AND score = 0"
+                         " AND member = ?2 UNION ALL"
+                         " SELECT score FROM zset WHERE kid = ?1"
+                         " AND score > 0 AND member = ?2 UNION ALL"
+                         " SELECT score FROM zset WHERE kid = ?1"
+                         " AND score < 0 AND member = ?2 LIMIT 1",
+    /* ?4: 1 puts the row in the member index, NULL keeps it out. */
+    [S_Z_INSERT] = "INSERT INTO zset(kid, score, member, ix)"
+                   " VALUES(?1, ?3, ?2, ?4)",
     [S_Z_DEL] = "DELETE FROM zset WHERE kid = ?1 AND score = ?3"
                 " AND member = ?2",
     [S_Z_CARD] = "SELECT count(*) FROM zset WHERE kid = ?1",
@@ -152,21 +162,39 @@ static const char *const sql[S_COUNT] = {
     [S_J_DEL] = "DELETE FROM emq_journal WHERE jid = ?1",
     [S_J_SCAN] = "SELECT jid, kind, next, body FROM emq_journal ORDER BY jid",
     /* An add that leaves a conflicting row alone (zset.c): at score 0 it
-     * finds the member at 0 by the key, at any other score the member at
-     * any score other than 0 by the unique member index. */
-    [S_Z_INSERT_NX] = "INSERT INTO zset(kid, score, member) VALUES(?1, ?3, ?2)"
-                    " ON CONFLICT DO NOTHING",
+     * finds the member at 0 by the key; in a big set, at any other score,
+     * the member at any score other than 0 by the unique member index. */
+    [S_Z_INSERT_NX] = "INSERT INTO zset(kid, score, member, ix)"
+                      " VALUES(?1, ?3, ?2, ?4) ON CONFLICT DO NOTHING",
+    /* A member at a score other than 0: in a big set's member index, or
+     * walking a small set's two ranges (at most EMQ_Z_SMALL rows). */
     [S_Z_SCORE_NZ] = "SELECT score FROM zset WHERE kid = ?1 AND member = ?2"
-                     " AND score <> 0 LIMIT 1",
-    /* Whether a zset has any member at a score other than 0: one seek of
-     * the partial member index (forced: the table's own order would scan
-     * every member at 0). */
-    [S_Z_ANY_NZ] = "SELECT 1 FROM zset INDEXED BY zset_member WHERE kid = ?1"
-                   " AND score <> 0 LIMIT 1",
-    /* ZREM's first try (zset.c): a member at a score other than 0 is found
-     * by the member index and deleted in the same statement. */
+                     " AND ix = 1 LIMIT 1",
+    [S_Z_SCORE_SMALL] = "SELECT score FROM zset WHERE kid = ?1 AND score > 0"
+                        " AND member = ?2 UNION ALL SELECT score FROM zset"
+                        " WHERE kid = ?1 AND score < 0 AND member = ?2"
+                        " LIMIT 1",
+    /* Whether a zset is big (a row in the member index): one seek. */
+    [S_Z_ANY_IX] = "SELECT 1 FROM zset INDEXED BY zset_member WHERE kid = ?1"
+                   " AND ix = 1 LIMIT 1",
+    /* A small set's members at scores other than 0, counted up to ?2: the
+     * key's two ranges, not the members at 0 between them. */
+    [S_Z_COUNT_NZ] = "SELECT count(*) FROM (SELECT 1 FROM zset WHERE kid = ?1"
+                     " AND score > 0 UNION ALL SELECT 1 FROM zset"
+                     " WHERE kid = ?1 AND score < 0 LIMIT ?2)",
+    /* ZREM of a member at a score other than 0 (zset.c): found and deleted
+     * in one statement, through the member index of a big set or in one
+     * range of a small one. */
     [S_Z_DEL_NZ] = "DELETE FROM zset WHERE kid = ?1 AND member = ?2"
-                   " AND score <> 0",
+                   " AND ix = 1",
+    [S_Z_DEL_POS] = "DELETE FROM zset WHERE kid = ?1 AND score > 0"
+                    " AND member = ?2",
+    [S_Z_DEL_NEG] = "DELETE FROM zset WHERE kid = ?1 AND score < 0"
+                    " AND member = ?2",
+    /* A small set turning big: its rows at scores other than 0 join the
+     * member index. */
+    [S_Z_INDEX_POS] = "UPDATE zset SET ix = 1 WHERE kid = ?1 AND score > 0",
+    [S_Z_INDEX_NEG] = "UPDATE zset SET ix = 1 WHERE kid = ?1 AND score < 0",
     /* Whether a zset has any member at the score 0: one seek of the key. */
     [S_Z_ANY_ZERO] = "SELECT 1 FROM zset WHERE kid = ?1 AND score = 0"
                      " LIMIT 1",

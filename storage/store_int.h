@@ -33,7 +33,7 @@ enum {
     S_EV_EXISTS,
     /* the procedure journal (journal.c) */
     S_J_CREATE, S_J_EXISTS, S_J_INSERT, S_J_NEXT, S_J_SET, S_J_DEL, S_J_SCAN,
-    S_Z_INSERT_NX, S_Z_SCORE_NZ, S_Z_ANY_NZ,
+    S_Z_INSERT_NX, S_Z_SCORE_NZ, S_Z_ANY_IX,
     /* a batch of score-0 members (zset.c, emq_zset_add0_many) */
     S_Z_INSERT0_RUN,
     /* a batch of new hashes (hash.c, emq_hash_create_many) */
@@ -42,6 +42,9 @@ enum {
     S_Z_DEL_NZ,
     /* whether a zset has a member at 0 (zset.c, emq_zset_add) */
     S_Z_ANY_ZERO,
+    /* small sets (zset.c, shape): their members at scores other than 0 */
+    S_Z_COUNT_NZ, S_Z_SCORE_SMALL, S_Z_PROBE0_SMALL, S_Z_DEL_POS, S_Z_DEL_NEG,
+    S_Z_INDEX_POS, S_Z_INDEX_NEG,
     /* hash steps as one statement (hash.c, emq_hash_apply) */
     S_KEY_STEPS,
     S_COUNT
@@ -59,6 +62,13 @@ enum {
 #define EMQ_Z_RUN 32
 /* New hash rows S_KEY_CREATE_RUN inserts in one statement (the same). */
 #define EMQ_H_RUN 32
+/* A zset keeps at most this many members at scores other than 0 out of
+ * the member index (zset.c, shape): they are found by walking the set's
+ * rows, and a lease or a run-at written or removed costs one b-tree entry
+ * and one page, not two. Past it the set's rows join the index. */
+#define EMQ_Z_SMALL 32
+#define EMQ_NZ_BIG (-1)
+#define EMQ_NZ_UNKNOWN (-2)
 /* Hash rows kept decoded-ready past the transaction that read them (the
  * queue's meta and metrics hashes, the job row a claim wrote and the
  * complete reads): encoded bytes, or known absent. */
@@ -72,8 +82,10 @@ typedef struct emq_kc_entry {
     emq_buf name;
     int type;        /* EMQ_T_NONE: the slot is free */
     int64_t kid;
-    int flat;        /* a zset: 1 no member has a score other than 0,
-                        -1 some may have, 0 not known (zset.c) */
+    int64_t nz;      /* a zset's shape (zset.c): its members at scores
+                        other than 0 number exactly nz >= 0 and are not
+                        in the member index (small), or EMQ_NZ_BIG (all
+                        in it), or EMQ_NZ_UNKNOWN */
     int zero;        /* a zset: 1 no member has the score 0, -1 some may
                         have, 0 not known (zset.c) */
 } emq_kc_entry;
@@ -245,13 +257,13 @@ void emq_hcache_commit(emq_store *st);
 void emq_hcache_free(emq_store *st);
 /** Register the hash type's SQL function (hash.c) on the connection. */
 int emq_hash_register(emq_store *st);
-/** What the registration cache knows of zset `kid`'s scores (the `flat`
- *  of its entry: 0 when it has none), and set it. Kept and dropped with
- *  the registration: another connection's commit, a rollback, the key's
- *  drop or expiry forget it. */
-int emq_kc_flat(emq_store *st, int64_t kid);
-void emq_kc_set_flat(emq_store *st, int64_t kid, int flat);
-/** The same for members at the score 0 (the `zero` of its entry). */
+/** What the registration cache knows of zset `kid`'s scores: its shape
+ *  (the `nz` of its entry, EMQ_NZ_UNKNOWN without one) and whether it has
+ *  members at 0 (`zero`, 0 without one), and set them. Kept and dropped
+ *  with the registration: another connection's commit, a rollback, the
+ *  key's drop or expiry forget them. */
+int64_t emq_kc_nz(emq_store *st, int64_t kid);
+void emq_kc_set_nz(emq_store *st, int64_t kid, int64_t nz);
 int emq_kc_zero(emq_store *st, int64_t kid);
 void emq_kc_set_zero(emq_store *st, int64_t kid, int zero);
 

@@ -28,32 +28,34 @@ static int find(emq_store *st, const void *key, size_t klen, int64_t *kid)
     return rc;
 }
 
-/* The current score of member m of zset kid: EMQ_OK with *score, or
- * EMQ_NOTFOUND. */
-static int member_score(emq_store *st, int64_t kid, const void *m,
-                        size_t mlen, double *score)
+/* Bind (kid, m) and run statement `id`: *row = 1 and *score = column 0
+ * when it gave a row. */
+static int probe(emq_store *st, int id, int64_t kid, const void *m,
+                 size_t mlen, int *row, double *score)
 {
-    /* One statement, two probes: (kid, 0, m) in the table, then the
-     * member index for the other scores. */
-    sqlite3_stmt *s = emq_stmt(st, S_Z_PROBE0);
+    sqlite3_stmt *s = emq_stmt(st, id);
     int rc;
+    *row = 0;
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     sqlite3_bind_int64(s, 1, kid);
     emq_bind_blob(s, 2, m, mlen);
     rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        *score = sqlite3_column_double(s, 0);
+    if (rc == SQLITE_ROW) {
+        *row = 1;
+        if (score)
+            *score = sqlite3_column_double(s, 0);
+    }
     emq_stmt_done(s);
-    if (rc == SQLITE_ROW)
-        return EMQ_OK;
-    return rc == SQLITE_DONE ? EMQ_NOTFOUND : emq_store_fail(st, rc);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? EMQ_OK
+                                                 : emq_store_fail(st, rc);
 }
 
-/* Insert (id = S_Z_INSERT) or delete (S_Z_DEL) the row (kid, score, m);
- * S_Z_DEL_NZ deletes m at any score other than 0 (score unused). */
+/* Insert (S_Z_INSERT, S_Z_INSERT_NX: `ix` 1 puts the row in the member
+ * index) or delete (S_Z_DEL, and the S_Z_DEL_* forms, whose score is
+ * unused) the row (kid, score, m). */
 static int row_op(emq_store *st, int id, int64_t kid, const void *m,
-                  size_t mlen, double score)
+                  size_t mlen, double score, int ix)
 {
     sqlite3_stmt *s = emq_stmt(st, id);
     if (!s)
@@ -61,139 +63,244 @@ static int row_op(emq_store *st, int id, int64_t kid, const void *m,
     sqlite3_bind_int64(s, 1, kid);
     emq_bind_blob(s, 2, m, mlen);
     sqlite3_bind_double(s, 3, score);
+    if (id == S_Z_INSERT || id == S_Z_INSERT_NX) {
+        if (ix)
+            sqlite3_bind_int(s, 4, 1);
+        else
+            sqlite3_bind_null(s, 4);
+    }
     int rc = sqlite3_step(s);
     emq_stmt_done(s);
     return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
 }
 
 /*
- * What is known of zset `kid`'s scores: none_at(.., 0) is 1 when no member
- * has a score other than 0 (the set is flat: pending, dead and the lanes
- * only ever hold 0), none_at(.., 1) is 1 when no member has the score 0
- * (active, schedule); 0 when some may have, an error code (< 0) when it
- * could not be asked. The answers are kept with the set's registration
- * (emq_kc_flat, emq_kc_zero): asked once — one seek of the partial member
- * index, or of the key — and then believed until the registration is
- * dropped (another connection committed, a rollback, the key dropped or
- * expired) or this handle puts a member at such a score (emq_zset_add,
- * which says so before it writes the row).
+ * The set's shape: how its members at scores other than 0 are found.
+ *   *nz >= 0      a small set: exactly that many such members, none in the
+ *                 member index (found by a walk of the key's two ranges,
+ *                 score > 0 and score < 0, at most EMQ_Z_SMALL rows);
+ *   EMQ_NZ_BIG    every such member is in the member index (ix = 1).
+ * A set is big when a row of it is in the index; it becomes big when an
+ * add would give it more than EMQ_Z_SMALL such members (its rows join the
+ * index, as Valkey turns a listpack into a skiplist) and small again when
+ * its last such member goes. Asked once per registration (one seek of the
+ * index, then a count of at most EMQ_Z_SMALL + 1 rows) and kept with it
+ * (emq_kc_nz): this handle's writes keep it exact; another connection's
+ * commit, a rollback, the key's drop or expiry forget it.
  */
-static int none_at(emq_store *st, int64_t kid, int zero)
+static int shape(emq_store *st, int64_t kid, int64_t *nz)
 {
     sqlite3_stmt *s;
-    int rc, known = zero ? emq_kc_zero(st, kid) : emq_kc_flat(st, kid);
-    if (known)
-        return known > 0;
-    if (!(s = emq_stmt(st, zero ? S_Z_ANY_ZERO : S_Z_ANY_NZ)))
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    sqlite3_bind_int64(s, 1, kid);
-    rc = sqlite3_step(s);
-    emq_stmt_done(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return emq_store_fail(st, rc);
-    if (zero)
-        emq_kc_set_zero(st, kid, rc == SQLITE_DONE ? 1 : -1);
-    else
-        emq_kc_set_flat(st, kid, rc == SQLITE_DONE ? 1 : -1);
-    return rc == SQLITE_DONE;
+    int rc, big;
+    if ((*nz = emq_kc_nz(st, kid)) != EMQ_NZ_UNKNOWN)
+        return EMQ_OK;
+    if ((rc = probe(st, S_Z_ANY_IX, kid, "", 0, &big, NULL)) != EMQ_OK)
+        return rc;
+    if (big) {
+        *nz = EMQ_NZ_BIG;
+    } else {
+        if (!(s = emq_stmt(st, S_Z_COUNT_NZ)))
+            return emq_store_fail(st, sqlite3_errcode(st->db));
+        sqlite3_bind_int64(s, 1, kid);
+        sqlite3_bind_int64(s, 2, EMQ_Z_SMALL + 1);
+        rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW)
+            *nz = sqlite3_column_int64(s, 0);
+        emq_stmt_done(s);
+        if (rc != SQLITE_ROW)
+            return emq_store_fail(st, rc);
+    }
+    emq_kc_set_nz(st, kid, *nz);
+    return EMQ_OK;
 }
 
+/* 1 when zset `kid` has no member at a score other than 0 (it is flat:
+ * pending, dead and the lanes only ever hold 0), 0 when it has, an error
+ * code (< 0) when it could not be asked. */
 static int flat(emq_store *st, int64_t kid)
 {
-    return none_at(st, kid, 0);
+    int64_t nz;
+    int rc = shape(st, kid, &nz);
+    return rc != EMQ_OK ? rc : nz == 0;
+}
+
+/* 1 when zset `kid` is known to have no member at the score 0 (active,
+ * schedule), 0 when it may have, an error code (< 0): asked once (a seek of
+ * the key) and kept with the registration as the shape is (emq_kc_zero). */
+static int zero_free(emq_store *st, int64_t kid)
+{
+    int rc, any, known = emq_kc_zero(st, kid);
+    if (known)
+        return known > 0;
+    if ((rc = probe(st, S_Z_ANY_ZERO, kid, "", 0, &any, NULL)) != EMQ_OK)
+        return rc;
+    emq_kc_set_zero(st, kid, any ? -1 : 1);
+    return !any;
+}
+
+/* The score of m among the members at scores other than 0 of a set of
+ * shape nz: EMQ_OK with *score, or EMQ_NOTFOUND. */
+static int nz_score(emq_store *st, int64_t kid, int64_t nz, const void *m,
+                    size_t mlen, double *score)
+{
+    int rc, row = 0;
+    if (nz == 0)
+        return EMQ_NOTFOUND;
+    rc = probe(st, nz == EMQ_NZ_BIG ? S_Z_SCORE_NZ : S_Z_SCORE_SMALL, kid, m,
+               mlen, &row, score);
+    return rc != EMQ_OK ? rc : row ? EMQ_OK : EMQ_NOTFOUND;
+}
+
+/* The current score of member m of zset kid: EMQ_OK with *score, or
+ * EMQ_NOTFOUND. One statement: (kid, 0, m) in the table, then where the
+ * set's shape says its other members are. */
+static int member_score(emq_store *st, int64_t kid, const void *m,
+                        size_t mlen, double *score)
+{
+    int64_t nz;
+    int rc, row;
+    if ((rc = shape(st, kid, &nz)) != EMQ_OK)
+        return rc;
+    rc = probe(st, nz == EMQ_NZ_BIG ? S_Z_PROBE0 : S_Z_PROBE0_SMALL, kid, m,
+               mlen, &row, score);
+    return rc != EMQ_OK ? rc : row ? EMQ_OK : EMQ_NOTFOUND;
+}
+
+/* Delete m from among the members at scores other than 0 of a set of
+ * shape nz (kept exact): *gone = 1 when it was there. */
+static int nz_delete(emq_store *st, int64_t kid, int64_t nz, const void *m,
+                     size_t mlen, int *gone)
+{
+    int rc;
+    *gone = 0;
+    if (nz == 0)
+        return EMQ_OK;
+    if (nz == EMQ_NZ_BIG) {
+        if ((rc = row_op(st, S_Z_DEL_NZ, kid, m, mlen, 0, 0)) != EMQ_OK)
+            return rc;
+        *gone = sqlite3_changes(st->db) > 0;
+        return EMQ_OK;
+    }
+    /* A small set: its ranges walked (a lease deadline, a run-at: > 0). */
+    if ((rc = row_op(st, S_Z_DEL_POS, kid, m, mlen, 0, 0)) != EMQ_OK)
+        return rc;
+    if (sqlite3_changes(st->db) == 0 &&
+        (rc = row_op(st, S_Z_DEL_NEG, kid, m, mlen, 0, 0)) != EMQ_OK)
+        return rc;
+    if (sqlite3_changes(st->db) > 0) {
+        *gone = 1;
+        emq_kc_set_nz(st, kid, nz - 1);
+    }
+    return EMQ_OK;
 }
 
 /*
  * ZADD of a score-0 member to an existing set (pending, dead, the lanes):
  * INSERT ... ON CONFLICT DO NOTHING finds a member already at 0 by itself;
  * the same member at another score (then moved: that row deleted) is
- * looked up in the member index only when the set may hold such scores
- * (flat above): a pending add is one statement.
+ * looked for only when the set has such scores (its shape): a pending add
+ * is one statement.
  */
 static int add0(emq_store *st, int64_t kid, const void *m, size_t mlen,
                 double score, int *added)
 {
-    sqlite3_stmt *s = emq_stmt(st, S_Z_INSERT_NX);
-    double old = 0;
-    int rc, had = 0;
-    if (!s)
-        return emq_store_fail(st, sqlite3_errcode(st->db));
+    int64_t nz;
+    int rc, gone;
     emq_kc_set_zero(st, kid, -1); /* before the row: never believed */
-    sqlite3_bind_int64(s, 1, kid);
-    emq_bind_blob(s, 2, m, mlen);
-    sqlite3_bind_double(s, 3, score);
-    rc = sqlite3_step(s);
-    emq_stmt_done(s);
-    if (rc != SQLITE_DONE)
-        return emq_store_fail(st, rc);
+    if ((rc = row_op(st, S_Z_INSERT_NX, kid, m, mlen, score, 0)) != EMQ_OK)
+        return rc;
     if (sqlite3_changes(st->db) == 0) { /* already there at score 0 */
         *added = 0;
         return EMQ_OK;
     }
-    *added = 1;
-    if ((rc = flat(st, kid)) != 0)
-        return rc < 0 ? rc : EMQ_OK; /* no member elsewhere: m is new */
-    if (!(s = emq_stmt(st, S_Z_SCORE_NZ)))
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    sqlite3_bind_int64(s, 1, kid);
-    emq_bind_blob(s, 2, m, mlen);
-    rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        old = sqlite3_column_double(s, 0);
-        had = 1;
+    if ((rc = shape(st, kid, &nz)) != EMQ_OK)
+        return rc;
+    rc = nz_delete(st, kid, nz, m, mlen, &gone);
+    *added = !gone;
+    return rc;
+}
+
+/* A small set about to hold more than EMQ_Z_SMALL members at scores other
+ * than 0: those rows join the member index, and the set is big. */
+static int grow(emq_store *st, int64_t kid)
+{
+    int rc;
+    emq_kc_set_nz(st, kid, EMQ_NZ_UNKNOWN); /* before the rows */
+    for (int id = S_Z_INDEX_POS; id <= S_Z_INDEX_NEG; id++) {
+        sqlite3_stmt *s = emq_stmt(st, id);
+        if (!s)
+            return emq_store_fail(st, sqlite3_errcode(st->db));
+        sqlite3_bind_int64(s, 1, kid);
+        rc = sqlite3_step(s);
+        emq_stmt_done(s);
+        if (rc != SQLITE_DONE)
+            return emq_store_fail(st, rc);
     }
-    emq_stmt_done(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return emq_store_fail(st, rc);
-    *added = !had;
-    return had ? row_op(st, S_Z_DEL, kid, m, mlen, old) : EMQ_OK;
+    emq_kc_set_nz(st, kid, EMQ_NZ_BIG);
+    return EMQ_OK;
 }
 
 /*
  * ZADD of a member at a score other than 0 to an existing set (active,
- * schedule): INSERT ... ON CONFLICT DO NOTHING finds the member at another
- * score other than 0 by the unique member index, or at this very score by
- * the key; the same member at 0 (then moved: that row deleted) is looked
- * for only when the set may hold that score (none_at): a lease is one
- * statement.
+ * schedule). In a big set INSERT ... ON CONFLICT DO NOTHING finds the
+ * member at another score other than 0 by the unique member index, or at
+ * this very score by the key; a small set's few such members are walked
+ * first (none in an empty one: a lease is one statement). The same member
+ * at 0 (then moved: that row deleted) is looked for only when the set may
+ * hold that score.
  */
 static int add_nz(emq_store *st, int64_t kid, const void *m, size_t mlen,
                   double score, int *added)
 {
-    sqlite3_stmt *s;
+    int64_t nz;
     double old = 0;
-    int rc;
-    emq_kc_set_flat(st, kid, -1); /* before the row: never believed */
-    if ((rc = row_op(st, S_Z_INSERT_NX, kid, m, mlen, score)) != EMQ_OK)
+    int rc, there;
+    if ((rc = shape(st, kid, &nz)) != EMQ_OK)
         return rc;
-    if (sqlite3_changes(st->db) > 0) {
-        *added = 1;
-        if ((rc = none_at(st, kid, 1)) != 0)
-            return rc < 0 ? rc : EMQ_OK; /* no member at 0: m is new */
-        if ((rc = row_op(st, S_Z_DEL, kid, m, mlen, 0)) != EMQ_OK)
+    if (nz != EMQ_NZ_BIG) {
+        rc = nz_score(st, kid, nz, m, mlen, &old);
+        if (rc < 0 && rc != EMQ_NOTFOUND)
             return rc;
-        *added = sqlite3_changes(st->db) == 0;
-        return EMQ_OK;
+        there = rc == EMQ_OK;
+    } else {
+        if ((rc = row_op(st, S_Z_INSERT_NX, kid, m, mlen, score, 1)) !=
+            EMQ_OK)
+            return rc;
+        there = sqlite3_changes(st->db) == 0;
+        if (there) { /* at a score other than 0: which one */
+            if ((rc = nz_score(st, kid, nz, m, mlen, &old)) == EMQ_NOTFOUND)
+                return emq_store_err(st, EMQ_ECORRUPT, "a sorted set's "
+                                     "member index lacks a member its rows "
+                                     "hold");
+            if (rc != EMQ_OK)
+                return rc;
+        }
     }
-    *added = 0; /* m is in the set at a score other than 0 */
-    if (!(s = emq_stmt(st, S_Z_SCORE_NZ)))
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    sqlite3_bind_int64(s, 1, kid);
-    emq_bind_blob(s, 2, m, mlen);
-    rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW)
-        old = sqlite3_column_double(s, 0);
-    emq_stmt_done(s);
-    if (rc == SQLITE_DONE)
-        return emq_store_err(st, EMQ_ECORRUPT, "a sorted set's member "
-                             "index lacks a member its rows hold");
-    if (rc != SQLITE_ROW)
-        return emq_store_fail(st, rc);
-    if (old == score)
-        return EMQ_OK;
-    if ((rc = row_op(st, S_Z_DEL, kid, m, mlen, old)) != EMQ_OK)
+    if (there) { /* moved within the scores other than 0 */
+        *added = 0;
+        if (old == score)
+            return EMQ_OK;
+        if ((rc = row_op(st, S_Z_DEL, kid, m, mlen, old, 0)) != EMQ_OK)
+            return rc;
+        return row_op(st, S_Z_INSERT, kid, m, mlen, score,
+                      nz == EMQ_NZ_BIG);
+    }
+    if (nz != EMQ_NZ_BIG) {
+        if (nz >= EMQ_Z_SMALL && (rc = grow(st, kid)) != EMQ_OK)
+            return rc;
+        int big = nz >= EMQ_Z_SMALL;
+        emq_kc_set_nz(st, kid, EMQ_NZ_UNKNOWN); /* before the row */
+        if ((rc = row_op(st, S_Z_INSERT, kid, m, mlen, score, big)) != EMQ_OK)
+            return rc;
+        emq_kc_set_nz(st, kid, big ? EMQ_NZ_BIG : nz + 1);
+    }
+    *added = 1;
+    if ((rc = zero_free(st, kid)) != 0)
+        return rc < 0 ? rc : EMQ_OK; /* no member at 0: m is new */
+    if ((rc = row_op(st, S_Z_DEL, kid, m, mlen, 0, 0)) != EMQ_OK)
         return rc;
-    return row_op(st, S_Z_INSERT, kid, m, mlen, score);
+    *added = sqlite3_changes(st->db) == 0;
+    return EMQ_OK;
 }
 
 int emq_zset_add(emq_store *st, const void *key, size_t klen,
@@ -208,12 +315,14 @@ int emq_zset_add(emq_store *st, const void *key, size_t klen,
         rc = score == 0 ? add0(st, kid, m, mlen, score, a)
                         : add_nz(st, kid, m, mlen, score, a);
     } else {
-        /* A new set: its registration's first member. */
+        /* A new set: its registration's first member, a small set. */
         if ((rc = emq_key_create(st, key, klen, EMQ_T_ZSET, &kid)) != EMQ_OK)
             return rc;
-        emq_kc_set_flat(st, kid, score == 0 ? 1 : -1);
-        emq_kc_set_zero(st, kid, score == 0 ? -1 : 1);
-        rc = row_op(st, S_Z_INSERT, kid, m, mlen, score);
+        rc = row_op(st, S_Z_INSERT, kid, m, mlen, score, 0);
+        if (rc == EMQ_OK) {
+            emq_kc_set_nz(st, kid, score == 0 ? 0 : 1);
+            emq_kc_set_zero(st, kid, score == 0 ? -1 : 1);
+        }
         *a = 1;
     }
     if (rc == EMQ_OK && *a) /* a new member: a waiting claim may wake */
@@ -282,30 +391,27 @@ int emq_zset_add0_many(emq_store *st, const void *key, size_t klen,
 int emq_zset_rem(emq_store *st, const void *key, size_t klen,
                  const void *m, size_t mlen, int *removed)
 {
-    int64_t kid;
-    int rc = find(st, key, klen, &kid);
+    int64_t kid, nz;
+    int rc = find(st, key, klen, &kid), gone = 0;
     if (removed)
         *removed = 0;
     if (rc != EMQ_OK || !kid)
         return rc;
-    /* No probe first: the member index deletes a member at a score other
-     * than 0 by itself (a set known flat has none); only when it found
-     * nothing is the member looked for at 0. */
-    if ((rc = flat(st, kid)) < 0)
+    /* No probe first: where the set's shape says its members at other
+     * scores are, the member is deleted by the statement that finds it;
+     * only when that found nothing is it looked for at 0. */
+    if ((rc = shape(st, kid, &nz)) != EMQ_OK ||
+        (rc = nz_delete(st, kid, nz, m, mlen, &gone)) != EMQ_OK)
         return rc;
-    if (rc == 0) {
-        if ((rc = row_op(st, S_Z_DEL_NZ, kid, m, mlen, 0)) != EMQ_OK)
+    if (!gone) {
+        if ((rc = zero_free(st, kid)) != 0)
+            return rc < 0 ? rc : EMQ_OK;
+        if ((rc = row_op(st, S_Z_DEL, kid, m, mlen, 0, 0)) != EMQ_OK)
             return rc;
-        if (sqlite3_changes(st->db) > 0)
-            goto gone;
+        gone = sqlite3_changes(st->db) > 0;
     }
-    if ((rc = row_op(st, S_Z_DEL, kid, m, mlen, 0)) != EMQ_OK)
-        return rc;
-    if (sqlite3_changes(st->db) == 0)
-        return EMQ_OK;
-gone:
     if (removed)
-        *removed = 1;
+        *removed = gone;
     return EMQ_OK;
 }
 
@@ -361,7 +467,13 @@ int emq_zset_popmin(emq_store *st, const void *key, size_t klen,
         return EMQ_NOTFOUND;
     if (rc != SQLITE_ROW)
         return emq_store_fail(st, rc);
-    return row_op(st, S_Z_DEL, kid, member->p, member->len, sc);
+    if ((rc = row_op(st, S_Z_DEL, kid, member->p, member->len, sc, 0)) !=
+        EMQ_OK)
+        return rc;
+    int64_t nz = emq_kc_nz(st, kid);
+    if (sc != 0 && nz > 0) /* a small set's count stays exact */
+        emq_kc_set_nz(st, kid, nz - 1);
+    return EMQ_OK;
 }
 
 /* Walk the rows of a prepared range statement into the callback. The

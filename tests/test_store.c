@@ -1208,6 +1208,92 @@ START_TEST(a_nonzero_add_moves_a_member_whatever_the_handle_believed)
 END_TEST
 
 /*
+ * A sorted set keeps its members at scores other than 0 out of the member
+ * index while it has at most EMQ_Z_SMALL of them (zset.c, shape), then
+ * their rows join it, and the set turns small again when the last of them
+ * goes. Every ZADD, ZSCORE and ZREM answers the same in either shape, also
+ * from a handle whose knowledge of the shape another connection outdated.
+ */
+START_TEST(small_sets_grow_into_the_member_index_and_back)
+{
+    const char *p = path_in("small.db");
+    emq_store_opts o = opts();
+    emq_store *a, *b;
+    char m[16];
+    int added, rem, i;
+    int64_t n;
+    double sc;
+    ck_assert_int_eq(emq_store_open(p, &o, &a, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_open(p, &o, &b, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    ck_assert_int_eq(emq_zset_add(a, K("z"), "zero", 4, 0, NULL), EMQ_OK);
+    int idx = runs_of(a, "ix = 1 WHERE kid = ?1 AND score > 0");
+    for (i = 0; i < 40; i++) { /* small up to EMQ_Z_SMALL, then big */
+        snprintf(m, sizeof m, "m%02d", i);
+        ck_assert_int_eq(emq_zset_add(a, m, 3, m, 3, i % 2 ? i : -i - 1,
+                                      NULL), EMQ_OK);
+        ck_assert_int_eq(emq_zset_add(a, K("z"), m, 3, i + 1, &added),
+                         EMQ_OK);
+        ck_assert_int_eq(added, 1);
+        /* a move within the other scores, and one to 0 and back */
+        ck_assert_int_eq(emq_zset_add(a, K("z"), m, 3, -(i + 1), &added),
+                         EMQ_OK);
+        ck_assert_int_eq(added, 0);
+        ck_assert_int_eq(emq_zset_add(a, K("z"), m, 3, 0, &added), EMQ_OK);
+        ck_assert_int_eq(added, 0);
+        ck_assert_int_eq(emq_zset_add(a, K("z"), m, 3, i + 1, &added),
+                         EMQ_OK);
+        ck_assert_int_eq(added, 0);
+        ck_assert_int_eq(emq_zset_card(a, K("z"), &n), EMQ_OK);
+        ck_assert_int_eq(n, i + 2);
+    }
+    /* it turned big once, at the member past EMQ_Z_SMALL */
+    ck_assert_int_eq(runs_of(a, "ix = 1 WHERE kid = ?1 AND score > 0"),
+                     idx + 1);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* b (no knowledge) reads and removes through the index */
+    ck_assert_int_eq(emq_store_begin(b, 1, 0), EMQ_OK);
+    for (i = 0; i < 40; i++) {
+        snprintf(m, sizeof m, "m%02d", i);
+        ck_assert_int_eq(emq_zset_score(b, K("z"), m, 3, &sc), EMQ_OK);
+        ck_assert(sc == i + 1);
+    }
+    ck_assert_int_eq(emq_zset_rem(b, K("z"), "m05", 3, &rem), EMQ_OK);
+    ck_assert_int_eq(rem, 1);
+    ck_assert_int_eq(emq_zset_rem(b, K("z"), "m05", 3, &rem), EMQ_OK);
+    ck_assert_int_eq(rem, 0);
+    ck_assert_int_eq(emq_store_commit(b), EMQ_OK);
+    /* a (its knowledge outdated by b) removes the rest of the other
+     * scores: the set is small again, and its zero member stays */
+    ck_assert_int_eq(emq_store_begin(a, 1, 0), EMQ_OK);
+    for (i = 0; i < 40; i++) {
+        snprintf(m, sizeof m, "m%02d", i);
+        ck_assert_int_eq(emq_zset_rem(a, K("z"), m, 3, &rem), EMQ_OK);
+        ck_assert_int_eq(rem, i != 5);
+    }
+    zset_is(a, "z", "zero", 1, 0);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(b, 1, 0), EMQ_OK);
+    int small = runs_of(b, "score > 0 AND member = ?2");
+    ck_assert_int_eq(emq_zset_add(b, K("z"), "x", 1, 7, &added), EMQ_OK);
+    ck_assert_int_eq(added, 1);
+    ck_assert_int_eq(emq_zset_add(b, K("z"), "x", 1, 8, &added), EMQ_OK);
+    ck_assert_int_eq(added, 0);
+    ck_assert_int_gt(runs_of(b, "score > 0 AND member = ?2"), small);
+    zset_is(b, "z", "x", 2, 8);
+    ck_assert_int_eq(emq_zset_rem(b, K("z"), "x", 1, &rem), EMQ_OK);
+    ck_assert_int_eq(rem, 1);
+    zset_is(b, "z", "zero", 1, 0);
+    /* the sets named after the members hold one each */
+    ck_assert_int_eq(emq_zset_card(b, K("m07"), &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_store_commit(b), EMQ_OK);
+    emq_store_close(a);
+    emq_store_close(b);
+}
+END_TEST
+
+/*
  * Hash rows carried past a commit (hash.c) are what the file holds: another
  * connection's write, a rolled-back one, a key's expiry and a field's
  * expiry all show in the next transaction of the handle that carried them.
@@ -1569,6 +1655,7 @@ Suite *suite_store(void)
     tcase_add_test(f, registration_cache_follows_other_connections_and_rollback);
     tcase_add_test(f, a_score_0_add_moves_a_member_whatever_the_handle_believed);
     tcase_add_test(f, a_nonzero_add_moves_a_member_whatever_the_handle_believed);
+    tcase_add_test(f, small_sets_grow_into_the_member_index_and_back);
     tcase_add_test(f, carried_hash_rows_follow_other_connections_rollback_and_expiry);
     tcase_add_test(f, hash_steps_as_one_statement_answer_as_the_long_way);
     tcase_add_test(f, checkpoint_never_runs_while_a_write_is_in_flight);
