@@ -66,8 +66,9 @@ struct wb_file {
     sqlite3_int64 off;         /* ... starting at this offset                */
     int commit_next;           /* the last write was a commit frame header   */
     unsigned pages;            /* -wal: the database's size in pages that
-                                * its last commit frame header gave (0: none
+                                * its last commit frame written gave (0: none
                                 * written through this handle yet)           */
+    unsigned commit_pages;     /* the same of the commit frame being written */
     long flushes, writes;      /* calls out and in (emq_walbuf_stats)        */
 };
 
@@ -157,12 +158,13 @@ static int wal_write(wb_file *w, const void *data, int amt, sqlite3_int64 at)
         return rc;
     if (header) {
         w->commit_next = 1;
-        w->pages = (unsigned)b[4] << 24 | (unsigned)b[5] << 16 |
-                   (unsigned)b[6] << 8 | b[7];
-    }
-    else if (w->commit_next) {
+        w->commit_pages = (unsigned)b[4] << 24 | (unsigned)b[5] << 16 |
+                          (unsigned)b[6] << 8 | b[7];
+    } else if (w->commit_next) {
         w->commit_next = 0;
         rc = flush(w); /* the commit frame's page: out before it counts */
+        if (rc == SQLITE_OK)
+            w->pages = w->commit_pages; /* a commit that failed says none */
     }
     return rc;
 }
