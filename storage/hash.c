@@ -64,12 +64,14 @@ static void swap_buf(emq_buf *a, emq_buf *b)
     *b = t;
 }
 
-/* Move the decoded row (when valid, without key expiry) into the carry:
- * a free slot, else the oldest. The buffers swap, so nothing is copied. */
+/* Move the decoded row (when valid, without key expiry, at most
+ * EMQ_HCARRY_MAX bytes) into the carry: a free slot, else the oldest. The
+ * buffers swap, so nothing is copied. */
 static void carry_put(emq_store *st)
 {
     emq_hcarry *c = NULL;
-    if (!st->hvalid || st->hkexp) {
+    if (!st->hvalid || st->hkexp ||
+        (st->hexists && st->hraw.len > EMQ_HCARRY_MAX)) {
         st->hvalid = 0;
         return;
     }

@@ -73,6 +73,10 @@ enum {
  * queue's meta and metrics hashes, the job row a claim wrote and the
  * complete reads): encoded bytes, or known absent. */
 #define EMQ_HCARRY 4
+/* ... each of at most this many encoded bytes (a bigger row is read again:
+ * the carry is for the small rows every transition touches, not a cache of
+ * payloads). */
+#define EMQ_HCARRY_MAX 4096
 typedef struct emq_hcarry {
     emq_buf key, raw;
     int used, exists;

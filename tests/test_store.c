@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "store.h"
+#include "store_int.h" /* EMQ_HCARRY_MAX */
 #include "suites.h"
 
 static emq_store *st;
@@ -1352,6 +1353,25 @@ START_TEST(carried_hash_rows_follow_other_connections_rollback_and_expiry)
     ck_assert_int_eq(emq_hash_get(a, K("h"), K("f"), &v), EMQ_NOTFOUND);
     ck_assert_int_eq(emq_hash_len(a, K("h"), &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    /* a small row is read once across transactions, a big one again */
+    static char big[EMQ_HCARRY_MAX + 1];
+    memset(big, 'x', sizeof big);
+    emq_bytes bf[] = {{"f", 1}, {big, sizeof big}};
+    ck_assert_int_eq(emq_store_begin(a, 1, 300), EMQ_OK);
+    ck_assert_int_eq(emq_hash_set(a, K("big"), bf, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_set(a, K("small"), kf, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(a, K("big"), K("f"), &v), EMQ_OK);
+    ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
+    int gets = runs_of(a, "SELECT type, kid, expire, val FROM kv");
+    ck_assert_int_eq(emq_store_begin(a, 1, 300), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(a, K("small"), K("f"), &v), EMQ_OK);
+    ck_assert_int_eq(runs_of(a, "SELECT type, kid, expire, val FROM kv"),
+                     gets);
+    ck_assert_int_eq(emq_hash_get(a, K("big"), K("f"), &v), EMQ_OK);
+    ck_assert_int_eq(v.len, sizeof big);
+    ck_assert_int_eq(runs_of(a, "SELECT type, kid, expire, val FROM kv"),
+                     gets + 1);
     ck_assert_int_eq(emq_store_commit(a), EMQ_OK);
     emq_buf_free(&v);
     emq_store_close(a);
