@@ -144,6 +144,15 @@ void emq_hcache_free(emq_store *st)
 
 /* ------------------------------------------------------------- rows */
 
+/* The row just written (encoded in st->henc) becomes the cached one of
+ * `key`: swapped into hraw and decoded. */
+static void arm_written(emq_store *st, const void *key, size_t klen)
+{
+    swap_buf(&st->hraw, &st->henc);
+    if (emq_hc_decode(st->hraw.p, st->hraw.len, st->now, &st->hf) == EMQ_OK)
+        cache_arm(st, key, klen, 1);
+}
+
 /* Load `key` as a hash into st->hf (views into st->hraw). *exists = 0 when
  * absent (or every field expired). */
 static int load(emq_store *st, const void *key, size_t klen, int *exists)
@@ -219,12 +228,7 @@ static int store_back(emq_store *st, const void *key, size_t klen, int existed)
         return emq_store_fail(st, rc);
     if (!existed)
         st->hkexp = 0; /* a new row has no expiry */
-    /* What was written becomes the cached row: swap it in and decode. */
-    emq_buf t = st->hraw;
-    st->hraw = st->henc;
-    st->henc = t;
-    if (emq_hc_decode(st->hraw.p, st->hraw.len, st->now, &st->hf) == EMQ_OK)
-        cache_arm(st, key, klen, 1);
+    arm_written(st, key, klen);
     return EMQ_OK;
 }
 
@@ -632,13 +636,8 @@ static int apply_one(emq_store *st, const void *key, size_t klen,
     if (a.rc != EMQ_OK)
         return a.rc; /* a failed step: its error, nothing written */
     if (rc == SQLITE_DONE && a.ran) {
-        /* What was written becomes the cached row. */
-        swap_buf(&st->hraw, &st->henc);
-        if (emq_hc_decode(st->hraw.p, st->hraw.len, st->now, &st->hf) ==
-            EMQ_OK) {
-            cache_arm(st, key, klen, 1);
-            st->hkexp = 0;
-        }
+        st->hkexp = 0; /* S_KEY_STEPS matches only a row without expiry */
+        arm_written(st, key, klen);
         *deleted = a.deleted;
         return 1;
     }
@@ -656,7 +655,8 @@ int emq_hash_apply(emq_store *st, const void *key, size_t klen, emq_hop *ops,
         int writes = 0;
         for (size_t k = 0; k < n; k++)
             writes |= ops[k].op != EMQ_HOP_GET;
-        carry_put(st); /* apply_one decodes into hraw/hf */
+        if (writes)
+            carry_put(st); /* apply_one decodes into hraw/hf */
         if (writes && (rc = apply_one(st, key, klen, ops, n, &deleted))) {
             if (rc < 0)
                 return rc;

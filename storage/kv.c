@@ -260,7 +260,7 @@ int emq_kid_count(emq_store *st, int id, int64_t kid, int64_t *n)
     return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
 }
 
-static int run_kid(emq_store *st, int id, int64_t kid)
+int emq_kid_run(emq_store *st, int id, int64_t kid)
 {
     sqlite3_stmt *s = emq_stmt(st, id);
     if (!s)
@@ -278,7 +278,7 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
     const emq_typedef *t = emq_typedef_of(type);
     kc_forget(st, key, klen);
     if (t && t->s_drop >= 0)
-        rc = run_kid(st, t->s_drop, kid);
+        rc = emq_kid_run(st, t->s_drop, kid);
     else if (type == EMQ_T_STREAM)
         rc = emq_xs_drop(st, kid); /* its rows in stream.c's tables */
     if (rc != EMQ_OK)

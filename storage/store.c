@@ -36,6 +36,8 @@
 _Static_assert(EMQ_Z_RUN == 32 && EMQ_H_RUN == 32,
                "the run statements' texts hold 32 rows");
 _Static_assert(EMQ_T_HASH == 2, "S_KEY_CREATE_RUN and S_KEY_STEPS name type 2");
+/* S_Z_COUNT_NZ counts up to EMQ_Z_SMALL + 1 rows, spelled out. */
+_Static_assert(EMQ_Z_SMALL == 32, "S_Z_COUNT_NZ's text stops at 33 rows");
 
 static const char *const sql[S_COUNT] = {
     /* Every statement that writes a key row computes its checksum (NULL
@@ -177,11 +179,12 @@ static const char *const sql[S_COUNT] = {
     /* Whether a zset is big (a row in the member index): one seek. */
     [S_Z_ANY_IX] = "SELECT 1 FROM zset INDEXED BY zset_member WHERE kid = ?1"
                    " AND ix = 1 LIMIT 1",
-    /* A small set's members at scores other than 0, counted up to ?2: the
-     * key's two ranges, not the members at 0 between them. */
+    /* A small set's members at scores other than 0, counted up to
+     * EMQ_Z_SMALL + 1: the key's two ranges, not the members at 0 between
+     * them. */
     [S_Z_COUNT_NZ] = "SELECT count(*) FROM (SELECT 1 FROM zset WHERE kid = ?1"
                      " AND score > 0 UNION ALL SELECT 1 FROM zset"
-                     " WHERE kid = ?1 AND score < 0 LIMIT ?2)",
+                     " WHERE kid = ?1 AND score < 0 LIMIT 33)",
     /* ZREM of a member at a score other than 0 (zset.c): found and deleted
      * in one statement, through the member index of a big set or in one
      * range of a small one. */

@@ -273,6 +273,8 @@ void emq_kc_set_zero(emq_store *st, int64_t kid, int zero);
 
 /** Run count statement `id` (one parameter: the kid) into *n. */
 int emq_kid_count(emq_store *st, int id, int64_t kid, int64_t *n);
+/** Run write statement `id` (one parameter: the kid) to its end. */
+int emq_kid_run(emq_store *st, int id, int64_t kid);
 
 /** Bind helpers. */
 int emq_bind_blob(sqlite3_stmt *s, int i, const void *p, size_t n);

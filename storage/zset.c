@@ -6,15 +6,17 @@
  * compares BLOBs so, a proper prefix first). Scores are IEEE doubles, as
  * Valkey keeps them. A member is found by its score: a member at score 0 —
  * every member of pending, dead and the lanes — is probed at (kid, 0, m)
- * in the table itself; any other member through the partial unique index
- * zset_member(kid, member) WHERE score <> 0. So a score-0 member costs one
- * b-tree entry, not two, and the hottest sets write one page fewer.
+ * in the table itself; any other member by the set's shape (below): in a
+ * small set by walking its few rows at such scores, in a big one through
+ * the partial unique index zset_member(kid, member) WHERE ix = 1. So a
+ * score-0 member, and a lease in a small active set, cost one b-tree
+ * entry, not two, and the hottest sets write one page fewer.
  *
- * Rules: a member appears at most once (every insert looks for it both
- * ways: an insert finds the member at its own kind of score by its own
- * conflict — the key at 0, the unique index elsewhere — then at the other
- * kind, unless the set is known to hold none of it); a set with no member
- * is absent (kv.c keeps its registration).
+ * Rules: a member appears at most once (an insert finds the member at its
+ * own kind of score — by its own conflict at 0 or in a big set, by the walk
+ * in a small one — then at the other kind, unless the set is known to hold
+ * none of it); a set with no member is absent (kv.c keeps its
+ * registration).
  */
 #include <string.h>
 #include "store_int.h"
@@ -90,26 +92,15 @@ static int row_op(emq_store *st, int id, int64_t kid, const void *m,
  */
 static int shape(emq_store *st, int64_t kid, int64_t *nz)
 {
-    sqlite3_stmt *s;
     int rc, big;
     if ((*nz = emq_kc_nz(st, kid)) != EMQ_NZ_UNKNOWN)
         return EMQ_OK;
     if ((rc = probe(st, S_Z_ANY_IX, kid, "", 0, &big, NULL)) != EMQ_OK)
         return rc;
-    if (big) {
+    if (big)
         *nz = EMQ_NZ_BIG;
-    } else {
-        if (!(s = emq_stmt(st, S_Z_COUNT_NZ)))
-            return emq_store_fail(st, sqlite3_errcode(st->db));
-        sqlite3_bind_int64(s, 1, kid);
-        sqlite3_bind_int64(s, 2, EMQ_Z_SMALL + 1);
-        rc = sqlite3_step(s);
-        if (rc == SQLITE_ROW)
-            *nz = sqlite3_column_int64(s, 0);
-        emq_stmt_done(s);
-        if (rc != SQLITE_ROW)
-            return emq_store_fail(st, rc);
-    }
+    else if ((rc = emq_kid_count(st, S_Z_COUNT_NZ, kid, nz)) != EMQ_OK)
+        return rc;
     emq_kc_set_nz(st, kid, *nz);
     return EMQ_OK;
 }
@@ -226,16 +217,9 @@ static int grow(emq_store *st, int64_t kid)
 {
     int rc;
     emq_kc_set_nz(st, kid, EMQ_NZ_UNKNOWN); /* before the rows */
-    for (int id = S_Z_INDEX_POS; id <= S_Z_INDEX_NEG; id++) {
-        sqlite3_stmt *s = emq_stmt(st, id);
-        if (!s)
-            return emq_store_fail(st, sqlite3_errcode(st->db));
-        sqlite3_bind_int64(s, 1, kid);
-        rc = sqlite3_step(s);
-        emq_stmt_done(s);
-        if (rc != SQLITE_DONE)
-            return emq_store_fail(st, rc);
-    }
+    if ((rc = emq_kid_run(st, S_Z_INDEX_POS, kid)) != EMQ_OK ||
+        (rc = emq_kid_run(st, S_Z_INDEX_NEG, kid)) != EMQ_OK)
+        return rc;
     emq_kc_set_nz(st, kid, EMQ_NZ_BIG);
     return EMQ_OK;
 }
