@@ -1331,6 +1331,7 @@ typedef struct emq_verb_info {
     int reply;                 /**< enum emq_reply_type of a success reply */
     const char *keys;          /**< the declared keys, in order (§6.6)     */
     const char *summary;       /**< one line                               */
+    const char *family;        /**< the engine family ("queue", "lane", ...) */
 } emq_verb_info;
 
 /** The number of registered verbs. */
@@ -2032,7 +2033,7 @@ typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
  * are decimal integers (attempts and counts in [0, 2^63-1)); expiries only
  * on lock, de: and limiter keys and a row's lock field; every job row's
  * `state` is one of the five and the set it names holds the id. These are
- * the rules emq_import judges the queues it writes by (engine/rules.c).
+ * the rules emq_import judges the queues it writes by (engine/check/rules.c).
  * The tolerated states are reported as notes; doc/RELIABILITY.md lists
  * each with the transition that produces it.
  * Never writes. `*nviolations` (may be NULL) receives the number of

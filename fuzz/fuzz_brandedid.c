@@ -1,5 +1,5 @@
 /*
- * fuzz_brandedid.c — the branded-id codec (engine/brandedid.c) on arbitrary
+ * fuzz_brandedid.c — the branded-id codec (engine/core/brandedid.c) on arbitrary
  * bytes. Properties: emq_id_check and emq_id_parse agree; a valid id has
  * an A-Z namespace and a snowflake below 2^63 and re-encodes to the same 14
  * bytes; emq_id_valid on the NUL-terminated copy agrees with the check of

@@ -1,5 +1,5 @@
 /*
- * fuzz_keys.c — the key-grammar parser and builders (engine/keys.c) on
+ * fuzz_keys.c — the key-grammar parser and builders (engine/core/keys.c) on
  * arbitrary bytes. Properties: a parsed key's queue and id lie inside the
  * input, the queue passes the queue gate and the id the id check; a job
  * row rebuilds byte-for-byte with emq_key_job; reserve keys start with

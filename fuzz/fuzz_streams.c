@@ -1,6 +1,6 @@
 /*
  * fuzz_streams.c — the stream type (storage/stream.c) driven by random
- * stream commands through engine/xcmd.c. Each input is a program: every
+ * stream commands through engine/stream/xcmd.c. Each input is a program: every
  * command is decoded from a few bytes (the command, its keys, ids from a
  * small alphabet with the edge cases of Valkey's id grammar, counts,
  * options). Properties, checked after every command:

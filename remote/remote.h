@@ -5,7 +5,7 @@
  * elements (storage/types.h).
  *
  * Rules: remote/ sits beside api/: it reaches the file through the public
- * calls and engine/export.h, the keyspace's shapes through storage/types.h
+ * calls and engine/transfer/export.h, the keyspace's shapes through storage/types.h
  * and storage/transfer.h, and the server only through its transport, one
  * command and one reply at a time. Every failure sets the handle's message
  * and returns its code. Every keyed command is routed by its key's slot

@@ -2,7 +2,7 @@
  * verify.c — emq_verify: the file's keyspace and a server's, compared key
  * by key through their digest records (doc/EXPORT.md §3, §7).
  *
- * Owns: the file side (one digest walk, engine/export.h, keeping each key's
+ * Owns: the file side (one digest walk, engine/transfer/export.h, keeping each key's
  * record), the server side (the pull's reads, each key's record built with
  * storage/transfer.h as the file's is, and compared with the file's as it
  * arrives, in name order), and the first difference with its reason. On

@@ -1,7 +1,7 @@
 /*
  * side.c — the files emqlite keeps beside a database file: `<file>-emqlock`
  * (the writer gate, gate.c), `<file>-emqnode` (the node-id leases and
- * mint reservations, engine/nodeid.c) and `<file>-emqwake` (the wake file
+ * mint reservations, engine/core/nodeid.c) and `<file>-emqwake` (the wake file
  * of waiting claims, notify.c).
  *
  * Rules: a side file is named after the resolved database file (store.c

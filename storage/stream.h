@@ -9,7 +9,7 @@
  * entries list (PEL) with owners, delivery times and delivery counts; the
  * group reads, acks, claims and autoclaims that move them, and the lag and
  * entries-read estimates Valkey computes. Knows nothing of queues or of the
- * command syntax (engine/xcmd.c parses commands and shapes the replies).
+ * command syntax (engine/stream/xcmd.c parses commands and shapes the replies).
  *
  * Rules: every call runs inside a store transaction (store.h) and uses its
  * clock as Valkey's command time; a stream key holds type EMQ_T_STREAM and,

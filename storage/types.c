@@ -372,7 +372,7 @@ static const char *const read_xinfo[] = { "XINFO", "STREAM", "FULL", "COUNT",
  * The rows, indexed by enum emq_type. A new type appends its row here; its
  * functions live in its own file. A stream's import commands (XADD,
  * XSETID, XGROUP, XCLAIM, ...) are Valkey's, run by the engine's stream
- * commands (engine/export_stream.c), not from this table.
+ * commands (engine/transfer/export_stream.c), not from this table.
  */
 static const emq_typedef rows[] = {
     { EMQ_T_STRING, "string", 's', -1, -1,

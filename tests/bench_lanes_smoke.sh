@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_lanes_smoke.sh — `emqlite-lanes --smoke` (bench/lanes.c) runs every
+# bench_lanes_smoke.sh — `emqlite-lanes --smoke` (bench/lanes_bench.c) runs every
 # fairness drain and cost loop briefly: every claim's group, token and
 # payload is checked by the program, every drain must empty the queue. No
 # figure is asserted (speed is measured in bench/, never tested).

@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli_ops_test.sh — the operator's commands of the emqlite tool
-# (api/cli_ops.c), end to end: list, job, requeue, remove, drain,
+# (cli/cli_ops.c), end to end: list, job, requeue, remove, drain,
 # obliterate, counts, metrics, progress, logs, update, delay, claim-batch
 # and events, their JSON documents and their documented exit statuses.
 #

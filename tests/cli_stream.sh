@@ -1,5 +1,5 @@
 #!/bin/sh
-# cli_stream.sh — the tool's stream commands end to end (api/cli_stream.c):
+# cli_stream.sh — the tool's stream commands end to end (cli/cli_stream.c):
 # stream add | range | len | trim and group create | read | ack | pending |
 # claim, their replies, their JSON documents and their exit statuses.
 # Time is pinned with EMQLITE_NOW_MS; nothing sleeps (the one blocking read

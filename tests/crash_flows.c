@@ -9,7 +9,7 @@
  * steps, a bulk of a cross-queue and a nested flow, workers completing and
  * killing children, sweeps of every outbox, until every flow has finished)
  * runs once uninterrupted on a fresh file: its final keyspace is the
- * reference, and the procedures' test hook (engine/flow.h) numbers every
+ * reference, and the procedures' test hook (engine/flow/flow.h) numbers every
  * boundary — after each committed step of an add, and before each entry
  * delivered inside a sweep's transaction. Then for every boundary k the
  * script runs in a forked child that SIGKILLs itself at boundary k; the

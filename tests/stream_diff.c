@@ -1,6 +1,6 @@
 /*
  * stream_diff.c — the stream type against a real server: the same random
- * command sequences run on emqlite's stream commands (engine/xcmd.c over
+ * command sequences run on emqlite's stream commands (engine/stream/xcmd.c over
  * storage/stream.c) and on a private redis-server, every reply compared,
  * and the final state of every stream compared through XINFO STREAM FULL,
  * XINFO GROUPS and XINFO CONSUMERS.

@@ -1,5 +1,5 @@
 /*
- * test_check.c — the invariant checker (engine/check.c): a clean file and a
+ * test_check.c — the invariant checker (engine/check/check.c): a clean file and a
  * disciplined workload pass with no finding; each tolerated state is a note
  * and not a violation; a file broken in many ways at once reports every
  * violation with its code; a damaged page is caught by the integrity check.

@@ -1,6 +1,6 @@
 /*
  * test_cli_time.c — suite "cli_time": the tool's human durations and
- * instants (api/cli_time.c), parsed and printed.
+ * instants (cli/cli_time.c), parsed and printed.
  */
 #include <check.h>
 #include <string.h>

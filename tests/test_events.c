@@ -1,5 +1,5 @@
 /*
- * test_events.c — suite "events": lifecycle events (engine/events.c,
+ * test_events.c — suite "events": lifecycle events (engine/ops/events.c,
  * storage/evlog.c): which transitions publish, the exact message bytes
  * (T2.9's JSON-S, T2.17's escaping), delivery on the publishing handle,
  * queue filters, cursors and retention, and delivery to handles on the

@@ -1,5 +1,5 @@
 /*
- * test_export.c — Check suite for engine/export.c: emq_export, emq_import
+ * test_export.c — Check suite for engine/transfer/export.c: emq_export, emq_import
  * and emq_digest (doc/EXPORT.md).
  *
  * The keyspace under test is built through the public verbs (jobs pending,

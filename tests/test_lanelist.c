@@ -1,6 +1,6 @@
 /*
  * test_lanelist.c — suite "lanelist": emq_lanes, the operator's list of a
- * queue's lanes (engine/lanelist.c): groups in byte order with depth and
+ * queue's lanes (engine/lane/lanelist.c): groups in byte order with depth and
  * paused flag, the cap on the array with the total counted past it, other
  * queues' lanes and keys that only look like lanes left out, the gates.
  */

@@ -1,7 +1,7 @@
 /*
  * test_laneverbs.c — suite "lanes": the typed calls of the fair lanes
- * (emqlite.h "fair lanes", engine/lanes.c, engine/laneops.c, T3.11 in
- * engine/sweep.c): what each returns and fills, the result codes of
+ * (emqlite.h "fair lanes", engine/lane/lanes.c, engine/lane/laneops.c, T3.11 in
+ * engine/queue/promote_reap.c): what each returns and fills, the result codes of
  * reassign, the gates (refused before any write), a malformed ring, and
  * fairness across a skewed backlog. The wire replies and keyspaces of
  * every verb are the golden traces' (tests/fixtures/tier3.jsonl).

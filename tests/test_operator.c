@@ -1,6 +1,6 @@
 /*
  * test_operator.c — suite "operator": the typed calls of the Tier 2 read
- * plane (engine/operator.c, jobread.c, jobdata.c, logs.c, batch.c,
+ * plane (engine/ops/operator.c, jobread.c, jobdata.c, logs.c, batch.c,
  * gatereads.c) and the reads beyond the wire (listing, job_info, the
  * batched dead-letter requeue). The wire replies themselves are the golden
  * replay's (tests/fixtures/tier2.jsonl); here each typed result, each

@@ -5,7 +5,7 @@
  * policies and the worker pool.
  *
  * Time comes from injected clocks; waits that would block are hooked
- * (engine/plane.h) so the test advances its clock instead, or are ended by
+ * (engine/sched/plane.h) so the test advances its clock instead, or are ended by
  * a write the test makes from another handle, thread or process, with the
  * order fixed by the hook (it runs right before the wait). Nothing sleeps.
  */

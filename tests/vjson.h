@@ -4,7 +4,7 @@
  * reply value. Shared by every harness that drives emqlite by wire name
  * (the golden replayer, the Lua differential runner, the fuzz target).
  *
- * Argument rule (the registry's names, engine/verbs.def): a spec named `x`
+ * Argument rule (the registry's names, engine/core/verbs.def): a spec named `x`
  * takes the trace argument `x`; a fixed spec named `x.y` takes element k of
  * the array `x` (k = its position among the specs named `x.`); a repeated
  * tail named `x.y`, `x.z` takes the array `x` of [y, z] arrays, a tail of

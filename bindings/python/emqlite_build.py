@@ -54,13 +54,15 @@ extern "Python" int64_t _emq_py_clock(void *ctx);
 ffibuilder = FFI()
 ffibuilder.cdef(header_cdef(HEADER) + CALLBACKS)
 
-sources = sorted(glob.glob(os.path.join(TOP, "engine", "*.c")) +
+ENGINE_DIRS = sorted(glob.glob(os.path.join(TOP, "engine", "*", "")))
+sources = sorted(glob.glob(os.path.join(TOP, "engine", "*", "*.c")) +
                  glob.glob(os.path.join(TOP, "storage", "*.c")))
 ffibuilder.set_source(
     "emqlite._native",
     '#include "emqlite.h"\n',
     sources=sources,
-    include_dirs=[os.path.join(TOP, d) for d in ("api", "engine", "storage")],
+    include_dirs=[os.path.join(TOP, d) for d in ("api", "storage")] +
+    ENGINE_DIRS,
     libraries=["sqlite3", "pthread"],
     extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-fvisibility=hidden"],
 )

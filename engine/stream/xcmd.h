@@ -8,8 +8,8 @@
  * XREVRANGE, XLEN, XDEL, XTRIM, XSETID, XGROUP (CREATE, SETID, DESTROY,
  * CREATECONSUMER, DELCONSUMER), XREADGROUP, XACK, XPENDING, XCLAIM,
  * XAUTOCLAIM and XINFO (STREAM [FULL [COUNT n]], GROUPS, CONSUMERS).
- * The stream verbs of Tier 5 (engine/stream.c), the import of stream
- * commands (engine/export_stream.c), the differential test against a
+ * The stream verbs of Tier 5 (engine/stream/bus.c), the import of stream
+ * commands (engine/transfer/export_stream.c), the differential test against a
  * server and the stream fuzz target all run commands through here.
  *
  * Rules: a command runs inside the caller's open store transaction, with

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "abi.h"
 #include "verb.h"
-#include "stream_int.h"
+#include "bus.h"
 
 /* ------------------------------------------------------------- arguments */
 

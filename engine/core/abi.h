@@ -1,6 +1,6 @@
 /*
  * abi.h — reading and filling the caller's options structs under the
- * extensible-struct rule (engine/abi.c).
+ * extensible-struct rule (engine/core/abi.c).
  */
 #ifndef EMQ_ABI_H
 #define EMQ_ABI_H

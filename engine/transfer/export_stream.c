@@ -1,6 +1,6 @@
 /*
  * export_stream.c — the stream commands of an import (export_stream.h;
- * doc/EXPORT.md §2): run through engine/xcmd.c with Valkey's semantics. A
+ * doc/EXPORT.md §2): run through engine/stream/xcmd.c with Valkey's semantics. A
  * stream's export and digest form is the store's (storage/xsout.c).
  */
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /*
  * cli.h — internals shared by the files of the emqlite command-line tool
- * (api/cli.c: dispatch, options, errors and the queue commands;
- * api/cli_json.c: JSON output and NDJSON input; api/cli_demo.c: the demo;
- * api/cli_transfer.c: export, import, check, push, pull and verify;
- * api/cli_ops.c: the operator's commands; api/cli_time.c: human times;
- * api/cli_top.c: the live view).
+ * (cli/cli.c: dispatch, options, errors and the queue commands;
+ * cli/cli_json.c: JSON output and NDJSON input; cli/cli_demo.c: the demo;
+ * cli/cli_transfer.c: export, import, check, push, pull and verify;
+ * cli/cli_ops.c: the operator's commands; cli/cli_time.c: human times;
+ * cli/cli_top.c: the live view).
  *
  * Rules: the tool speaks to the library through api/emqlite.h only. Every
  * command writes at most one JSON document to stdout under --json, and every
@@ -52,7 +52,7 @@ typedef int (*emq_cli_fn)(emq_cli *c, int argc, char **argv);
 
 /* One command: its name, function, argument synopsis and help text. Each
  * file of the tool that adds commands exports one table ending with a
- * NULL name, listed once in api/cli_groups.def. */
+ * NULL name, listed once in cli/cli_groups.def. */
 typedef struct emq_cli_command {
     const char *name;
     emq_cli_fn fn;
@@ -116,7 +116,7 @@ int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out);
  * integer), and an instant into Unix ms (a decimal integer, or UTC
  * YYYY-MM-DDTHH:MM:SS[.mmm]Z); on error report usage and return
  * EMQ_EXIT_USAGE, else 0. Every command parses durations and instants
- * with these two (api/cli_ops.c). */
+ * with these two (cli/cli_ops.c). */
 int emq_cli_duration(emq_cli *c, const char *what, const char *s,
                      int64_t *ms);
 int emq_cli_time(emq_cli *c, const char *what, const char *s, int64_t *ms);

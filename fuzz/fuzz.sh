@@ -16,7 +16,7 @@ work=${FUZZ_WORK:-./fuzz/work}
 status=0
 for t in brandedid keys resp verbs streams; do
     if [ ! -x "$bin/fuzz_$t" ]; then
-        echo "fuzz/run.sh: $bin/fuzz_$t not found: run 'make fuzz' first" >&2
+        echo "fuzz/fuzz.sh: $bin/fuzz_$t not found: run 'make fuzz' first" >&2
         exit 2
     fi
     mkdir -p "$work/$t" "$work/artifacts"

@@ -3,7 +3,7 @@
  * (PROTOCOL.md §8.1, doc/EXPORT.md §1-§3; internal to the engine).
  *
  * The hook import.c calls for the stream commands of an export or an AOF
- * (through engine/xcmd.c); a stream's export and digest form is the
+ * (through engine/stream/xcmd.c); a stream's export and digest form is the
  * store's (storage/xsout.h), reached through the type table.
  */
 #ifndef EMQ_EXPORT_STREAM_H
@@ -22,7 +22,7 @@ int emq_stream_import_cmd(const emq_resp_cmd *c);
 
 /**
  * Apply stream command `c` of an import inside its open transaction, with
- * Valkey's semantics (engine/xcmd.c). The key must be a stream key of the
+ * Valkey's semantics (engine/stream/xcmd.c). The key must be a stream key of the
  * EchoMQ grammar. Returns EMQ_OK, or EMQ_EPROTO with the handle's message
  * "import refused at byte <offset>: <why>" (an error reply, a key outside
  * the grammar), or a store failure.

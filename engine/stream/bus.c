@@ -5,7 +5,7 @@
  * archive watermark cache, and the consumer-group primitives.
  *
  * Each verb is what the reference's host code does: its host gates, then
- * one store command (engine/xcmd.c runs it against the stream type), its
+ * one store command (engine/stream/xcmd.c runs it against the stream type), its
  * reply reshaped as the reference reshapes it. The typed C calls and the
  * T5.7 consumer loop are in stream_api.c.
  *
@@ -20,7 +20,7 @@
 #include "verb.h"
 #include "xcmd.h"
 #include "brandedid.h"
-#include "stream_int.h"
+#include "bus.h"
 
 /* ---------------------------------------------------------- ids (T5.1) */
 

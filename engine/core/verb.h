@@ -60,7 +60,7 @@ struct emq_vctx {
 
 /* Verb ids: one enum entry per row of verbs.def. */
 enum {
-#define EMQ_VERB(ID, NAME, TIER, KIND, FN, ARGS, REPLY, KEYS, SUMMARY) \
+#define EMQ_VERB(ID, NAME, FAMILY, TIER, KIND, FN, ARGS, REPLY, KEYS, SUMMARY) \
     EMQ_V_##ID,
 #include "verbs.def"
 #undef EMQ_VERB
@@ -113,7 +113,7 @@ int emq_reply_push_bulk(emq_reply *r, const void *p, size_t n);
 int emq_reply_push_int(emq_reply *r, int64_t v);
 
 /** Bodies named in verbs.def (declared here so verbs.c can table them). */
-#define EMQ_VERB(ID, NAME, TIER, KIND, FN, ARGS, REPLY, KEYS, SUMMARY) \
+#define EMQ_VERB(ID, NAME, FAMILY, TIER, KIND, FN, ARGS, REPLY, KEYS, SUMMARY) \
     int FN(emq_vctx *c);
 #include "verbs.def"
 #undef EMQ_VERB

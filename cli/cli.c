@@ -6,7 +6,7 @@
  * cli_demo.c, the JSON codec in cli_json.c.
  *
  * Rules: only api/emqlite.h is used; a command is one row of a group's
- * table (api/cli_groups.def) plus one function; under --json every invocation writes exactly one JSON
+ * table (cli/cli_groups.def) plus one function; under --json every invocation writes exactly one JSON
  * document to stdout (a result, or {"error": ...}), and every failure also
  * writes one line "emqlite: <message>" to stderr.
  */
@@ -39,7 +39,7 @@ static int cmd_help(emq_cli *c, int argc, char **argv);
 static int cmd_bench(emq_cli *c, int argc, char **argv);
 
 /* The core commands: adding one is one row here and one function (other
- * groups live in their own files, api/cli_groups.def). */
+ * groups live in their own files, cli/cli_groups.def). */
 const emq_cli_command emq_cli_core_commands[] = {
     { "enqueue", cmd_enqueue, "QUEUE [PAYLOAD|-] [--id ID] [--at TIME | --in DURATION]",
       "Admit one job into QUEUE and print its id. The payload is PAYLOAD, or\n"

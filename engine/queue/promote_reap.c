@@ -1,5 +1,5 @@
 /*
- * sweep.c — the time-driven moves of PROTOCOL.md §6.1 and §6.3: T1.7
+ * promote_reap.c — the time-driven moves of PROTOCOL.md §6.1 and §6.3: T1.7
  * promote (due scheduled jobs to pending), T1.8 reap (lapsed leases back to
  * pending) and T3.11 reap_group (one group's lapsed leases back to its lane);
  * and the member lists (jobs.h) the bounded moves collect first.

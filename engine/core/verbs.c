@@ -27,16 +27,16 @@
 #define AWR(N, W) { #N, EMQ_ARG_WORD, EMQ_ARGF_REST, W },
 #define ARGS(...) __VA_ARGS__
 
-#define EMQ_VERB(ID, NAME, TIER, KIND, FN, ARGS_, REPLY, KEYS, SUMMARY) \
+#define EMQ_VERB(ID, NAME, FAMILY, TIER, KIND, FN, ARGS_, REPLY, KEYS, SUMMARY) \
     static const emq_arg_info args_##ID[] = { ARGS_ { NULL, 0, 0, NULL } };
 #include "verbs.def"
 #undef EMQ_VERB
 
 static const emq_verb verbs[EMQ_V_COUNT] = {
-#define EMQ_VERB(ID, NAME, TIER, KIND, FN, ARGS_, REPLY, KEYS, SUMMARY)    \
+#define EMQ_VERB(ID, NAME, FAMILY, TIER, KIND, FN, ARGS_, REPLY, KEYS, SUMMARY)    \
     { { EMQ_V_##ID, NAME, TIER, EMQ_VERB_##KIND, args_##ID,                \
         sizeof args_##ID / sizeof args_##ID[0] - 1, EMQ_REPLY_##REPLY,    \
-        KEYS, SUMMARY }, FN },
+        KEYS, SUMMARY, #FAMILY }, FN },
 #include "verbs.def"
 #undef EMQ_VERB
 };

@@ -7,7 +7,7 @@
  * the version fence first, the version record in its place in the digest,
  * and the summary. How one key becomes commands and a record is its type's
  * (storage/types.h, storage/transfer.h); the walk reaches the keyspace only
- * through storage/store.h and the grammar only through engine/keys.h.
+ * through storage/store.h and the grammar only through engine/core/keys.h.
  *
  * Rules: export bytes depend on nothing but the keyspace and the options.
  * The digest is computed from the same reads, in canonical order, and must
