@@ -87,64 +87,163 @@ const char *emq_sqlite_version(void);
 
 /* ------------------------------------------------------------ result codes */
 
-/* Successful verdicts (>= 0). */
-#define EMQ_OK         0  /**< done (complete: ok; extend: ok)              */
-#define EMQ_ENQUEUED   1  /**< enqueue: the job was admitted                */
-#define EMQ_DUPLICATE  2  /**< enqueue: a row with that id exists; unchanged */
-#define EMQ_SCHEDULED  3  /**< enqueue_at/in admitted; retry rescheduled     */
-#define EMQ_DEAD       4  /**< retry: the job reached its cap, dead-lettered */
-#define EMQ_EMPTY      5  /**< claim: nothing to claim (or queue paused)     */
-#define EMQ_GONE       6  /**< the job row (or the record) does not exist   */
-#define EMQ_MORE       7  /**< obliterate: the budget ran out, call again    */
-#define EMQ_NOOP       8  /**< reassign: the job is already in that lane     */
-#define EMQ_NOTPENDING 9  /**< reassign: the job is not waiting in its lane  */
-#define EMQ_EXISTS    10  /**< repeat register: the registration exists      */
-#define EMQ_ABSENT    11  /**< cancel / advance / a cache read: nothing there */
+/*
+ * Every call returns one of these codes: 0 (EMQ_OK) or a positive verdict
+ * for a transition that ran, a negative failure (one reserved range, -30001
+ * and below) otherwise. They are declared once, in EMQ_RESULT_MAP (as
+ * libuv's UV_ERRNO_MAP), one row per code:
+ *
+ *   X(NAME, CODE, WIRE, CLASS, EXIT, EXCEPTION, KIND, TEXT)
+ *
+ * NAME       the constant is EMQ_<NAME>
+ * CODE       its value: append new codes, never renumber
+ * WIRE       the wire class when the failure is a wire error reply (its
+ *            first word: "EMQKIND", "EMQSTALE", ...; emq_errmsg() holds the
+ *            exact text), "" for verdicts and host-side failures
+ * CLASS      the class name tools print and match ("invalid_queue",
+ *            "busy", ...): the wire class for a wire error
+ * EXIT       the emqlite tool's exit status for it (emqlite(1))
+ * EXCEPTION  the exception bindings raise for a failure ("StaleToken"),
+ *            "" for a verdict
+ * KIND       what else the failure is, for bindings that have such
+ *            classes: "value" (a refused argument or input), "os" (the
+ *            file or the system), "memory", or ""
+ * TEXT       emq_strerror()'s sentence
+ *
+ * emq_strerror(), emq_result_info(), the tool's classes and exits and the
+ * bindings' exception classes are all made from this table;
+ * tests/test_handle.c fails when a code lacks any column.
+ */
+#define EMQ_RESULT_MAP(X)                                                    \
+    /* successful verdicts (>= 0) */                                         \
+    X(OK, 0, "", "ok", 0, "", "", "ok")                                      \
+    X(ENQUEUED, 1, "", "enqueued", 0, "", "",                                \
+      "enqueued: the job was admitted")                                      \
+    X(DUPLICATE, 2, "", "duplicate", 3, "", "",                              \
+      "duplicate: a row with that id exists")               \
+    X(SCHEDULED, 3, "", "scheduled", 0, "", "",                              \
+      "scheduled: the job waits for its run-at")                             \
+    X(DEAD, 4, "", "dead", 0, "", "",                                        \
+      "dead: the job reached its attempts cap")        \
+    X(EMPTY, 5, "", "empty", 2, "", "",                                      \
+      "empty: nothing to claim, or the queue is paused")                     \
+    X(GONE, 6, "", "gone", 6, "", "",                                        \
+      "gone: the job row does not exist")                    \
+    X(MORE, 7, "", "more", 0, "", "",                                        \
+      "more: the budget ran out before the work was done; call again")       \
+    X(NOOP, 8, "", "noop", 0, "", "",                                        \
+      "no-op: the job is already in that lane")                              \
+    X(NOTPENDING, 9, "", "not_pending", 0, "", "",                           \
+      "not pending: the job is not waiting in its lane")                     \
+    X(EXISTS, 10, "", "registered", 3, "", "",                               \
+      "exists: the registration is already there")                           \
+    X(ABSENT, 11, "", "absent", 6, "", "",                                   \
+      "absent: there was nothing there")                                     \
+    /* failures (< 0) */                                                     \
+    X(EKIND, -30001, "EMQKIND", "EMQKIND", 4, "WrongKind", "value",          \
+      "kind error: the job id is not JOB-namespaced")                        \
+    X(ESTALE, -30002, "EMQSTALE", "EMQSTALE", 5, "StaleToken", "",           \
+      "stale: the token does not match the job's attempts, or the job "      \
+      "is gone")                                                             \
+    X(EWRONGTYPE, -30003, "WRONGTYPE", "WRONGTYPE", 9, "WrongType", "",      \
+      "wrong type: a key holds another kind of value")                       \
+    X(EWIRE, -30004, "", "version_fence", 7, "VersionFence", "",             \
+      "version fence: the file speaks another wire")      \
+    X(EQUEUE, -30005, "", "invalid_queue", 1, "InvalidQueue", "value",       \
+      "invalid queue name")                                                  \
+    X(EID, -30006, "", "invalid_id", 1, "InvalidId", "value",                \
+      "not a valid branded id")                                              \
+    X(EINVAL, -30007, "", "invalid_argument", 1, "InvalidArgument", "value", \
+      "invalid argument")                                                    \
+    X(EBUSY, -30008, "", "busy", 8, "Busy", "",                              \
+      "busy: the file stayed locked past the busy timeout")                  \
+    /* EIO: nothing is visible — but if the error hit the commit's own      \
+     * sync, the transition may resurface after a power loss              \
+     * (doc/RELIABILITY.md) */                                               \
+    X(EIO, -30009, "", "io", 9, "EmqIOError", "os",                          \
+      "I/O error; nothing was applied")                                      \
+    X(EFULL, -30010, "", "full", 9, "DiskFull", "os",                        \
+      "disk or quota full; nothing was applied")                             \
+    X(ENOMEM, -30011, "", "nomem", 9, "OutOfMemory", "memory",               \
+      "out of memory; nothing was applied")                                  \
+    X(ENOTEMQ, -30012, "", "not_emqlite", 7, "NotEmqlite", "",               \
+      "not an emqlite file (left untouched)")                                \
+    X(ESCHEMA, -30013, "", "schema", 7, "SchemaTooNew", "",                  \
+      "the file has a newer schema, or an older one a read-only handle "     \
+      "cannot upgrade (left untouched)")                                     \
+    X(ECORRUPT, -30014, "", "corrupt", 9, "Corrupt", "",                     \
+      "the file is damaged")                                                 \
+    X(ETOOBIG, -30015, "", "too_big", 1, "TooBig", "value",                  \
+      "payload exceeds the configured maximum")                              \
+    X(EREADONLY, -30016, "", "readonly", 9, "ReadOnly", "",                  \
+      "read-only: the file, its directory or the handle does not allow "     \
+      "writes")                                                              \
+    X(ECANTOPEN, -30017, "", "cantopen", 9, "CantOpen", "os",                \
+      "the file cannot be opened")                                           \
+    X(EPROTO, -30018, "", "malformed", 1, "Malformed", "value",              \
+      "malformed input")                        \
+    X(EINTERNAL, -30019, "", "internal", 9, "Internal", "",                  \
+      "internal error: an unexpected SQLite error")         \
+    X(EEMPTY, -30020, "", "empty_pipeline", 1, "EmptyBatch", "value",        \
+      "empty batch (empty_pipeline)")                                        \
+    X(ENOTSUP, -30021, "", "not_supported", 10, "NotSupported", "",          \
+      "the feature was not built in")                                        \
+    X(ELOCKED, -30022, "EMQLOCK", "EMQLOCK", 12, "Locked", "",               \
+      "locked: the job is locked by another holder")                         \
+    X(ENOTPAUSED, -30023, "EMQSTATE", "EMQSTATE", 12, "NotPaused", "",       \
+      "state: the queue is not paused")                                      \
+    X(EACTIVE, -30024, "EMQSTATE", "EMQSTATE", 12, "ActiveJobs", "",         \
+      "state: active jobs are present")                                      \
+    X(ENOTDEAD, -30025, "EMQSTATE", "EMQSTATE", 12, "NotDead", "",           \
+      "state: the job is not dead")                                          \
+    X(ERATE, -30026, "EMQRATE", "EMQRATE", 12, "RateLimited", "",            \
+      "rate: the concurrency ceiling is reached")                            \
+    /* EREFUSED: a host refusal of PROTOCOL.md Appendix A.3                 \
+     * (unknown_state(name), flow_too_deep(8), flow_cycle(id), ...):        \
+     * emq_errmsg() holds its exact text; nothing was touched */             \
+    X(EREFUSED, -30027, "", "refused", 1, "Refused", "value",                \
+      "refused by a host rule; nothing was touched")                         \
+    X(ENONMONO, -30028, "ERR", "ERR", 12, "NonMonotonic", "",                \
+      "stream append: the id is not above the stream's top")                 \
+    /* EENGINE: another engine error reply (ERR ..., BUSYGROUP, NOGROUP),   \
+     * verbatim in emq_errmsg() */                                           \
+    X(EENGINE, -30029, "ERR", "engine", 9, "EngineError", "",                \
+      "an engine error reply (ERR, BUSYGROUP, NOGROUP ...)")                 \
+    X(EEXIST, -30030, "", "exists", 3, "TargetExists", "",                   \
+      "the target already holds those keys")                                 \
+    X(EREMOTE, -30031, "", "server", 9, "RemoteError", "",                   \
+      "the server refused a command")                                        \
+    /* EEXHAUSTED: the snowflake clock reached its 41-bit horizon           \
+     * (2093-09-06T15:47:35.551Z), or the node-id sidecar reserves the      \
+     * node up to it */                                                      \
+    X(EEXHAUSTED, -30032, "", "exhausted", 9, "Exhausted", "",               \
+      "no branded id is left to mint: the id clock reached its 2093 "        \
+      "horizon")
 
-/* Failures (< 0), one reserved range. */
-#define EMQ_EKIND      (-30001) /**< wire EMQKIND: id is not JOB-namespaced       */
-#define EMQ_ESTALE     (-30002) /**< wire EMQSTALE: token mismatch or job gone    */
-#define EMQ_EWRONGTYPE (-30003) /**< wire WRONGTYPE: a key holds another type     */
-#define EMQ_EWIRE      (-30004) /**< version fence refused: another wire identity */
-#define EMQ_EQUEUE     (-30005) /**< host gate: invalid queue name                */
-#define EMQ_EID        (-30006) /**< host gate: not a valid branded id            */
-#define EMQ_EINVAL     (-30007) /**< host gate: bad argument (NULL, lease <= 0...) */
-#define EMQ_EBUSY      (-30008) /**< the file stayed locked past the busy timeout */
-#define EMQ_EIO        (-30009) /**< an I/O error; nothing is visible — but if it
-                                     hit the commit's own sync, the transition
-                                     may resurface after a power loss (see
-                                     doc/RELIABILITY.md)                     */
-#define EMQ_EFULL      (-30010) /**< disk or quota full; nothing was applied      */
-#define EMQ_ENOMEM     (-30011) /**< out of memory; nothing was applied           */
-#define EMQ_ENOTEMQ    (-30012) /**< the file is not an emqlite file (untouched)  */
-#define EMQ_ESCHEMA    (-30013) /**< a newer schema, or an older one through a
-                                     read-only handle (untouched)           */
-#define EMQ_ECORRUPT   (-30014) /**< the file is damaged                          */
-#define EMQ_ETOOBIG    (-30015) /**< a payload exceeds the configured maximum     */
-#define EMQ_EREADONLY  (-30016) /**< the file or its directory is read-only       */
-#define EMQ_ECANTOPEN  (-30017) /**< the file cannot be opened                    */
-#define EMQ_EPROTO     (-30018) /**< malformed input (an import stream, a number)  */
-#define EMQ_EINTERNAL  (-30019) /**< an unexpected SQLite error; see emq_errmsg   */
-#define EMQ_EEMPTY     (-30020) /**< host gate: empty batch (empty_pipeline)      */
-#define EMQ_ENOTSUP    (-30021) /**< the feature was not built in                 */
-#define EMQ_ELOCKED    (-30022) /**< wire EMQLOCK: the job is locked              */
-#define EMQ_ENOTPAUSED (-30023) /**< wire EMQSTATE not paused (obliterate)        */
-#define EMQ_EACTIVE    (-30024) /**< wire EMQSTATE active jobs present            */
-#define EMQ_ENOTDEAD   (-30025) /**< wire EMQSTATE not dead (reprocess)           */
-#define EMQ_ERATE      (-30026) /**< wire EMQRATE: at the concurrency ceiling     */
-#define EMQ_EREFUSED   (-30027) /**< a host refusal of PROTOCOL.md Appendix A.3
-                                     (unknown_state(name), flow_too_deep(8),
-                                     flow_cycle(id), ...): emq_errmsg() holds
-                                     its exact text; nothing was touched    */
-#define EMQ_ENONMONO   (-30028) /**< stream append: the id is not above the top */
-#define EMQ_EENGINE    (-30029) /**< another engine error reply (ERR ...,
-                                     BUSYGROUP, NOGROUP), verbatim          */
-#define EMQ_EEXIST     (-30030) /**< transfer: the target already holds the keys  */
-#define EMQ_EREMOTE    (-30031) /**< transfer: the server refused a command       */
-#define EMQ_EEXHAUSTED (-30032) /**< no branded id is left to mint: the snowflake
-                                     clock reached its 41-bit horizon
-                                     (2093-09-06T15:47:35.551Z), or the node-id
-                                     sidecar reserves the node up to it      */
+/** The result codes, EMQ_<NAME>, one per row of EMQ_RESULT_MAP. */
+enum emq_result {
+#define EMQ_RESULT_ENUM_(name, code, wire, cls, exit, exc, kind, text)      \
+    EMQ_##name = (code),
+    EMQ_RESULT_MAP(EMQ_RESULT_ENUM_)
+#undef EMQ_RESULT_ENUM_
+};
+
+/** One row of EMQ_RESULT_MAP (library-owned, static). */
+typedef struct emq_result_row {
+    int code;
+    const char *name;      /**< "EMQ_ESTALE"                                */
+    const char *wire;      /**< the wire class, or "" (host-side, verdict)  */
+    const char *cls;       /**< the tool's class name                       */
+    int exit;              /**< the emqlite tool's exit status              */
+    const char *exception; /**< the bindings' exception name, "" for verdicts */
+    const char *kind;      /**< "value", "os", "memory" or ""               */
+    const char *text;      /**< emq_strerror()'s sentence                   */
+} emq_result_row;
+
+/** The row of code `rc`, or NULL for a code that is not in the table. */
+const emq_result_row *emq_result_info(int rc);
+/** Row `i` of the table in declaration order (0 .. ), NULL past the end. */
+const emq_result_row *emq_result_at(size_t i);
 
 /** A static English description of a result code. Never NULL. */
 const char *emq_strerror(int rc);

@@ -429,61 +429,18 @@ int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out)
 
 /* -------------------------------------------------------- errors and exits */
 
-/* Class name and exit status of each failure code. The wire classes are the
- * first word of their wire strings; the others are emqlite's own. */
-static const struct {
-    int rc;
-    const char *cls;
-    int exit;
-} failures[] = {
-    { EMQ_EKIND, "EMQKIND", EMQ_EXIT_KIND },
-    { EMQ_ESTALE, "EMQSTALE", EMQ_EXIT_STALE },
-    { EMQ_EWRONGTYPE, "WRONGTYPE", EMQ_EXIT_ERROR },
-    { EMQ_EWIRE, "version_fence", EMQ_EXIT_FENCE },
-    { EMQ_EQUEUE, "invalid_queue", EMQ_EXIT_USAGE },
-    { EMQ_EID, "invalid_id", EMQ_EXIT_USAGE },
-    { EMQ_EINVAL, "invalid_argument", EMQ_EXIT_USAGE },
-    { EMQ_EBUSY, "busy", EMQ_EXIT_BUSY },
-    { EMQ_EIO, "io", EMQ_EXIT_ERROR },
-    { EMQ_EFULL, "full", EMQ_EXIT_ERROR },
-    { EMQ_ENOMEM, "nomem", EMQ_EXIT_ERROR },
-    { EMQ_ENOTEMQ, "not_emqlite", EMQ_EXIT_FENCE },
-    { EMQ_ESCHEMA, "schema", EMQ_EXIT_FENCE },
-    { EMQ_ECORRUPT, "corrupt", EMQ_EXIT_ERROR },
-    { EMQ_ETOOBIG, "too_big", EMQ_EXIT_USAGE },
-    { EMQ_EREADONLY, "readonly", EMQ_EXIT_ERROR },
-    { EMQ_ECANTOPEN, "cantopen", EMQ_EXIT_ERROR },
-    { EMQ_EPROTO, "malformed", EMQ_EXIT_USAGE },
-    { EMQ_EINTERNAL, "internal", EMQ_EXIT_ERROR },
-    { EMQ_EEMPTY, "empty_pipeline", EMQ_EXIT_USAGE },
-    { EMQ_ENOTSUP, "not_supported", EMQ_EXIT_NOTBUILT },
-    { EMQ_ELOCKED, "EMQLOCK", EMQ_EXIT_STATE },
-    { EMQ_ENOTPAUSED, "EMQSTATE", EMQ_EXIT_STATE },
-    { EMQ_EACTIVE, "EMQSTATE", EMQ_EXIT_STATE },
-    { EMQ_ENOTDEAD, "EMQSTATE", EMQ_EXIT_STATE },
-    { EMQ_ERATE, "EMQRATE", EMQ_EXIT_STATE },
-    { EMQ_EREFUSED, "refused", EMQ_EXIT_USAGE },
-    { EMQ_ENONMONO, "ERR", EMQ_EXIT_STATE },
-    { EMQ_EENGINE, "engine", EMQ_EXIT_ERROR },
-    { EMQ_EEXIST, "exists", EMQ_EXIT_DUPLICATE },
-    { EMQ_EREMOTE, "server", EMQ_EXIT_ERROR },
-    { EMQ_EEXHAUSTED, "exhausted", EMQ_EXIT_ERROR },
-};
-
+/* The exit status and class of a code are its row of EMQ_RESULT_MAP
+ * (emqlite.h); a code outside the table is a plain error. */
 int emq_cli_exit_of(int rc)
 {
-    for (size_t i = 0; i < sizeof failures / sizeof failures[0]; i++)
-        if (failures[i].rc == rc)
-            return failures[i].exit;
-    return EMQ_EXIT_ERROR;
+    const emq_result_row *r = emq_result_info(rc);
+    return r ? r->exit : EMQ_EXIT_ERROR;
 }
 
 const char *emq_cli_class_of(int rc)
 {
-    for (size_t i = 0; i < sizeof failures / sizeof failures[0]; i++)
-        if (failures[i].rc == rc)
-            return failures[i].cls;
-    return "error";
+    const emq_result_row *r = emq_result_info(rc);
+    return r ? r->cls : "error";
 }
 
 int emq_cli_fail(emq_cli *c, int rc, const char *msg)

@@ -169,16 +169,6 @@ static void verb_help(FILE *f, const emq_verb_info *v)
 
 /* ------------------------------------------------------------- commands */
 
-static int verdict_exit(int rc)
-{
-    switch (rc) {
-    case EMQ_EMPTY: return EMQ_EXIT_EMPTY;
-    case EMQ_DUPLICATE: case EMQ_EXISTS: return EMQ_EXIT_DUPLICATE;
-    case EMQ_GONE: case EMQ_ABSENT: return EMQ_EXIT_GONE;
-    default: return EMQ_EXIT_OK;
-    }
-}
-
 #define MAX_CALL_ARGS 256
 
 static int cmd_call(emq_cli *c, int argc, char **argv)
@@ -223,7 +213,7 @@ static int cmd_call(emq_cli *c, int argc, char **argv)
         if (c->json) return emq_cli_exit_of(rc);
         return emq_cli_fail(c, rc, NULL);
     }
-    return verdict_exit(rc);
+    return emq_cli_exit_of(rc); /* a verdict's exit: its table row */
 }
 
 static int cmd_verbs(emq_cli *c, int argc, char **argv)

@@ -43,11 +43,7 @@ static int run(emq_cli *c, const char *verb, size_t n, const char **argv)
     emq_reply_clear(&r);
     if (rc < 0)
         return c->json ? emq_cli_exit_of(rc) : emq_cli_fail(c, rc, NULL);
-    switch (rc) {
-    case EMQ_EMPTY: return EMQ_EXIT_EMPTY;
-    case EMQ_ABSENT: return EMQ_EXIT_GONE;
-    default: return EMQ_EXIT_OK;
-    }
+    return emq_cli_exit_of(rc); /* a verdict's exit: its table row */
 }
 
 /* argv[1] is the subcommand: shift it off, checking it is one of subs. */

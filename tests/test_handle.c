@@ -557,19 +557,79 @@ START_TEST(open_refuses_bad_arguments)
 }
 END_TEST
 
-START_TEST(strerror_names_every_code_distinctly)
+/* The result table (EMQ_RESULT_MAP) is the one declaration of every code:
+ * each row has every column, codes and names are distinct, failures sit in
+ * the reserved range with an exception name, verdicts without one, and
+ * emq_strerror answers each row's text. The header declares no code
+ * outside the table (read from $srcdir/api/emqlite.h). */
+START_TEST(result_table_gives_every_code_every_column)
 {
-    const char *seen[40];
-    int n = 0, rc, i;
-    for (rc = EMQ_ENOTSUP; rc <= EMQ_EKIND; rc++) seen[n++] = emq_strerror(rc);
-    for (rc = EMQ_OK; rc <= EMQ_GONE; rc++) seen[n++] = emq_strerror(rc);
-    for (i = 0; i < n; i++) {
-        ck_assert_ptr_nonnull(seen[i]);
-        ck_assert_str_ne(seen[i], "unknown result code");
-        for (int j = 0; j < i; j++) ck_assert_str_ne(seen[i], seen[j]);
+    const emq_result_row *r, *o;
+    size_t i, j, n = 0;
+    for (i = 0; (r = emq_result_at(i)) != NULL; i++, n++) {
+        ck_assert_msg(r->name && strncmp(r->name, "EMQ_", 4) == 0 &&
+                      r->name[4], "row %zu: no name", i);
+        ck_assert_msg(r->text && r->text[0], "%s: no text", r->name);
+        ck_assert_msg(r->cls && r->cls[0], "%s: no class", r->name);
+        ck_assert_msg(r->wire && r->exception && r->kind,
+                      "%s: a NULL column", r->name);
+        ck_assert_msg(r->exit >= 0 && r->exit <= 12, "%s: exit %d",
+                      r->name, r->exit);
+        if (r->code < 0) {
+            ck_assert_msg(r->code <= -30001 && r->code > -31000,
+                          "%s: %d outside the reserved range", r->name,
+                          r->code);
+            ck_assert_msg(r->exception[0], "%s: a failure with no "
+                          "exception name", r->name);
+            ck_assert_msg(r->exit != 0, "%s: a failure exiting 0", r->name);
+            ck_assert_msg(!r->wire[0] || strcmp(r->wire, r->cls) == 0 ||
+                          r->code == EMQ_EENGINE,
+                          "%s: wire class %s but class %s", r->name,
+                          r->wire, r->cls);
+        } else {
+            ck_assert_msg(!r->exception[0] && !r->wire[0],
+                          "%s: a verdict with an exception or wire class",
+                          r->name);
+        }
+        ck_assert_ptr_eq(emq_result_info(r->code), r);
+        ck_assert_str_eq(emq_strerror(r->code), r->text);
+        for (j = 0; j < i; j++) {
+            o = emq_result_at(j);
+            ck_assert_msg(o->code != r->code, "%s and %s share %d", o->name,
+                          r->name, r->code);
+            ck_assert_str_ne(o->name, r->name);
+            ck_assert_str_ne(o->text, r->text);
+            if (r->exception[0])
+                ck_assert_str_ne(o->exception, r->exception);
+        }
     }
+    ck_assert_uint_ge(n, 44);
+    ck_assert_ptr_null(emq_result_info(12345));
     ck_assert_str_eq(emq_strerror(12345), "unknown result code");
     ck_assert_str_eq(emq_errmsg(NULL), "");
+
+    /* No code is declared outside the table. */
+    const char *src = getenv("srcdir");
+    char path[4096], line[1024];
+    snprintf(path, sizeof path, "%s/api/emqlite.h", src ? src : ".");
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(path, sizeof path, "%s/../api/emqlite.h",
+                 src ? src : ".");
+        f = fopen(path, "r");
+    }
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    while (fgets(line, sizeof line, f)) {
+        char name[64];
+        int v;
+        if (sscanf(line, "#define EMQ_%63[A-Z_] (%d)", name, &v) == 2 ||
+            sscanf(line, "#define EMQ_%63[A-Z_] %d", name, &v) == 2)
+            ck_assert_msg(v > -30001 || (emq_result_info(v) != NULL &&
+                          strcmp(emq_result_info(v)->name + 4, name) == 0),
+                          "EMQ_%s = %d is declared outside EMQ_RESULT_MAP",
+                          name, v);
+    }
+    fclose(f);
 }
 END_TEST
 
@@ -627,7 +687,7 @@ Suite *suite_handle(void)
     tcase_add_test(t, options_init_fills_the_documented_defaults);
     tcase_add_test(t, options_follow_the_abi_rule_both_ways);
     tcase_add_test(t, open_refuses_bad_arguments);
-    tcase_add_test(t, strerror_names_every_code_distinctly);
+    tcase_add_test(t, result_table_gives_every_code_every_column);
     tcase_add_test(t, errmsg_names_the_last_failure_and_clears_on_the_next_call);
     tcase_add_test(t, version_strings_are_reported);
     suite_add_tcase(s, t);
