@@ -82,10 +82,18 @@ int emq_verb_exec(emq_db *db, int id, const emq_varg *a, size_t argc,
                   emq_reply *r, void *out);
 
 /** Shorthands for typed wrappers: an argument from a C string (NULL stays
- *  absent), from bytes, from an integer (rendered into `buf`, >= 24). */
+ *  absent), from bytes, from an integer. An integer goes to the gate as
+ *  it is (no decimal text: `s` is NULL, `present` EMQ_VARG_TYPED): the
+ *  gate checks its bounds for the numeric kinds and refuses it for any
+ *  other kind; a body that needs the decimal text of an integer argument
+ *  renders it with emq_varg_text. */
+#define EMQ_VARG_TYPED 2
 emq_varg emq_varg_str(const char *s);
 emq_varg emq_varg_bytes(const void *p, size_t n);
-emq_varg emq_varg_int(int64_t v, char *buf);
+emq_varg emq_varg_int(int64_t v);
+/** The bytes of argument `a`: its own for a byte-string argument, the
+ *  shortest decimal of its integer (into `buf`, >= 24) for a typed one. */
+emq_bytes emq_varg_text(const emq_varg *a, char *buf);
 
 /* --------------------------------------------------------- reply builders */
 /* Each returns EMQ_OK or EMQ_ENOMEM; `r` must be cleared (zeroed) first or

@@ -79,10 +79,23 @@ emq_varg emq_varg_bytes(const void *p, size_t n)
     return a;
 }
 
-emq_varg emq_varg_int(int64_t v, char *buf)
+emq_varg emq_varg_int(int64_t v)
 {
-    emq_varg a = { buf, emq_fmt_i64(buf, v), 0, 0 };
+    emq_varg a = { NULL, 0, v, EMQ_VARG_TYPED };
     return a;
+}
+
+emq_bytes emq_varg_text(const emq_varg *a, char *buf)
+{
+    emq_bytes b;
+    if (a->s != NULL) {
+        b.p = a->s;
+        b.n = a->n;
+    } else {
+        b.n = emq_fmt_i64(buf, a->i);
+        b.p = buf;
+    }
+    return b;
 }
 
 static int bad(emq_db *db, const emq_arg_info *s, const char *why)
@@ -118,6 +131,20 @@ static int gate_one(emq_db *db, const emq_arg_info *s, const emq_varg *in,
                     emq_varg *o)
 {
     *o = *in;
+    if (in->present == EMQ_VARG_TYPED && in->s == NULL) {
+        /* A typed call's integer: bounds only, no decimal round trip. */
+        o->present = 1;
+        switch (s->kind) {
+        case EMQ_ARG_INT:
+            return EMQ_OK;
+        case EMQ_ARG_POS:
+            return o->i > 0 ? EMQ_OK : bad(db, s, "must be > 0");
+        case EMQ_ARG_NNEG:
+            return o->i >= 0 ? EMQ_OK : bad(db, s, "must be >= 0");
+        default:
+            return bad(db, s, "is not an integer argument");
+        }
+    }
     o->present = in->s != NULL;
     /* An optional queue given as "" is absent (flow_child's pq: the
      * parent shares the child's queue). */

@@ -263,8 +263,7 @@ int emq_flow_fail_deliver(emq_db *db, const char *q, const char *parent,
 int emq_flow_sweep(emq_db *db, const char *q, int64_t batch,
                    int64_t *delivered)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch)};
     emq_reply r = {0};
     int rc = emq_verb_exec(db, EMQ_V_DELIVER_FLOW_COMPLETIONS, a, 2, &r,
                            NULL);

@@ -227,9 +227,8 @@ int emq_flow_enqueue(emq_db *db, const char *q, const char *parent,
 int emq_flow_hold(emq_db *db, const char *q, const char *parent,
                   const void *payload, size_t len, int64_t n)
 {
-    char num[24];
     emq_varg a[4] = {emq_varg_str(q), emq_varg_str(parent),
-                     emq_varg_bytes(payload, len), emq_varg_int(n, num)};
+                     emq_varg_bytes(payload, len), emq_varg_int(n)};
     return emq_verb_exec(db, EMQ_V_HOLD_PARENT, a, 4, NULL, NULL);
 }
 

@@ -685,8 +685,7 @@ static int tree_call(emq_db *db, int verb, const char *q,
     } else {
         t.a[0] = emq_varg_str(q);
         for (i = 0; i < t.n; i++)
-            t.a[1 + GROUP * i] = emq_varg_int(t.a[1 + GROUP * i].i,
-                                              t.nums[i]);
+            t.a[1 + GROUP * i] = emq_varg_int(t.a[1 + GROUP * i].i);
         rc = emq_verb_exec(db, verb, t.a, 1 + GROUP * t.n, NULL, verdicts);
     }
     emq_mem_free(t.a);

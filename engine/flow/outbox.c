@@ -70,8 +70,7 @@ int emq_v_reemit(emq_vctx *c)
 int emq_flow_outbox_read(emq_db *db, const char *q, int64_t batch,
                          emq_reply *entries_out)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch)};
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if (entries_out == NULL) {
@@ -83,8 +82,7 @@ int emq_flow_outbox_read(emq_db *db, const char *q, int64_t batch,
 
 int emq_flow_outbox_trim(emq_db *db, const char *q, int64_t n)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(n, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(n)};
     return emq_verb_exec(db, EMQ_V_OUTBOX_TRIM, a, 2, NULL, NULL);
 }
 

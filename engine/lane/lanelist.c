@@ -83,7 +83,6 @@ int emq_v_lanes(emq_vctx *c)
 int emq_lanes(emq_db *db, const char *q, emq_lane_info *out, size_t max,
               size_t *n, size_t *total)
 {
-    char nb[24];
     emq_varg a[2];
     emq_reply r = {0};
     const emq_reply *list;
@@ -97,7 +96,7 @@ int emq_lanes(emq_db *db, const char *q, emq_lane_info *out, size_t max,
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL lanes or n");
     }
     a[0] = emq_varg_str(q);
-    a[1] = emq_varg_int(max > INT64_MAX ? INT64_MAX : (int64_t)max, nb);
+    a[1] = emq_varg_int(max > INT64_MAX ? INT64_MAX : (int64_t)max);
     rc = emq_verb_exec(db, EMQ_V_LANES, a, 2, &r, NULL);
     if (rc != EMQ_OK) goto done;
     list = &r.elem[1];

@@ -23,7 +23,8 @@ int emq_v_weight(emq_vctx *c)
 {
     char k[EMQ_KEY_MAX];
     size_t kl = emq_key(k, c->a[0].s, EMQ_KT_GWEIGHT);
-    emq_bytes fv[2] = {{c->a[1].s, c->a[1].n}, {c->a[2].s, c->a[2].n}};
+    char num[24];
+    emq_bytes fv[2] = {{c->a[1].s, c->a[1].n}, emq_varg_text(&c->a[2], num)};
     int added, rc = emq_hash_set(c->st, k, kl, fv, 1, &added);
     if (rc < 0) return rc;
     emq_reply_int(c->r, 1);
@@ -84,7 +85,8 @@ int emq_v_limit(emq_vctx *c)
     const char *q = c->a[0].s, *g = c->a[1].s;
     char k[EMQ_KEY_MAX];
     size_t kl = emq_key(k, q, EMQ_KT_GLIMIT);
-    emq_bytes fv[2] = {{g, EMQ_ID_LEN}, {c->a[2].s, c->a[2].n}};
+    char num[24];
+    emq_bytes fv[2] = {{g, EMQ_ID_LEN}, emq_varg_text(&c->a[2], num)};
     int64_t act;
     int added, paused, busy, rc = emq_hash_set(c->st, k, kl, fv, 1, &added);
     if (rc < 0) return rc;
@@ -239,9 +241,8 @@ int emq_v_lane_depths(emq_vctx *c)
 static int group_call(emq_db *db, int verb, const char *q, const char *g,
                       const int64_t *n)
 {
-    char num[24];
     emq_varg a[3] = {emq_varg_str(q), emq_varg_str(g), {0}};
-    if (n) a[2] = emq_varg_int(*n, num);
+    if (n) a[2] = emq_varg_int(*n);
     return emq_verb_exec(db, verb, a, n ? 3 : 2, NULL, NULL);
 }
 

@@ -244,8 +244,7 @@ static int lane_job(emq_job *job, char group[EMQ_ID_SIZE], emq_reply *t)
 int emq_lane_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
                    char group[EMQ_ID_SIZE])
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lease_ms, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lease_ms)};
     emq_reply r = {0};
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
@@ -274,8 +273,7 @@ void emq_lane_batch_clear(emq_lane_batch *b)
 static int batch_call(emq_db *db, int verb, const char *q, int64_t lease_ms,
                       emq_lane_batch *b)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lease_ms, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lease_ms)};
     emq_reply r = {0};
     size_t i;
     int rc;

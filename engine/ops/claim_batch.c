@@ -84,10 +84,9 @@ int emq_v_claim_batch(emq_vctx *c)
 int emq_claim_batch(emq_db *db, const char *q, size_t size, int64_t lease_ms,
                     emq_job *jobs, size_t *n)
 {
-    char n1[24], n2[24];
     int64_t sz = size > (size_t)INT64_MAX ? INT64_MAX : (int64_t)size;
-    emq_varg a[3] = {emq_varg_str(q), emq_varg_int(sz, n1),
-                     emq_varg_int(lease_ms, n2)};
+    emq_varg a[3] = {emq_varg_str(q), emq_varg_int(sz),
+                     emq_varg_int(lease_ms)};
     emq_reply r = {0};
     size_t i;
     int rc;

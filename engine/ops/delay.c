@@ -66,9 +66,8 @@ int emq_v_delay(emq_vctx *c)
 int emq_delay(emq_db *db, const char *q, const char *id, int64_t token,
               int64_t ms, int mode)
 {
-    char n1[24], n2[24];
     emq_varg a[5] = {emq_varg_str(q), emq_varg_str(id),
-                     emq_varg_int(token, n1), emq_varg_int(ms, n2),
+                     emq_varg_int(token), emq_varg_int(ms),
                      emq_varg_str(mode == EMQ_DELAY_AT ? "at" : "in")};
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;

@@ -436,7 +436,6 @@ int emq_list(emq_db *db, const char *q, const char *set, const char *g,
              int64_t offset, int64_t count, int from_tail, emq_member **out,
              size_t *n)
 {
-    char n1[24], n2[24];
     emq_varg a[5];
     emq_reply r = {0};
     emq_member *m = NULL;
@@ -451,8 +450,8 @@ int emq_list(emq_db *db, const char *q, const char *set, const char *g,
     }
     a[0] = emq_varg_str(q);
     a[1] = emq_varg_str(g ? g : set);
-    a[2] = emq_varg_int(offset, n1);
-    a[3] = emq_varg_int(count, n2);
+    a[2] = emq_varg_int(offset);
+    a[3] = emq_varg_int(count);
     a[4] = emq_varg_str(from_tail ? "tail" : "head");
     rc = emq_verb_exec(db, g ? EMQ_V_LIST_LANE : EMQ_V_LIST_SET, a, 5, &r,
                        NULL);

@@ -53,10 +53,9 @@ int emq_v_add_log(emq_vctx *c)
 int emq_add_log(emq_db *db, const char *q, const char *id, const void *line,
                 size_t len, int64_t keep, int64_t *count)
 {
-    char num[24];
     int64_t n = 0;
     emq_varg a[4] = {emq_varg_str(q), emq_varg_str(id),
-                     emq_varg_bytes(line, len), emq_varg_int(keep, num)};
+                     emq_varg_bytes(line, len), emq_varg_int(keep)};
     int rc = emq_verb_exec(db, EMQ_V_ADD_LOG, a, 4, NULL, &n);
     if (count) *count = rc == EMQ_OK ? n : 0;
     return rc;

@@ -268,9 +268,8 @@ int emq_v_obliterate(emq_vctx *c)
 
 int emq_obliterate(emq_db *db, const char *q, int force, int64_t budget)
 {
-    char num[24];
     emq_varg a[3] = {emq_varg_str(q), emq_varg_str(force ? "1" : "0"),
-                     emq_varg_int(budget, num)};
+                     emq_varg_int(budget)};
     return emq_verb_exec(db, EMQ_V_OBLITERATE, a, 3, NULL, NULL);
 }
 
@@ -472,14 +471,13 @@ int emq_v_requeue_dead_batch(emq_vctx *c)
  */
 int emq_v_requeue_dead(emq_vctx *c)
 {
-    char num[24];
     emq_varg a[3];
     emq_reply r = {0};
     emq_buf cur = {0};
     int64_t requeued = 0, skipped = 0;
     int rc, more = 1;
     a[0] = c->a[0];
-    a[1] = emq_varg_int(c->a[1].present ? c->a[1].i : REQUEUE_BATCH, num);
+    a[1] = emq_varg_int(c->a[1].present ? c->a[1].i : REQUEUE_BATCH);
     a[2] = emq_varg_str(NULL);
     /* The reply's room first: once a batch committed, nothing may fail. */
     if ((rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, 2)) < 0) return rc;
@@ -512,9 +510,8 @@ done:
 int emq_requeue_dead(emq_db *db, const char *q, int64_t batch,
                      int64_t *requeued, int64_t *skipped)
 {
-    char num[24];
     int64_t out[2] = {0, 0};
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch)};
     int rc = emq_verb_exec(db, EMQ_V_REQUEUE_DEAD, a, 2, NULL, out);
     if (requeued) *requeued = out[0];
     if (skipped) *skipped = out[1];

@@ -83,8 +83,7 @@ int emq_v_get_rate_limit_ttl(emq_vctx *c)
 int emq_rate_limit_ttl(emq_db *db, const char *q, int64_t max_jobs,
                        int64_t *ttl_ms)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(max_jobs, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(max_jobs)};
     int64_t v = 0;
     int rc = emq_verb_exec(db, EMQ_V_GET_RATE_LIMIT_TTL, a, 2, NULL, &v);
     if (ttl_ms) *ttl_ms = v;

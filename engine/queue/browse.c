@@ -35,9 +35,8 @@ int emq_v_browse(emq_vctx *c)
 int emq_browse(emq_db *db, const char *q, size_t n, char (*ids)[EMQ_ID_SIZE],
                size_t *count)
 {
-    char num[24];
     int64_t lim = n > (size_t)INT64_MAX ? INT64_MAX : (int64_t)n;
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lim, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lim)};
     emq_reply r = {0};
     size_t i;
     int rc;

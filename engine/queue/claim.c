@@ -100,8 +100,7 @@ int emq_job_from_reply(emq_job *job, emq_reply *t)
 
 int emq_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lease_ms, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lease_ms)};
     emq_reply r = {0};
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;

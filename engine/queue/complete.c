@@ -146,9 +146,8 @@ done:
 int emq_complete_r(emq_db *db, const char *q, const char *id, int64_t token,
                    const void *r, size_t rlen)
 {
-    char num[24];
     emq_varg a[4] = {emq_varg_str(q), emq_varg_str(id),
-                     emq_varg_int(token, num), emq_varg_bytes(r, rlen)};
+                     emq_varg_int(token), emq_varg_bytes(r, rlen)};
     return emq_verb_exec(db, EMQ_V_COMPLETE, a, 4, NULL, NULL);
 }
 

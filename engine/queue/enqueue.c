@@ -219,10 +219,9 @@ done:
 static int admit_call(emq_db *db, int verb, const char *q, const char *id,
                       const void *p, size_t len, const int64_t *v)
 {
-    char num[24];
     emq_varg a[4] = {emq_varg_str(q), emq_varg_str(id),
                      emq_varg_bytes(p, len), {0}};
-    if (v) a[3] = emq_varg_int(*v, num);
+    if (v) a[3] = emq_varg_int(*v);
     return emq_verb_exec(db, verb, a, v ? 4 : 3, NULL, NULL);
 }
 

@@ -49,9 +49,8 @@ int emq_v_extend_lock(emq_vctx *c)
 int emq_extend_lock(emq_db *db, const char *q, const char *id, int64_t token,
                     int64_t lease_ms)
 {
-    char n1[24], n2[24];
     emq_varg a[4] = {emq_varg_str(q), emq_varg_str(id),
-                     emq_varg_int(token, n1), emq_varg_int(lease_ms, n2)};
+                     emq_varg_int(token), emq_varg_int(lease_ms)};
     return emq_verb_exec(db, EMQ_V_EXTEND_LOCK, a, 4, NULL, NULL);
 }
 
@@ -92,7 +91,7 @@ int emq_extend_locks(emq_db *db, const char *q, size_t n,
                      const char *const *ids, const int64_t *tokens,
                      int64_t lease_ms, int *failed, size_t *nfailed)
 {
-    char num[24], (*nums)[24] = NULL;
+    char (*nums)[24] = NULL;
     emq_varg *a = NULL;
     emq_reply r = {0};
     size_t i;
@@ -110,10 +109,10 @@ int emq_extend_locks(emq_db *db, const char *q, size_t n,
         goto done;
     }
     a[0] = emq_varg_str(q);
-    a[1] = emq_varg_int(lease_ms, num);
+    a[1] = emq_varg_int(lease_ms);
     for (i = 0; i < n; i++) {
         a[2 + 2 * i] = emq_varg_str(ids[i]);
-        a[3 + 2 * i] = emq_varg_int(tokens[i], nums[i]);
+        a[3 + 2 * i] = emq_varg_int(tokens[i]);
     }
     rc = emq_verb_exec(db, EMQ_V_EXTEND_LOCKS, a, 2 + 2 * n, &r, failed);
     if (rc == EMQ_OK && nfailed) *nfailed = r.n;

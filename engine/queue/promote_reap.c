@@ -156,8 +156,7 @@ static int count_call(emq_db *db, int verb, emq_varg *a, size_t argc,
 
 int emq_promote(emq_db *db, const char *q, int64_t batch, int64_t *count)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch)};
     return count_call(db, EMQ_V_PROMOTE, a, 2, count);
 }
 
@@ -170,8 +169,7 @@ int emq_reap(emq_db *db, const char *q, int64_t *count)
 int emq_reap_group(emq_db *db, const char *q, const char *g, int64_t limit,
                    int64_t *count)
 {
-    char num[24];
     emq_varg a[3] = {emq_varg_str(q), emq_varg_str(g),
-                     emq_varg_int(limit, num)};
+                     emq_varg_int(limit)};
     return count_call(db, EMQ_V_REAP_GROUP, a, 3, count);
 }

@@ -202,10 +202,9 @@ int emq_retry(emq_db *db, const char *q, const char *id, int64_t token,
               int64_t delay_ms, int64_t max_attempts, const void *error,
               size_t error_len)
 {
-    char n1[24], n2[24], n3[24];
     emq_varg a[6] = {emq_varg_str(q), emq_varg_str(id),
-                     emq_varg_int(token, n1), emq_varg_int(delay_ms, n2),
-                     emq_varg_int(max_attempts, n3),
+                     emq_varg_int(token), emq_varg_int(delay_ms),
+                     emq_varg_int(max_attempts),
                      emq_varg_bytes(error, error_len)};
     return emq_verb_exec(db, EMQ_V_RETRY, a, 6, NULL, NULL);
 }

@@ -309,9 +309,8 @@ emq_lock_timing emq_lock_timing_of(int64_t lease_ms, double ratio,
 int emq_lock_track(emq_db *db, const char *q, const char *id, int64_t token,
                    int64_t marker_ttl_ms)
 {
-    char n1[24], n2[24];
     emq_varg a[4] = {emq_varg_str(q), emq_varg_str(id),
-                     emq_varg_int(token, n1), emq_varg_int(marker_ttl_ms, n2)};
+                     emq_varg_int(token), emq_varg_int(marker_ttl_ms)};
     return emq_verb_exec(db, EMQ_V_LOCK_TRACK, a, 4, NULL, NULL);
 }
 
@@ -326,7 +325,7 @@ int emq_lock_beat(emq_db *db, const char *q, size_t n,
                   int64_t lease_ms, int64_t marker_ttl_ms, int *dropped,
                   size_t *ndropped)
 {
-    char n1[24], n2[24], (*nums)[24] = NULL;
+    char (*nums)[24] = NULL;
     emq_varg *a = NULL;
     emq_reply r = {0};
     size_t i;
@@ -344,11 +343,11 @@ int emq_lock_beat(emq_db *db, const char *q, size_t n,
         goto done;
     }
     a[0] = emq_varg_str(q);
-    a[1] = emq_varg_int(lease_ms, n1);
-    a[2] = emq_varg_int(marker_ttl_ms, n2);
+    a[1] = emq_varg_int(lease_ms);
+    a[2] = emq_varg_int(marker_ttl_ms);
     for (i = 0; i < n; i++) {
         a[3 + 2 * i] = emq_varg_str(ids[i]);
-        a[4 + 2 * i] = emq_varg_int(tokens[i], nums[i]);
+        a[4 + 2 * i] = emq_varg_int(tokens[i]);
     }
     rc = emq_verb_exec(db, EMQ_V_LOCK_BEAT, a, 3 + 2 * n, &r, dropped);
     if (rc == EMQ_OK && ndropped) *ndropped = r.elem[1].n;

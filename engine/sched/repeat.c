@@ -235,9 +235,8 @@ int emq_repeat_register(emq_db *db, const char *q, const char *name,
                         int64_t every_ms, const void *tpl, size_t len,
                         int64_t first_in_ms)
 {
-    char n1[24], n2[24];
-    emq_varg x[3] = {emq_varg_int(every_ms, n1), emq_varg_bytes(tpl, len),
-                     emq_varg_int(first_in_ms, n2)};
+    emq_varg x[3] = {emq_varg_int(every_ms), emq_varg_bytes(tpl, len),
+                     emq_varg_int(first_in_ms)};
     return name_call(db, EMQ_V_REPEAT_REGISTER, q, name, x, 3);
 }
 
@@ -249,8 +248,7 @@ int emq_repeat_cancel(emq_db *db, const char *q, const char *name)
 int emq_repeat_advance(emq_db *db, const char *q, const char *name,
                        int64_t every_ms)
 {
-    char n1[24];
-    emq_varg x[1] = {emq_varg_int(every_ms, n1)};
+    emq_varg x[1] = {emq_varg_int(every_ms)};
     return name_call(db, EMQ_V_REPEAT_ADVANCE, q, name, x, 1);
 }
 
@@ -380,8 +378,7 @@ int emq_repeat_list(emq_db *db, const char *q, emq_repeat **out, size_t *n)
 int emq_repeat_due(emq_db *db, const char *q, int64_t limit,
                    emq_repeat **out, size_t *n)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(limit, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(limit)};
     emq_reply r = {0};
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;

@@ -198,9 +198,8 @@ static int ids_of(const emq_reply *a, char (**out)[EMQ_ID_SIZE], size_t *n)
 int emq_stalled_check(emq_db *db, const char *q, int64_t max_stalled,
                       int64_t limit, emq_stalled *out)
 {
-    char n1[24], n2[24];
-    emq_varg a[3] = {emq_varg_str(q), emq_varg_int(max_stalled, n1),
-                     emq_varg_int(limit, n2)};
+    emq_varg a[3] = {emq_varg_str(q), emq_varg_int(max_stalled),
+                     emq_varg_int(limit)};
     emq_reply r = {0};
     int rc;
     if (out) memset(out, 0, sizeof *out);

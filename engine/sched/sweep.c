@@ -92,7 +92,6 @@ static int fire(emq_db *db, const emq_varg *q, const emq_reply *e,
 int emq_v_sweep(emq_vctx *c)
 {
     const emq_verb_info *deliver;
-    char num[24];
     int64_t batch = c->a[1].present ? c->a[1].i : SWEEP_BATCH;
     emq_sweep_counts k = {0, 0, 0};
     emq_varg a[2];
@@ -101,7 +100,7 @@ int emq_v_sweep(emq_vctx *c)
     int rc;
 
     a[0] = c->a[0];
-    a[1] = emq_varg_int(batch, num);
+    a[1] = emq_varg_int(batch);
     /* The reply map first (names in byte order, counts filled at the end),
      * so that nothing can fail for memory after a step committed. */
     if ((rc = emq_reply_array(c->r, EMQ_REPLY_MAP, 6)) < 0 ||
@@ -144,8 +143,7 @@ done:
 int emq_sweep(emq_db *db, const char *q, int64_t batch,
               emq_sweep_counts *out)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(batch)};
     emq_sweep_counts k;
     int rc;
     if (out) memset(out, 0, sizeof *out);

@@ -89,8 +89,7 @@ static int look_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
 static int claim_by(emq_db *db, int id, const char *q, int64_t lease_ms,
                     emq_job *job)
 {
-    char num[24];
-    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lease_ms, num)};
+    emq_varg a[2] = {emq_varg_str(q), emq_varg_int(lease_ms)};
     emq_reply r = {0};
     int rc = emq_verb_exec(db, id, a, 2, &r, NULL);
     if (rc == EMQ_OK && r.n == 0) rc = EMQ_EMPTY;
@@ -113,7 +112,6 @@ static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
 {
     const emq_verb_info *lane = NULL;
     look l;
-    char num[24];
     emq_varg a[2];
     emq_reply r = {0};
     int64_t n, tries;
@@ -133,7 +131,7 @@ static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
         *again |= n > 0;
     }
     if (l.next_run <= (double)l.now) {
-        a[1] = emq_varg_int(100, num);
+        a[1] = emq_varg_int(100);
         if ((rc = emq_verb_exec(db, EMQ_V_PROMOTE, a, 2, &r, NULL)) < 0)
             return rc;
         n = r.integer;

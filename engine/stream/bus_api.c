@@ -46,9 +46,9 @@ static int vfields(emq_db *db, vlist *v, const void *const *fv,
 }
 
 /* An optional integer argument: absent when v < 0. */
-static emq_varg opt_int(int64_t v, char *buf)
+static emq_varg opt_int(int64_t v)
 {
-    return v < 0 ? emq_varg_str(NULL) : emq_varg_int(v, buf);
+    return v < 0 ? emq_varg_str(NULL) : emq_varg_int(v);
 }
 
 /* --------------------------------------------------------------- entries */
@@ -221,7 +221,10 @@ int emq_stream_append_batch(emq_db *db, const char *q, const char *name,
     vput(&v, emq_varg_str(q));
     vput(&v, emq_varg_str(name));
     for (i = 0; i < nrec && rc == EMQ_OK; i++) {
-        vput(&v, emq_varg_int((int64_t)nfv[i], counts[i]));
+        /* The record's field count frames it inside the byte-string
+         * tail: it is text there, not an integer argument. */
+        int len = snprintf(counts[i], sizeof counts[i], "%zu", nfv[i]);
+        vput(&v, emq_varg_bytes(counts[i], (size_t)len));
         rc = vfields(db, &v, fv ? fv + at : NULL, fvlen ? fvlen + at : NULL,
                      nfv[i]);
         at += nfv[i];
@@ -286,10 +289,9 @@ static int range_call(emq_db *db, int verb, const char *q, const char *name,
                       const char *from, const char *to, int64_t count,
                       emq_stream_entry **e, size_t *n)
 {
-    char num[24];
     emq_varg a[5] = { emq_varg_str(q), emq_varg_str(name),
                       emq_varg_str(from), emq_varg_str(to),
-                      opt_int(count, num) };
+                      opt_int(count) };
     int rc = emq_db_enter(db);
     return rc < 0 ? rc : run_entries(db, verb, a, 5, verb == EMQ_V_READ, e,
                                      n);
@@ -328,10 +330,9 @@ int emq_stream_read_window(emq_db *db, const char *q, const char *name,
                            int64_t t0_ms, int64_t t1_ms, int64_t count,
                            emq_stream_entry **e, size_t *n)
 {
-    char b0[24], b1[24], num[24];
     emq_varg a[5] = { emq_varg_str(q), emq_varg_str(name),
-                      emq_varg_int(t0_ms, b0), emq_varg_int(t1_ms, b1),
-                      opt_int(count, num) };
+                      emq_varg_int(t0_ms), emq_varg_int(t1_ms),
+                      opt_int(count) };
     int rc = emq_db_enter(db);
     return rc < 0 ? rc : run_entries(db, EMQ_V_READ_WINDOW, a, 5, 1, e, n);
 }
@@ -340,9 +341,8 @@ int emq_stream_read_since(emq_db *db, const char *q, const char *name,
                           int64_t t0_ms, int64_t count, emq_stream_entry **e,
                           size_t *n)
 {
-    char b0[24], num[24];
     emq_varg a[4] = { emq_varg_str(q), emq_varg_str(name),
-                      emq_varg_int(t0_ms, b0), opt_int(count, num) };
+                      emq_varg_int(t0_ms), opt_int(count) };
     int rc = emq_db_enter(db);
     return rc < 0 ? rc : run_entries(db, EMQ_V_READ_SINCE, a, 4, 1, e, n);
 }
@@ -350,7 +350,6 @@ int emq_stream_read_since(emq_db *db, const char *q, const char *name,
 int emq_stream_trim(emq_db *db, const char *q, const char *name, int kind,
                     int64_t value, int exact, int64_t *removed)
 {
-    char num[24];
     emq_reply r = {0};
     int rc;
     if ((rc = emq_db_enter(db)) < 0)
@@ -361,7 +360,7 @@ int emq_stream_trim(emq_db *db, const char *q, const char *name, int kind,
     emq_varg a[5] = { emq_varg_str(q), emq_varg_str(name),
                       emq_varg_str(kind == EMQ_TRIM_MINID ? "minid"
                                                           : "maxlen"),
-                      emq_varg_int(value, num),
+                      emq_varg_int(value),
                       emq_varg_str(exact ? "1" : "0") };
     rc = emq_verb_exec(db, EMQ_V_TRIM, a, 5, &r, NULL);
     if (removed)
@@ -425,11 +424,10 @@ int emq_stream_group_read(emq_db *db, const char *q, const char *name,
                           const char *id, int64_t count, int64_t block_ms,
                           emq_stream_entry **e, size_t *n)
 {
-    char cnum[24], bnum[24];
     emq_varg a[7] = { emq_varg_str(q), emq_varg_str(name),
                       emq_varg_str(group), emq_varg_str(consumer),
-                      emq_varg_str(id), opt_int(count > 0 ? count : -1, cnum),
-                      opt_int(block_ms, bnum) };
+                      emq_varg_str(id), opt_int(count > 0 ? count : -1),
+                      opt_int(block_ms) };
     int rc = emq_db_enter(db);
     return rc < 0 ? rc : run_entries(db, EMQ_V_GROUP_READ, a, 7, 0, e, n);
 }
@@ -462,7 +460,6 @@ int emq_stream_autoclaim(emq_db *db, const char *q, const char *name,
                          emq_stream_entry **e, size_t *n,
                          emq_stream_entry **deleted, size_t *ndeleted)
 {
-    char inum[24], cnum[24];
     emq_reply r = {0};
     int rc = emq_db_enter(db);
     if (rc < 0 || (rc = need_out(db, e, n)) < 0)
@@ -475,8 +472,8 @@ int emq_stream_autoclaim(emq_db *db, const char *q, const char *name,
         *ndeleted = 0;
     emq_varg a[7] = { emq_varg_str(q), emq_varg_str(name),
                       emq_varg_str(group), emq_varg_str(consumer),
-                      emq_varg_int(min_idle_ms, inum), emq_varg_str(start),
-                      opt_int(count > 0 ? count : -1, cnum) };
+                      emq_varg_int(min_idle_ms), emq_varg_str(start),
+                      opt_int(count > 0 ? count : -1) };
     rc = emq_verb_exec(db, EMQ_V_AUTOCLAIM, a, 7, &r, NULL);
     if (rc == EMQ_OK && r.n == 3) {
         if (next)
@@ -507,7 +504,6 @@ int emq_stream_pending_range(emq_db *db, const char *q, const char *name,
                              const char *end, int64_t count,
                              emq_stream_pending **p, size_t *n)
 {
-    char cnum[24];
     emq_reply r = {0};
     int rc = emq_db_enter(db);
     if (rc < 0 || (rc = need_out(db, p, n)) < 0)
@@ -516,7 +512,7 @@ int emq_stream_pending_range(emq_db *db, const char *q, const char *name,
     *n = 0;
     emq_varg a[6] = { emq_varg_str(q), emq_varg_str(name),
                       emq_varg_str(group), emq_varg_str(start),
-                      emq_varg_str(end), emq_varg_int(count, cnum) };
+                      emq_varg_str(end), emq_varg_int(count) };
     rc = emq_verb_exec(db, EMQ_V_PENDING_RANGE, a, 6, &r, NULL);
     if (rc == EMQ_OK) {
         emq_stream_pending *o = emq_mem_calloc(r.n ? r.n : 1, sizeof *o);
