@@ -269,8 +269,7 @@ static int run_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
     c->now = now;
     emq_reply_clear(c->r); /* a retried body starts from an empty reply */
     rc = c->v->fn(c);
-    /* L4's publishing after the reply (T2.17), logged with the transition */
-    return rc < 0 ? rc : emq_ev_after(c, rc);
+    return rc;
 }
 
 /* The reply of a failed call: a wire error's exact text, a refusal, or
@@ -280,21 +279,16 @@ static void fail_reply(emq_db *db, int rc, emq_reply *r)
     const char *m = emq_errmsg(db);
     if (r->type == EMQ_REPLY_ERROR) return; /* the body chose its error */
     emq_reply_clear(r);
-    switch (rc) {
-    case EMQ_EKIND: case EMQ_ESTALE: case EMQ_EWRONGTYPE: case EMQ_ELOCKED:
-    case EMQ_ENOTPAUSED: case EMQ_EACTIVE: case EMQ_ENOTDEAD: case EMQ_ERATE:
-    case EMQ_ENONMONO: case EMQ_EENGINE:
+    /* A code with a wire class (EMQ_RESULT_MAP's WIRE column) is a wire
+     * error reply; malformed input the engine answered with ERR is one too;
+     * a host refusal is a refusal reply; anything else has no reply. */
+    const emq_result_row *row = emq_result_info(rc);
+    if (row && row->wire[0])
         emq_reply_error(r, EMQ_REPLY_ERROR, m);
-        break;
-    case EMQ_EPROTO:
-        if (strncmp(m, "ERR ", 4) == 0) emq_reply_error(r, EMQ_REPLY_ERROR, m);
-        break;
-    case EMQ_EREFUSED:
+    else if (rc == EMQ_EPROTO && strncmp(m, "ERR ", 4) == 0)
+        emq_reply_error(r, EMQ_REPLY_ERROR, m);
+    else if (rc == EMQ_EREFUSED)
         emq_reply_error(r, EMQ_REPLY_REFUSED, m);
-        break;
-    default:
-        break;
-    }
 }
 
 #define STACK_ARGS 16

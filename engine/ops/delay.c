@@ -8,6 +8,7 @@
  */
 #include <string.h>
 #include "verb.h"
+#include "events.h"
 #include "jobs.h"
 
 #define MSG_STALE_DELAY "EMQSTALE delay token mismatch"
@@ -30,6 +31,7 @@ int emq_v_delay(emq_vctx *c)
     char jk[EMQ_KEY_MAX], k[EMQ_KEY_MAX];
     size_t jkl = emq_key_of(jk, q, EMQ_KT_JOB, id, EMQ_ID_LEN), kl;
     emq_buf att = {0};
+    double run_at;
     int removed, added, rc;
 
     if (!emq_is_job_kind(id, EMQ_ID_LEN))
@@ -54,13 +56,11 @@ int emq_v_delay(emq_vctx *c)
             return rc;
     }
     kl = emq_key(k, q, EMQ_KT_SCHEDULE);
-    rc = emq_zset_add(c->st, k, kl, id, EMQ_ID_LEN,
-                      at ? (double)c->a[3].i : emq_score_add(c->now,
-                                                             c->a[3].i),
-                      &added);
+    run_at = at ? (double)c->a[3].i : emq_score_add(c->now, c->a[3].i);
+    rc = emq_zset_add(c->st, k, kl, id, EMQ_ID_LEN, run_at, &added);
     if (rc < 0) return rc;
     emq_reply_int(c->r, 1);
-    return EMQ_OK;
+    return emq_ev_delayed(c, run_at); /* T2.17, after the reply */
 }
 
 int emq_delay(emq_db *db, const char *q, const char *id, int64_t token,

@@ -163,49 +163,30 @@ static int publish217(emq_vctx *c, const char *name, size_t n,
     return rc;
 }
 
-/*
- * Which transitions publish (doc/EVENTS.md), as the reference's host does
- * after the reply: complete answering 1 → completed; retry answering dead
- * → failed, with the error; delay answering 1 → delayed, with the run-at
- * it wrote. Nothing else publishes here (update_progress publishes in its
- * own body, T2.9).
- */
-int emq_ev_after(emq_vctx *c, int verdict)
+/* The publishes of T2.17 (events.h): completed, failed with its error,
+ * delayed with the run-at it wrote; update_progress publishes its own
+ * (T2.9). */
+int emq_ev_completed(emq_vctx *c)
+{
+    return publish217(c, "completed", 0, NULL, NULL, NULL);
+}
+
+int emq_ev_failed(emq_vctx *c, const void *error, size_t len)
+{
+    const char *k[1] = {"error"};
+    const void *v[1] = {error};
+    size_t vn[1] = {len};
+    return publish217(c, "failed", 1, k, v, vn);
+}
+
+int emq_ev_delayed(emq_vctx *c, double run_at)
 {
     char at[32];
-    const char *k[1];
-    const void *v[1];
+    const char *k[1] = {"run_at"};
+    const void *v[1] = {at};
     size_t vn[1];
-    int rc = EMQ_OK;
-    switch (c->v->info.id) {
-    case EMQ_V_COMPLETE:
-        if (verdict == EMQ_OK) rc = publish217(c, "completed", 0, NULL,
-                                               NULL, NULL);
-        break;
-    case EMQ_V_RETRY:
-        if (verdict == EMQ_DEAD) {
-            k[0] = "error";
-            v[0] = c->a[5].s;
-            vn[0] = c->a[5].n;
-            rc = publish217(c, "failed", 1, k, v, vn);
-        }
-        break;
-    case EMQ_V_DELAY:
-        if (verdict == EMQ_OK) {
-            /* the score delay wrote: ms (at) or NOW + ms (in) */
-            double s = c->a[4].present && c->a[4].i == 1
-                           ? (double)c->a[3].i
-                           : emq_score_add(c->now, c->a[3].i);
-            k[0] = "run_at";
-            v[0] = at;
-            vn[0] = (size_t)snprintf(at, sizeof at, "%.0f", s);
-            rc = publish217(c, "delayed", 1, k, v, vn);
-        }
-        break;
-    default:
-        break;
-    }
-    return rc < 0 ? rc : verdict;
+    vn[0] = (size_t)snprintf(at, sizeof at, "%.0f", run_at);
+    return publish217(c, "delayed", 1, k, v, vn);
 }
 
 /* -------------------------------------------------------- subscriptions */

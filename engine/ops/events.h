@@ -27,12 +27,16 @@ int emq_ev_publish(emq_db *db, emq_store *st, const char *q,
 int emq_ev_json_s(emq_buf *b, const void *p, size_t n);
 
 /**
- * The runner's hook after a body returned `verdict` (still inside its
- * transaction): the lifecycle events L4 publishes after a transition's
- * reply (T2.17) — complete ok → completed, retry → dead → failed,
- * delay ok → delayed (doc/EVENTS.md). Returns `verdict`, or a failure.
+ * The lifecycle events L4 publishes after a transition's reply (T2.17),
+ * each called by the body of the verb that publishes it, last, inside its
+ * transaction (doc/EVENTS.md): complete answering ok → completed; retry
+ * answering dead → failed, with the error; delay answering ok → delayed,
+ * with the run-at score it wrote. Each returns EMQ_OK or a failure (the
+ * body returns that failure, and the transition rolls back).
  */
-int emq_ev_after(struct emq_vctx *c, int verdict);
+int emq_ev_completed(struct emq_vctx *c);
+int emq_ev_failed(struct emq_vctx *c, const void *error, size_t len);
+int emq_ev_delayed(struct emq_vctx *c, double run_at);
 
 /** After a call on `db` returned: hand the events committed since each
  *  subscription's cursor to its callback (a no-op unless a publish ran

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "jobs.h"
 #include "verb.h"
+#include "events.h"
 #include "groups.h"
 #include "link.h"
 
@@ -135,7 +136,7 @@ int emq_v_complete(emq_vctx *c)
     kl = emq_key(k, q, EMQ_KT_METRICS_COMPLETED);
     if ((rc = emq_hash_incrby(st, k, kl, "count", 5, 1, &n)) < 0) goto done;
     emq_reply_int(c->r, 1);
-    rc = EMQ_OK;
+    rc = emq_ev_completed(c); /* T2.17, after the reply */
 done:
     emq_link_free(&l);
     emq_buf_free(&att);

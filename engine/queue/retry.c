@@ -13,6 +13,7 @@
 #include "jobs.h"
 #include "link.h"
 #include "verb.h"
+#include "events.h"
 
 typedef struct retry_ctx {
     const char *q, *id;
@@ -182,7 +183,12 @@ static int retry_verb(emq_vctx *c, int recurse)
 
 int emq_v_retry(emq_vctx *c)
 {
-    return retry_verb(c, 1);
+    int rc = retry_verb(c, 1);
+    if (rc == EMQ_DEAD) { /* T2.17, after the reply: failed, its error */
+        int e = emq_ev_failed(c, c->a[5].s, c->a[5].n);
+        if (e < 0) return e;
+    }
+    return rc;
 }
 
 /*
