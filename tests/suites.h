@@ -2,7 +2,7 @@
 #ifndef EMQ_TEST_SUITES_H
 #define EMQ_TEST_SUITES_H
 #include <check.h>
-#define SUITE(name) Suite *suite_##name(void);
+#define SUITE(name, group) Suite *suite_##name(void);
 #include "suites.def"
 #undef SUITE
 #endif

@@ -1,6 +1,6 @@
 /*
- * tengine.h — shared fixtures of the engine suites (test_engine.c,
- * test_lanes.c, test_handle.c, test_model.c): an injectable test clock and
+ * tengine.h — shared fixtures of the engine suites (test_queue.c,
+ * test_lane.c, test_handle.c, test_model.c): an injectable test clock and
  * small typed reads of the keyspace through storage/store.h.
  */
 #ifndef EMQ_TEST_TENGINE_H

@@ -542,7 +542,7 @@ static const scen scens[] = {
      {Q, "10"}},
     /* Tier 4: flows. flow_add and add_bulk are swept on a flat flow (one
      * transaction); their multi-transaction paths are cut and recovered in
-     * test_flows.c and tests/crash_flows.c. */
+     * test_flow.c and tests/crash_flows.c. */
     {"enqueue_flow", setup_put3, NULL, EMQ_OK, 1000, 0, "enqueue_flow",
      {Q, "JOB00000000009", "P", "JOB0000000000A", "c"}},
     {"hold_parent", setup_put3, NULL, EMQ_OK, 1000, 0, "hold_parent",

@@ -1,5 +1,5 @@
 /*
- * test_flows.c — suite "flows": Tier 4 (PROTOCOL.md §6.4) through the typed
+ * test_flow.c — suite "flow": Tier 4 (PROTOCOL.md §6.4) through the typed
  * calls and the registry — the shapes of a flow add (flat, cross-queue,
  * nested), refusals and fail-closed adds, bulks, the sweep (delivery,
  * re-delivery, the D-5 re-emit gate, blocked passes), retry against
@@ -852,9 +852,9 @@ START_TEST(vjson_flattens_a_flow_tree_in_pre_order)
 }
 END_TEST
 
-Suite *suite_flows(void)
+Suite *suite_flow(void)
 {
-    Suite *s = suite_create("flows");
+    Suite *s = suite_create("flow");
     TCase *t = tcase_create("flows");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_set_timeout(t, 300);

@@ -1,5 +1,5 @@
 /*
- * test_lanes.c — suite "engine_paths": the group branches (§6.0 RELEASE,
+ * test_lane.c — suite "lane": the group branches (§6.0 RELEASE,
  * UNCLAIMED, OFFER, WAKE) of complete, retry, promote and reap, and the flow
  * link (LINK, fan-in, outbox entries, RECURSE-SQ) of complete and retry.
  * States no Tier 1 verb builds (a `group` field, gactive, glimit, a lane
@@ -405,9 +405,9 @@ START_TEST(an_ill_formed_same_queue_parent_is_refused_before_any_write)
 }
 END_TEST
 
-Suite *suite_engine_paths(void)
+Suite *suite_lane(void)
 {
-    Suite *s = suite_create("engine_paths");
+    Suite *s = suite_create("lane");
     TCase *t = tcase_create("groups");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, complete_of_an_active_grouped_job_releases_and_offers);

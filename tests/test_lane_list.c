@@ -1,5 +1,5 @@
 /*
- * test_lanelist.c — suite "lanelist": emq_lanes, the operator's list of a
+ * test_lane_list.c — suite "lane_list": emq_lanes, the operator's list of a
  * queue's lanes (engine/lane/lanelist.c): groups in byte order with depth and
  * paused flag, the cap on the array with the total counted past it, other
  * queues' lanes and keys that only look like lanes left out, the gates.
@@ -78,9 +78,9 @@ START_TEST(gates)
 }
 END_TEST
 
-Suite *suite_lanelist(void)
+Suite *suite_lane_list(void)
 {
-    Suite *s = suite_create("lanelist");
+    Suite *s = suite_create("lane_list");
     TCase *tc = tcase_create("lanelist");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, lists_groups_with_depth_and_pause);

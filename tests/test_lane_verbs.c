@@ -1,5 +1,5 @@
 /*
- * test_laneverbs.c — suite "lanes": the typed calls of the fair lanes
+ * test_lane_verbs.c — suite "lane_verbs": the typed calls of the fair lanes
  * (emqlite.h "fair lanes", engine/lane/lanes.c, engine/lane/laneops.c, T3.11 in
  * engine/queue/promote_reap.c): what each returns and fills, the result codes of
  * reassign, the gates (refused before any write), a malformed ring, and
@@ -303,9 +303,9 @@ START_TEST(pause_and_resume_take_a_group_off_and_back_on_the_ring)
 }
 END_TEST
 
-Suite *suite_lanes(void)
+Suite *suite_lane_verbs(void)
 {
-    Suite *s = suite_create("lanes");
+    Suite *s = suite_create("lane_verbs");
     TCase *t = tcase_create("typed");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, lane_claim_fills_the_job_and_its_group);

@@ -1,5 +1,5 @@
 /*
- * test_operator.c — suite "operator": the typed calls of the Tier 2 read
+ * test_ops.c — suite "ops": the typed calls of the Tier 2 read
  * plane (engine/ops/operator.c, jobread.c, jobdata.c, logs.c, batch.c,
  * gatereads.c) and the reads beyond the wire (listing, job_info, the
  * batched dead-letter requeue). The wire replies themselves are the golden
@@ -409,9 +409,9 @@ START_TEST(requeue_dead_walks_every_batch_and_skips_ids_without_a_row)
 }
 END_TEST
 
-Suite *suite_operator(void)
+Suite *suite_ops(void)
 {
-    Suite *s = suite_create("operator");
+    Suite *s = suite_create("ops");
     TCase *t = tcase_create("typed");
     tcase_add_test(t, drain_counts_and_obliterate_takes_its_budget_then_finishes);
     tcase_add_test(t, counts_reads_by_name_and_refuses_an_unknown_one);

@@ -1,5 +1,5 @@
 /*
- * test_events.c — suite "events": lifecycle events (engine/ops/events.c,
+ * test_ops_events.c — suite "ops_events": lifecycle events (engine/ops/events.c,
  * storage/evlog.c): which transitions publish, the exact message bytes
  * (T2.9's JSON-S, T2.17's escaping), delivery on the publishing handle,
  * queue filters, cursors and retention, and delivery to handles on the
@@ -528,9 +528,9 @@ START_TEST(subscribe_gates_its_arguments)
 }
 END_TEST
 
-Suite *suite_events(void)
+Suite *suite_ops_events(void)
 {
-    Suite *s = suite_create("events");
+    Suite *s = suite_create("ops_events");
     TCase *t = tcase_create("handle");
     TCase *f = tcase_create("file");
     tcase_add_test(t, complete_retry_dead_delay_and_progress_publish_their_events);

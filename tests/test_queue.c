@@ -1,5 +1,5 @@
 /*
- * test_engine.c — suite "engine": the Tier 1 conformance scenarios of
+ * test_queue.c — suite "queue": the Tier 1 conformance scenarios of
  * PROTOCOL.md §7 and every "consequence to preserve" of §6.1, through the
  * public API with an injected clock (no sleeps), checking replies, error
  * strings and the keyspace through storage/store.h.
@@ -939,9 +939,9 @@ START_TEST(job_get_stats_and_queues_read_the_keyspace)
 }
 END_TEST
 
-Suite *suite_engine(void)
+Suite *suite_queue(void)
 {
-    Suite *s = suite_create("engine");
+    Suite *s = suite_create("queue");
     TCase *t = tcase_create("tier1");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, fence_stamps_the_wire_identity);

@@ -397,7 +397,7 @@ START_TEST(import_refuses_counters_a_transition_cannot_increment)
         refused(db, &s, cmd(&s, 6, mf));
     }
     /* Counters in [0, 2^63-1) are accepted (a negative one is a state the
-     * checker rejects, so the import refuses it: test_export.c), and other
+     * checker rejects, so the import refuses it: test_transfer.c), and other
      * fields are not counters. */
     {
         const char *const row[] = {"HSET", "emq:{q}:job:JOB00000000001",

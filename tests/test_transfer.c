@@ -1,5 +1,5 @@
 /*
- * test_export.c — Check suite for engine/transfer/export.c: emq_export, emq_import
+ * test_transfer.c — Check suite for engine/transfer/export.c: emq_export, emq_import
  * and emq_digest (doc/EXPORT.md).
  *
  * The keyspace under test is built through the public verbs (jobs pending,
@@ -928,9 +928,9 @@ START_TEST(streaming_import_in_any_split_is_the_whole_import)
 }
 END_TEST
 
-Suite *suite_export(void)
+Suite *suite_transfer(void)
 {
-    Suite *s = suite_create("export");
+    Suite *s = suite_create("transfer");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, export_starts_with_the_fence_and_is_deterministic);
     tcase_add_test(tc, export_commands_follow_the_documented_shapes);
