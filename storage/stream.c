@@ -1119,6 +1119,15 @@ typedef struct deliver {
     int64_t served;
 } deliver;
 
+/* A delivery count after one more delivery. Valkey's counter is an
+ * unsigned 64-bit word (reported as a signed one); ours is SQLite's signed
+ * integer, so it stops at INT64_MAX (2^63 - 1, reached only through an
+ * import or RETRYCOUNT) instead of overflowing: doc/DECISIONS.md. */
+static int64_t one_more(int64_t n)
+{
+    return n < INT64_MAX ? n + 1 : INT64_MAX;
+}
+
 /* One new entry delivered to the group: PEL, counters, last id. */
 static int on_new(void *ctx, emq_xid id, const emq_bytes *fv, size_t nfv)
 {
@@ -1192,7 +1201,7 @@ int emq_xs_readgroup(emq_store *st, const void *key, size_t klen,
         if (rc == EMQ_OK && found &&
             (rc = pel_get(st, grp.gid, l.v[i], &r)) == EMQ_OK && r.found)
             rc = pel_put(st, grp.gid, l.v[i], c, clen, st->now,
-                         r.dcount + 1);
+                         one_more(r.dcount));
         emq_buf_free(&r.owner);
     }
     *served = (int64_t)l.n;
@@ -1345,7 +1354,7 @@ int emq_xs_claim(emq_store *st, const void *key, size_t klen, const void *g,
         if (o->retrycount >= 0)
             cnt = o->retrycount;
         else if (!o->justid)
-            cnt++;
+            cnt = one_more(cnt);
         if ((rc = pel_put(st, grp.gid, ids[i], c, clen, dtime, cnt))
             != EMQ_OK)
             break;
@@ -1414,7 +1423,7 @@ int emq_xs_autoclaim(emq_store *st, const void *key, size_t klen,
             /* not idle long enough: left where it is */
         } else {
             if ((rc = pel_put(st, grp.gid, id, c, clen, st->now,
-                               justid ? dcount : dcount + 1)) != EMQ_OK)
+                               justid ? dcount : one_more(dcount))) != EMQ_OK)
                 return rc;
             active = 1;
             if (justid)

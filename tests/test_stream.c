@@ -397,6 +397,52 @@ START_TEST(consumer_loop_settles_at_least_once)
 }
 END_TEST
 
+/* Issue 27, item 13: a pending entry whose delivery count is INT64_MAX
+ * (an import or RETRYCOUNT can set it) claimed again — by XCLAIM, by
+ * XAUTOCLAIM, by a group read of the consumer's history — keeps INT64_MAX
+ * (it used to overflow: UBSan's report, and a negative count after). */
+static int64_t pending_count(emq_db *db)
+{
+    emq_reply r = {0};
+    ck_assert_int_eq(xc(db, &r, "XPENDING " SK " g - + 10"), EMQ_OK);
+    ck_assert_int_eq(r.type, EMQ_REPLY_ARRAY);
+    ck_assert_uint_eq(r.n, 1);
+    ck_assert_uint_eq(r.elem[0].n, 4);
+    int64_t v = r.elem[0].elem[3].integer;
+    emq_reply_clear(&r);
+    return v;
+}
+
+START_TEST(delivery_count_stops_at_its_largest)
+{
+    emq_db *db = topen(&clk);
+    emq_reply r = {0};
+    ck_assert_int_eq(xc(db, &r, "XADD " SK " 1-1 a 1"), EMQ_OK);
+    ck_assert_int_eq(xc(db, &r, "XGROUP CREATE " SK " g 0"), EMQ_OK);
+    ck_assert_int_eq(xc(db, &r, "XREADGROUP GROUP g c1 STREAMS " SK " >"),
+                     EMQ_OK);
+    ck_assert_int_eq(xc(db, &r, "XCLAIM " SK " g c2 0 1-1 RETRYCOUNT "
+                                "9223372036854775807"), EMQ_OK);
+    ck_assert_int_eq(pending_count(db), INT64_MAX);
+    ck_assert_int_eq(xc(db, &r, "XCLAIM " SK " g c1 0 1-1"), EMQ_OK);
+    ck_assert_int_eq(pending_count(db), INT64_MAX);
+    ck_assert_int_eq(xc(db, &r, "XAUTOCLAIM " SK " g c2 0 0"), EMQ_OK);
+    ck_assert_int_eq(pending_count(db), INT64_MAX);
+    ck_assert_int_eq(xc(db, &r, "XREADGROUP GROUP g c2 STREAMS " SK " 0"),
+                     EMQ_OK);
+    ck_assert_int_eq(pending_count(db), INT64_MAX);
+    /* JUSTID leaves the count; a count below the top still climbs */
+    ck_assert_int_eq(xc(db, &r, "XCLAIM " SK " g c1 0 1-1 RETRYCOUNT "
+                                "9223372036854775806"), EMQ_OK);
+    ck_assert_int_eq(xc(db, &r, "XCLAIM " SK " g c2 0 1-1 JUSTID"), EMQ_OK);
+    ck_assert_int_eq(pending_count(db), INT64_MAX - 1);
+    ck_assert_int_eq(xc(db, &r, "XCLAIM " SK " g c1 0 1-1"), EMQ_OK);
+    ck_assert_int_eq(pending_count(db), INT64_MAX);
+    emq_reply_clear(&r);
+    emq_close(db);
+}
+END_TEST
+
 /* ------------------------------------------------------------ transfer */
 
 typedef struct mem {
@@ -553,6 +599,7 @@ Suite *suite_stream(void)
     tcase_add_test(t, approximate_trim_removes_whole_blocks);
     tcase_add_test(t, group_read_block_and_errors);
     tcase_add_test(t, consumer_loop_settles_at_least_once);
+    tcase_add_test(t, delivery_count_stops_at_its_largest);
     tcase_add_test(t, export_import_round_trip);
     tcase_add_test(t, import_refuses_bad_stream_commands);
     tcase_add_test(t, the_checker_knows_stream_keys);
