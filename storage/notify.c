@@ -9,7 +9,9 @@
  * EMQ_NOTIFY_BUCKETS slots of 64 bytes (one cache line each): a 32-bit
  * sequence (the futex word) and a 32-bit count of waiters. The zeroed file
  * is a valid initial state; the magic word is set by compare-and-swap, so
- * concurrent creators agree. Leases are OFD locks on bytes past the end
+ * concurrent creators agree. Its blocks are reserved (posix_fallocate)
+ * before it is mapped, so no store to the map can fault on a full disk.
+ * Leases are OFD locks on bytes past the end
  * (LEASE_BASE + bucket), which need no room in the file.
  *
  * Why a futex on a shared mapping: one FUTEX_WAKE reaches every waiter of
@@ -89,7 +91,7 @@ int emq_notify_open(emq_store *st, emq_notify **out, char *err,
     struct stat sb;
     _Atomic uint64_t *magic;
     uint64_t want = 0;
-    int rc;
+    int rc, e;
 
     *out = NULL;
     if ((n = emq_mem_calloc(1, sizeof *n)) == NULL) return EMQ_ENOMEM;
@@ -126,13 +128,19 @@ int emq_notify_open(emq_store *st, emq_notify **out, char *err,
             goto fail;
         }
     }
-    if ((size_t)sb.st_size < FILE_SIZE) {
-        /* Growing only: concurrent creators grow it to the same size and
-         * the new bytes read as zero, a valid state. */
-        if (ftruncate(n->fd, (off_t)FILE_SIZE) != 0) {
-            rc = nerr(err, errlen, EMQ_EIO, "cannot size", p, errno);
-            goto fail;
-        }
+    /* Every page of the map owns its blocks before it is mapped: a store
+     * to a page of a sparse file on a full disk is a SIGBUS, not an error
+     * (issue 27). posix_fallocate grows the file when it is short (growing
+     * only: concurrent creators agree, the new bytes read as zero, a valid
+     * state) and allocates the holes of a file an older emqlite left
+     * sparse. A file whose blocks are all there is taken as it is. */
+    if ((e = posix_fallocate(n->fd, 0, (off_t)FILE_SIZE)) != 0 &&
+        !((size_t)sb.st_size >= FILE_SIZE &&
+          (uint64_t)sb.st_blocks * 512 >= FILE_SIZE)) {
+        rc = nerr(err, errlen,
+                  e == ENOSPC || e == EDQUOT ? EMQ_EFULL : EMQ_EIO,
+                  "cannot reserve its blocks", p, e);
+        goto fail;
     }
     n->map = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, n->fd,
                   0);

@@ -18,7 +18,8 @@
  * created beside the database with the database's permissions, opened
  * O_NOFOLLOW | O_CLOEXEC, must be a regular file and carry the magic word;
  * it is never truncated (like SQLite's -shm, it must not be truncated while
- * in use). In-memory stores get a private region of the same shape.
+ * in use) and never sparse (a store to a hole on a full disk would be a
+ * SIGBUS). In-memory stores get a private region of the same shape.
  */
 #ifndef EMQ_NOTIFY_H
 #define EMQ_NOTIFY_H
@@ -38,9 +39,10 @@ struct emq_store;
  * `<file>-emqwake` (side.c's rules: named after the resolved file, no
  * symlink, one link, its owner, the database's permissions), or a private
  * region for a memory store. A read-only handle has none (it never claims
- * and never creates a side file). Returns EMQ_OK with `*out`, or
- * EMQ_ECANTOPEN / EMQ_EREADONLY / EMQ_ECORRUPT / EMQ_EIO / EMQ_ENOMEM
- * with `err` filled.
+ * and never creates a side file). Its blocks are reserved before it is
+ * mapped (a disk that cannot give them: EMQ_EFULL). Returns EMQ_OK with
+ * `*out`, or EMQ_ECANTOPEN / EMQ_EREADONLY / EMQ_ECORRUPT / EMQ_EFULL /
+ * EMQ_EIO / EMQ_ENOMEM with `err` filled.
  */
 int emq_notify_open(struct emq_store *st, emq_notify **out, char *err,
                     size_t errlen);

@@ -61,6 +61,19 @@ static long fill(void)
     return n;
 }
 
+/* Mount a tmpfs of `size` at mnt: 1, or 0 (said) when this cannot be. */
+static int mount_tmpfs(const char *size, const char *what)
+{
+    char opts[64];
+    snprintf(opts, sizeof opts, "size=%s,mode=0755", size);
+    if (geteuid() != 0 || mount("tmpfs", mnt, "tmpfs", 0, opts) != 0) {
+        fprintf(stderr, "fulldisk: cannot mount a tmpfs here (%s); %s is "
+                "skipped\n", geteuid() ? "not root" : strerror(errno), what);
+        return 0;
+    }
+    return 1;
+}
+
 static void payload(char *p, int i)
 {
     memset(p, 'a' + i % 26, 200);
@@ -74,12 +87,7 @@ START_TEST(a_full_disk_refuses_growth_and_lets_workers_retire_jobs)
     char id[EMQ_ID_SIZE], p[200];
     int i, rc, enq = 0;
     int64_t n;
-    if (geteuid() != 0 ||
-        mount("tmpfs", mnt, "tmpfs", 0, "size=3m,mode=0755") != 0) {
-        fprintf(stderr, "fulldisk: cannot mount a tmpfs here (%s); the full "
-                "disk case is skipped\n", geteuid() ? "not root" : "refused");
-        return;
-    }
+    if (!mount_tmpfs("3m", "the full disk case")) return;
     emq_options_init(&o);
     o.clock = rel_clock_fn;
     o.clock_ctx = &clk;
@@ -155,6 +163,77 @@ START_TEST(a_full_disk_refuses_growth_and_lets_workers_retire_jobs)
 }
 END_TEST
 
+/* Issue 27, item 2: the wake file (<file>-emqwake) is written through a
+ * shared map; a page of it without blocks faults (SIGBUS) on a full disk
+ * at the first store to it, which came right after an enqueue's commit.
+ * Its blocks are now reserved before it is mapped: on a full disk a
+ * handle without one commits its enqueue and skips the wake-up, and a
+ * waiting claim answers EMQ_EFULL; a wake file an older emqlite left
+ * sparse is refused the same way. Once space is back, both work. */
+START_TEST(the_wake_file_never_faults_on_a_full_disk)
+{
+    emq_options o;
+    emq_db *db, *keeper;
+    emq_job j;
+    char id[EMQ_ID_SIZE], wake[420], p[200];
+    struct stat sb;
+    int fd;
+    if (!mount_tmpfs("4m", "the wake file case")) return;
+    snprintf(wake, sizeof wake, "%s-emqwake", path);
+    emq_options_init(&o);
+    o.clock = rel_clock_fn;
+    o.clock_ctx = &clk;
+    /* the file and its headroom, then no wake file; a read-only handle
+     * keeps the file open throughout (its -shm in place) */
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    o.readonly = 1;
+    ck_assert_int_eq(emq_open(path, &o, &keeper), EMQ_OK);
+    ck_assert_int_eq(emq_pending_size(keeper, "q", &(int64_t){0}), EMQ_OK);
+    o.readonly = 0;
+    payload(p, 0);
+    ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+    ck_assert_int_eq(emq_enqueue(db, "q", id, p, sizeof p), EMQ_ENQUEUED);
+    emq_close(db);
+    ck_assert_int_eq(stat(wake, &sb), 0);
+    ck_assert_int_ge((long long)sb.st_blocks * 512, (long long)sb.st_size);
+    ck_assert_int_eq(unlink(wake), 0);
+    ck_assert_int_gt(fill(), 0);
+
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) {
+            /* as an older emqlite left it: full size, no blocks */
+            unlink(wake);
+            fd = open(wake, O_RDWR | O_CREAT | O_EXCL, 0644);
+            ck_assert_int_ge(fd, 0);
+            ck_assert_int_eq(ftruncate(fd, 64 + 1024 * 64), 0);
+            close(fd);
+        }
+        char err[512];
+        ck_assert_msg(emq_open_ex(path, &o, &db, err, sizeof err) == EMQ_OK,
+                      "round %d: %s", round, err);
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+            ck_assert_msg(emq_enqueue(db, i ? "other" : "q", id, p, sizeof p)
+                              == EMQ_ENQUEUED,
+                          "round %d: %s", round, emq_errmsg(db));
+        }
+        ck_assert_int_eq(emq_claim_wait(db, "q", 1000, 0, &j), EMQ_EFULL);
+        ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "-emqwake"));
+        emq_close(db);
+    }
+    /* space again: the wake file is made whole and waits work */
+    ck_assert_int_eq(unlink(filler), 0);
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    ck_assert_int_eq(emq_claim_wait(db, "q", 1000, 0, &j), EMQ_OK);
+    emq_job_clear(&j);
+    ck_assert_int_eq(stat(wake, &sb), 0);
+    ck_assert_int_ge((long long)sb.st_blocks * 512, (long long)sb.st_size);
+    ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);
+    emq_close(db);
+    emq_close(keeper);
+}
+END_TEST
+
 Suite *suite_fulldisk(void)
 {
     Suite *s = suite_create("fulldisk");
@@ -162,6 +241,12 @@ Suite *suite_fulldisk(void)
     tcase_add_unchecked_fixture(t, setup, teardown);
     tcase_set_timeout(t, 30);
     tcase_add_test(t, a_full_disk_refuses_growth_and_lets_workers_retire_jobs);
+    suite_add_tcase(s, t);
+    /* one case per tcase: each mounts its own disk on a fresh directory */
+    t = tcase_create("wakefile");
+    tcase_add_unchecked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 30);
+    tcase_add_test(t, the_wake_file_never_faults_on_a_full_disk);
     suite_add_tcase(s, t);
     return s;
 }
