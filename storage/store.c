@@ -320,9 +320,27 @@ static int map_rc(int rc)
     }
 }
 
+/* 1 when an I/O error of `db` on st's file came from a full disk: the
+ * error number says so, or SQLite's unix VFS (which does not always keep
+ * it) failed to grow a file while the disk has less than 64 KiB left. */
+static int disk_full(const emq_store *st, sqlite3 *db)
+{
+    struct statvfs vb;
+    int e = db ? sqlite3_system_errno(db) : 0;
+    if (e == ENOSPC || e == EDQUOT)
+        return 1;
+    return !st->memory && st->path[0] && statvfs(st->path, &vb) == 0 &&
+           (uint64_t)vb.f_bavail * vb.f_frsize < 64 * 1024;
+}
+
 int emq_store_fail(emq_store *st, int rc)
 {
     const char *m = st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
+    /* An I/O error the disk's fullness caused (growing the -shm, creating
+     * the -wal) is a full disk. */
+    if (map_rc(rc) == EMQ_EIO && disk_full(st, st->db))
+        return emq_store_err(st, EMQ_EFULL, "the disk is full: sqlite: %s",
+                             m);
     return emq_store_err(st, map_rc(rc), "sqlite: %s", m);
 }
 
@@ -685,12 +703,15 @@ static int judge_key(emq_store *st, sqlite3 *db, int version)
 }
 
 /* Map an SQLite failure of the read-only look at a file. */
-static int look_failed(emq_store *st, int rc)
+static int look_failed(emq_store *st, sqlite3 *db, int rc)
 {
     int code = map_rc(rc);
     if (code == EMQ_ECORRUPT || code == EMQ_EINTERNAL)
         return emq_store_err(st, EMQ_ENOTEMQ, "%s is not an emqlite file "
                              "(%s)", st->path, sqlite3_errstr(rc));
+    if (code == EMQ_EIO && disk_full(st, db))
+        return emq_store_err(st, EMQ_EFULL, "cannot inspect %s: the disk is "
+                             "full (%s)", st->path, sqlite3_errstr(rc));
     return emq_store_err(st, code, "cannot inspect %s: %s", st->path,
                          sqlite3_errstr(rc));
 }
@@ -704,7 +725,7 @@ static int look(emq_store *st, int immutable, int *version)
     int rc;
     uri_of(uri, sizeof uri, st->path, immutable ? "?immutable=1" : "?mode=ro");
     rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-                         SQLITE_OPEN_NOMUTEX, NULL);
+                         SQLITE_OPEN_NOMUTEX, emq_walbuf_vfs());
     if (rc == SQLITE_OK)
         rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
     /* Writers may hold the file right now (a checkpoint, a WAL reset):
@@ -716,7 +737,7 @@ static int look(emq_store *st, int immutable, int *version)
     if (rc == SQLITE_OK && (rc = classify(st, db, version)) == EMQ_OK)
         rc = judge_key(st, db, *version);
     if (rc > 0)
-        rc = look_failed(st, rc);
+        rc = look_failed(st, db, rc);
     sqlite3_close(db); /* ends the read transaction */
     return rc;
 }
@@ -843,7 +864,8 @@ static int connect(emq_store *st)
                !has_wal(st) && !dir_writable(st) ? "?immutable=1"
                                                  : "?mode=ro");
         rc = sqlite3_open_v2(uri, &st->db, SQLITE_OPEN_READONLY |
-                             SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+                             SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                             emq_walbuf_vfs());
     }
     if (rc != SQLITE_OK)
         return emq_store_fail(st, rc);

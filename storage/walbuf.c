@@ -35,14 +35,23 @@
  * the kernel before the commit returns (a killed process loses nothing
  * acknowledged); with FULL the -wal's xSync flushes before it syncs.
  *
+ * The shim also makes the wal-index safe on a full disk: every region of
+ * the -shm SQLite maps is populated before use (wb_shm_map), so a store
+ * to it never faults. Every connection of a handle — read-write, read-only,
+ * the look at a file before it is opened — goes through the shim.
+ *
  * Rules: one shim per underlying VFS, registered on first use and never
  * unregistered (named "emqwal-" + its name); only main databases and their
  * -wal files are wrapped, every other file gets the underlying methods
  * untouched. One buffer per open -wal, grown up to WB_MAX bytes; when it
  * cannot be allocated, writes go straight through.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "store_int.h"
 
 enum {
@@ -288,10 +297,51 @@ static int wb_devchar(sqlite3_file *f)
     return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f));
 }
 
+/*
+ * A wal-index region is used through a shared map of the -shm file, and a
+ * store to a page of it whose blocks are not allocated faults (SIGBUS) on
+ * a full disk. SQLite's unix VFS sizes the -shm by writing one byte at the
+ * end of each 4 KiB page, which allocates every block only where blocks
+ * are 4 KiB: on a file system of 1 KiB blocks (mkfs.ext4's default below
+ * 512 MB) three of each four stay holes. So every region SQLite maps is
+ * populated for writing before SQLite may touch it (MADV_POPULATE_WRITE:
+ * the kernel allocates each page's blocks now, and answers EFAULT instead
+ * of raising SIGBUS when it cannot); a region that cannot be populated is
+ * refused with SQLITE_FULL, which the caller reports as a full disk. A
+ * populated page keeps its blocks while the file lives (SQLite never
+ * shrinks a -shm in use). A read-only map (SQLITE_READONLY) is never
+ * written; a kernel without the advice (before Linux 5.14) keeps the old
+ * behaviour.
+ */
+static int populate(void volatile *p, int len)
+{
+#ifdef MADV_POPULATE_WRITE
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t)p, start;
+    if (page <= 0)
+        page = 4096;
+    start = a & ~(uintptr_t)(page - 1);
+    if (madvise((void *)start, (size_t)(a - start) + (size_t)len,
+                MADV_POPULATE_WRITE) != 0) {
+        if (errno == EFAULT)
+            return SQLITE_FULL;
+        if (errno != EINVAL && errno != ENOSYS)
+            return SQLITE_IOERR_SHMMAP;
+    }
+#else
+    (void)p;
+    (void)len;
+#endif
+    return SQLITE_OK;
+}
+
 static int wb_shm_map(sqlite3_file *f, int pg, int pgsz, int extend,
                       void volatile **out)
 {
-    return REAL(f)->pMethods->xShmMap(REAL(f), pg, pgsz, extend, out);
+    int rc = REAL(f)->pMethods->xShmMap(REAL(f), pg, pgsz, extend, out);
+    if (rc == SQLITE_OK && *out && (rc = populate(*out, pgsz)) != SQLITE_OK)
+        *out = NULL;
+    return rc;
 }
 
 static int wb_shm_lock(sqlite3_file *f, int at, int n, int flags)
@@ -308,10 +358,16 @@ static void wb_shm_barrier(sqlite3_file *f)
     REAL(f)->pMethods->xShmBarrier(REAL(f));
 }
 
+/* The -shm is never deleted (SQLite deletes it when the last connection
+ * closes after a full checkpoint): kept, the next first opener truncates
+ * it and grows it again into the blocks the truncation just freed, so a
+ * file closed on a full disk still opens there. A kept -shm is what a
+ * crash leaves; SQLite rebuilds it at the next first open. */
 static int wb_shm_unmap(sqlite3_file *f, int del)
 {
+    (void)del;
     (void)flush_peer((wb_file *)f);
-    return REAL(f)->pMethods->xShmUnmap(REAL(f), del);
+    return REAL(f)->pMethods->xShmUnmap(REAL(f), 0);
 }
 
 static int wb_fetch(sqlite3_file *f, sqlite3_int64 at, int amt, void **out)

@@ -89,6 +89,8 @@ static void make_file(const char *p)
     unlink(q);
     snprintf(q, sizeof q, "%s-emqlock", p);
     unlink(q);
+    snprintf(q, sizeof q, "%s-shm", p); /* kept by the writer's close */
+    unlink(q);
 }
 
 /* Open read-only, read, check: 0 when all worked. */
