@@ -945,6 +945,7 @@ static int make_current(emq_store *st, int version)
 #define ROOM_HEAD (1024 * 1024) /* the file's headroom past its pages */
 #define ROOM_EVERY 8            /* commits between two looks        */
 #define ROOM_ROWS 64            /* a bigger transaction is looked at */
+#define ROOM_RESERVE (256 * 1024) /* kept for the spending transactions */
 
 /* The WAL's room: (checkpoint_frames + 64) frames, or as much of it as
  * the disk gives, halving down to 128 frames; then the handle checkpoints
@@ -993,6 +994,9 @@ static int room_init(emq_store *st)
     if ((rc = sqlite3_file_control(st->db, "main", SQLITE_FCNTL_CHUNK_SIZE,
                                    &chunk)) != SQLITE_OK)
         return emq_store_fail(st, rc);
+    if ((rc = pragma_int(st->db, "PRAGMA page_count", &ps)) != SQLITE_OK)
+        return emq_store_fail(st, rc);
+    st->room_last = ps * st->page_size;
     st->room = 1;
     st->room_tick = ROOM_EVERY; /* the first commit looks */
     reserve_wal(st);
@@ -1011,7 +1015,7 @@ static int extend(emq_store *st, sqlite3_int64 to)
 static int ensure_room(emq_store *st)
 {
     sqlite3_stmt *s;
-    sqlite3_int64 need;
+    sqlite3_int64 need, keep;
     struct stat sb;
     struct statvfs vb;
     int rc;
@@ -1042,15 +1046,25 @@ static int ensure_room(emq_store *st)
     if (stat(st->path, &sb) != 0)
         return emq_store_err(st, EMQ_EIO, "cannot stat %s: %s", st->path,
                              strerror(errno));
-    if (need + ROOM_HEAD / 2 <= (sqlite3_int64)sb.st_size)
+    if (need + ROOM_HEAD / 2 <= (sqlite3_int64)sb.st_size) {
+        st->room_last = need;
         return EMQ_OK;
+    }
     st->room_low = extend(st, need + ROOM_HEAD) != 0;
-    if (!st->room_low || need <= (sqlite3_int64)sb.st_size ||
-        extend(st, need) == 0)
+    /* On a disk that could not give the headroom, a transaction that grew
+     * the file's pages leaves ROOM_RESERVE of its room to the transitions
+     * that retire work (emq_store_set_spend): a cross-queue complete
+     * writes an outbox row and a flow delivery the parent's fields, which
+     * may need pages. */
+    keep = st->room_spend || need <= st->room_last ? 0 : ROOM_RESERVE;
+    if (!st->room_low || need + keep <= (sqlite3_int64)sb.st_size ||
+        extend(st, need + keep) == 0) {
+        st->room_last = need;
         return EMQ_OK;
+    }
     int full = statvfs(st->path, &vb) == 0 &&
                (int64_t)vb.f_bavail * (int64_t)vb.f_frsize <
-                   need - (int64_t)sb.st_size + ROOM_CHUNK;
+                   need + keep - (int64_t)sb.st_size + ROOM_CHUNK;
     return emq_store_err(st, full ? EMQ_EFULL : EMQ_EIO, full
                          ? "the disk is full: the file would grow to %lld "
                            "bytes (transitions that need no new space still "
@@ -1197,6 +1211,11 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
         st->kc_version = v;
     }
     return EMQ_OK;
+}
+
+void emq_store_set_spend(emq_store *st, int spend)
+{
+    st->room_spend = spend != 0;
 }
 
 void emq_store_set_now(emq_store *st, int64_t now_ms)

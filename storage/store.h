@@ -195,6 +195,13 @@ sqlite3 *emq_store_sqlite(emq_store *st);
 int emq_store_begin(emq_store *st, int write, int64_t now_ms);
 /** Set the clock of the open transaction (read once the lock is held). */
 void emq_store_set_now(emq_store *st, int64_t now_ms);
+/**
+ * Say whether the next transactions may spend the room the file keeps in
+ * reserve on a full disk (store.c, "room"): the caller's transitions that
+ * retire work (claim, complete, retry, a flow delivery...) may; those that
+ * add work may not, so the first keep room for the second.
+ */
+void emq_store_set_spend(emq_store *st, int spend);
 /** The clock of the open transaction. */
 int64_t emq_store_now(const emq_store *st);
 /** Commit; on failure the transaction is rolled back and the code returned. */

@@ -119,6 +119,8 @@ struct emq_store {
     int room_tick;       /* commits since the last look                  */
     int room_foreign;    /* another connection committed since this
                             handle's last commit or look                  */
+    int room_spend;      /* this transaction may use the reserve         */
+    int64_t room_last;   /* bytes in use at the last look that passed    */
     int64_t page_size;
     int64_t tx_changes;  /* sqlite3_total_changes64 when the tx began    */
     int sums;            /* the file's row checksums are on (rowsum.c)     */

@@ -362,6 +362,74 @@ START_TEST(the_wal_index_never_faults_on_a_full_1k_ext4)
 }
 END_TEST
 
+/* Issue 27, item 14: completing a child of a flow whose parent is in
+ * another queue leaves an entry in the child queue's outbox, and the sweep
+ * writes the parent's fields: rows the file may have no page for once
+ * growth filled it. The flow stalled (EMQ_EFULL); now growth leaves a
+ * reserve of the file's room to the transitions that retire work. */
+START_TEST(cross_queue_children_complete_on_a_full_disk)
+{
+    emq_options o;
+    emq_db *db;
+    emq_job j;
+    emq_flow_node kids[40], root;
+    char ids[41][EMQ_ID_SIZE], id[EMQ_ID_SIZE], p[200];
+    int64_t n;
+    int i, rc = 0;
+    if (!mount_tmpfs("3m", "the cross-queue flow case")) return;
+    emq_options_init(&o);
+    o.clock = rel_clock_fn;
+    o.clock_ctx = &clk;
+    o.checkpoint_frames = 64;
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    for (i = 0; i <= 40; i++)
+        ck_assert_int_eq(emq_mint(db, "JOB", ids[i]), EMQ_OK);
+    memset(kids, 0, sizeof kids);
+    for (i = 0; i < 40; i++) {
+        kids[i].id = ids[i + 1];
+        kids[i].payload = "k";
+        kids[i].len = 1;
+        kids[i].queue = "c";
+    }
+    memset(&root, 0, sizeof root);
+    root.id = ids[0];
+    root.payload = "r";
+    root.len = 1;
+    root.children = kids;
+    root.n_children = 40;
+    ck_assert_int_eq(emq_flow_add(db, "p", &root), EMQ_OK);
+    ck_assert_int_gt(fill(), 0);
+    /* growth until refused: the file's own room is used up */
+    for (i = 0; i < 20000; i++) {
+        payload(p, i);
+        ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+        if ((rc = emq_enqueue(db, "q", id, p, sizeof p)) != EMQ_ENQUEUED)
+            break;
+    }
+    ck_assert_int_eq(rc, EMQ_EFULL);
+    for (i = 0; i < 40; i++) {
+        ck_assert_int_eq(emq_claim(db, "c", 60000, &j), EMQ_OK);
+        rc = emq_complete(db, "c", j.id, j.attempts);
+        ck_assert_msg(rc == EMQ_OK, "child %d on a full disk: %d (%s)", i, rc,
+                      emq_errmsg(db));
+        emq_job_clear(&j);
+        if (i % 10 == 9) {
+            rc = emq_flow_sweep(db, "c", 100, &n);
+            ck_assert_msg(rc == EMQ_OK, "sweep on a full disk: %d (%s)", rc,
+                          emq_errmsg(db));
+            ck_assert_int_eq(n, 10);
+        }
+    }
+    /* the parent was released: claimed and completed in p */
+    ck_assert_int_eq(emq_claim(db, "p", 60000, &j), EMQ_OK);
+    ck_assert_str_eq(j.id, ids[0]);
+    ck_assert_int_eq(emq_complete(db, "p", j.id, j.attempts), EMQ_OK);
+    emq_job_clear(&j);
+    ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);
+    emq_close(db);
+}
+END_TEST
+
 Suite *suite_fulldisk(void)
 {
     Suite *s = suite_create("fulldisk");
@@ -385,6 +453,11 @@ Suite *suite_fulldisk(void)
     tcase_add_unchecked_fixture(t, setup, teardown);
     tcase_set_timeout(t, 60);
     tcase_add_test(t, the_wal_index_never_faults_on_a_full_1k_ext4);
+    suite_add_tcase(s, t);
+    t = tcase_create("flows");
+    tcase_add_unchecked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 30);
+    tcase_add_test(t, cross_queue_children_complete_on_a_full_disk);
     suite_add_tcase(s, t);
     return s;
 }

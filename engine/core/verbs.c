@@ -293,6 +293,24 @@ static void fail_reply(emq_db *db, int rc, emq_reply *r)
 
 #define STACK_ARGS 16
 
+/* The transitions that retire work rather than add it: on a full disk
+ * they may spend the room the file keeps in reserve (storage/store.c,
+ * "room"), so workers and flow deliveries keep committing after growth is
+ * refused (doc/RELIABILITY.md, "Full disks"). */
+static int retires_work(int id)
+{
+    switch (id) {
+    case EMQ_V_CLAIM: case EMQ_V_COMPLETE: case EMQ_V_RETRY:
+    case EMQ_V_PROMOTE: case EMQ_V_REAP: case EMQ_V_EXTEND_LOCK:
+    case EMQ_V_EXTEND_LOCKS: case EMQ_V_DELIVER_FLOW_COMPLETIONS:
+    case EMQ_V_LANE_CLAIM: case EMQ_V_WCLAIM: case EMQ_V_BCLAIM:
+    case EMQ_V_REAP_GROUP:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int emq_verb_exec(emq_db *db, int id, const emq_varg *in, size_t argc,
                   emq_reply *r, void *out)
 {
@@ -322,7 +340,9 @@ int emq_verb_exec(emq_db *db, int id, const emq_varg *in, size_t argc,
     switch (v->info.kind) {
     case EMQ_VERB_WRITE:
     case EMQ_VERB_READ:
+        emq_store_set_spend(db->st, retires_work(id));
         rc = emq_db_run(db, v->info.kind == EMQ_VERB_WRITE, run_tx, &c);
+        emq_store_set_spend(db->st, 0);
         break;
     default:
         rc = v->fn(&c);
