@@ -786,6 +786,61 @@ START_TEST(an_interrupt_ends_a_real_wait)
 }
 END_TEST
 
+/* A clock that does not move (a test's fake clock, as the Python binding's
+ * FakeClock) and no wait hook: the timeout runs on real time. Real time
+ * overshooting the timeout by a millisecond or more must end the wait too
+ * (it used to loop for ever once the time left went below zero). */
+typedef struct timed {
+    emq_db *d;
+    int rc, done;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} timed;
+
+static void *timed_main(void *arg)
+{
+    timed *t = arg;
+    emq_job j;
+    int rc = emq_claim_wait(t->d, Q, 1000, 30, &j);
+    if (rc == EMQ_OK) emq_job_clear(&j);
+    pthread_mutex_lock(&t->mu);
+    t->rc = rc;
+    t->done = 1;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+START_TEST(a_pinned_clock_times_out_on_real_time_even_past_it)
+{
+    for (int round = 0; round < 5; round++) {
+        timed t;
+        pthread_t th;
+        struct timespec until;
+        int late = 0;
+        memset(&t, 0, sizeof t);
+        pthread_mutex_init(&t.mu, NULL);
+        pthread_cond_init(&t.cv, NULL);
+        t.d = fopen_db(&clk);
+        ck_assert_int_eq(pthread_create(&th, NULL, timed_main, &t), 0);
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 5;
+        pthread_mutex_lock(&t.mu);
+        while (!t.done && !late)
+            late = pthread_cond_timedwait(&t.cv, &t.mu, &until) != 0;
+        pthread_mutex_unlock(&t.mu);
+        if (late) emq_claim_wait_interrupt(t.d);
+        pthread_join(th, NULL);
+        ck_assert_msg(!late, "a 30 ms wait on a pinned clock was still "
+                             "waiting after 5 s (round %d)", round);
+        ck_assert_int_eq(t.rc, EMQ_EMPTY);
+        emq_close(t.d);
+        pthread_mutex_destroy(&t.mu);
+        pthread_cond_destroy(&t.cv);
+    }
+}
+END_TEST
+
 START_TEST(the_wake_file_is_made_like_the_database_and_checked)
 {
     char wake[400];
@@ -1221,6 +1276,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, a_job_enqueued_between_the_look_and_the_wait_is_claimed);
     tcase_add_test(t, a_waiting_claim_in_another_process_is_woken);
     tcase_add_test(t, an_interrupt_ends_a_real_wait);
+    tcase_add_test(t, a_pinned_clock_times_out_on_real_time_even_past_it);
     tcase_add_test(t, the_wake_file_is_made_like_the_database_and_checked);
     tcase_add_test(t, leases_have_one_holder_and_die_with_it);
     suite_add_tcase(s, t);

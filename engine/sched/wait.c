@@ -173,7 +173,7 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
     uint32_t b, seen;
     int64_t start, deadline, real0, now, w, left;
     double until = INFINITY;
-    int again, rc;
+    int again, rc, real;
 
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
@@ -202,12 +202,11 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
         atomic_store(&db->sched.wait_bucket, b + 1);
         now = db->clock(db->clock_ctx);
         /* Real time bounds the timeout too (a pinned clock), unless a test
-         * hook drives time. */
-        left = timeout_ms < 0 || db->sched.wait
-                   ? -1
-                   : timeout_ms - (mono_ms() - real0);
+         * hook drives time; past it (left < 0) the wait is over as well. */
+        real = timeout_ms >= 0 && !db->sched.wait;
+        left = real ? timeout_ms - (mono_ms() - real0) : -1;
         if (atomic_exchange(&db->sched.interrupt, 0) || timeout_ms == 0 ||
-            now >= deadline || (left >= 0 && left <= 0))
+            now >= deadline || (real && left <= 0))
             break;
         /* The sleep: to the deadline, the next run-at or lease deadline,
          * or the real time left, whichever is first. */
@@ -219,7 +218,7 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
             if ((double)dw < d) dw++; /* scores are integers: exact */
             if (w < 0 || dw < w) w = dw;
         }
-        if (left >= 0 && (w < 0 || left < w)) w = left;
+        if (real && (w < 0 || left < w)) w = left;
         if (db->sched.wait) {
             int h = db->sched.wait(db->sched.wait_ctx, db, w);
             if (h < 0) break;
