@@ -1,9 +1,12 @@
 #!/bin/sh
-# python.sh — the Python package's pytest suite (bindings/python): build the
-# cffi extension from this tree into the build directory, then run its tests
-# and its example application test with the emqlite pytest plugin. SKIP (77)
-# without a Python that has cffi and pytest (Debian: python3-cffi,
-# python3-pytest, python3-dev).
+# python.sh — the Python package's pytest suite (bindings/python): generate
+# emqlite/_verbs.py from the registry, build the cffi extension from this
+# tree into the build directory, run its tests and its example application
+# with the emqlite pytest plugin, then `mypy --strict` over the package, its
+# tests and the example app (skipped with a message without mypy: Debian
+# python3-mypy). SKIP (77) without a Python that has cffi and pytest
+# (Debian: python3-cffi, python3-pytest, python3-dev). The packaging test
+# (sdist, isolated wheel build, a fresh venv) is tests/python_package.sh.
 srcdir=${srcdir:-.}
 pkg=$(cd "$srcdir" && pwd)/bindings/python
 py=
@@ -19,7 +22,10 @@ if [ -z "$py" ]; then
 fi
 out=$PWD/tests/python-build
 rm -rf "$out" && mkdir -p "$out/emqlite" || exit 1
-cp "$pkg"/emqlite/*.py "$pkg"/emqlite/py.typed "$out/emqlite/" || exit 1
+cp "$pkg"/emqlite/*.py "$pkg"/emqlite/*.pyi "$pkg"/emqlite/py.typed \
+    "$out/emqlite/" || exit 1
+"$py" "$pkg/emqlite_gen.py" "$(cd "$srcdir" && pwd)" \
+    "$out/emqlite/_verbs.py" || exit 1
 EMQLITE_SRCDIR=$(cd "$srcdir" && pwd) "$py" -c '
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -36,4 +42,18 @@ passed=$(tail -1 "$out/pytest.log" | sed -n 's/.* \([0-9]*\) passed.*/\1/p;s/^\(
 failed=$(tail -1 "$out/pytest.log" | sed -n 's/.* \([0-9]*\) failed.*/\1/p;s/^\([0-9]*\) failed.*/\1/p' | head -1)
 echo "python: ${passed:-0} passed, ${failed:-0} failed"
 echo "${passed:-0} passed, ${failed:-0} failed"
-exit $rc
+[ $rc -eq 0 ] || exit $rc
+# mypy --strict: the package, its tests, the example app
+if "$py" -m mypy --version >/dev/null 2>&1; then
+    cp -r "$pkg/tests" "$pkg/examples" "$out/" || exit 1
+    MYPYPATH=$out "$py" -m mypy --strict --no-incremental \
+        --cache-dir=/dev/null "$out/emqlite" "$out/tests" \
+        "$out/examples" >"$out/mypy.log" 2>&1
+    mrc=$?
+    cat "$out/mypy.log"
+    echo "python: mypy --strict exit $mrc"
+    [ $mrc -eq 0 ] || exit 1
+else
+    echo "python: mypy not installed (Debian: python3-mypy): type check skipped"
+fi
+exit 0

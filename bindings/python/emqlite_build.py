@@ -5,18 +5,47 @@ The C declarations come from api/emqlite.h itself, so the binding never
 copies a constant or a struct by hand: comments and the C++ guards are
 dropped, integer #defines become cffi's `#define NAME ...` (their values are
 taken from the compiler), string #defines are left to emq_version(). The
-library's sources are compiled into the extension (no installed libemqlite
-needed); it links the system SQLite.
+library's sources — every .c under storage/ and engine/, found by walking
+them (whatever family folders the tree keeps) — are compiled into the
+extension (no installed libemqlite needed); it links the system SQLite and
+includes the system xxHash header.
+
+The C tree is found at $EMQLITE_SRCDIR, else at csrc/ beside this file (an
+sdist carries it there), else two folders up (a clone).
 """
-import glob
 import os
 import re
 
 from cffi import FFI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.environ.get("EMQLITE_SRCDIR") or os.path.normpath(
-    os.path.join(HERE, "..", ".."))
+
+
+def source_top():
+    env = os.environ.get("EMQLITE_SRCDIR")
+    if env:
+        return env
+    csrc = os.path.join(HERE, "csrc")
+    if os.path.isfile(os.path.join(csrc, "api", "emqlite.h")):
+        return csrc
+    return os.path.normpath(os.path.join(HERE, "..", ".."))
+
+
+def c_tree(top):
+    """The library's C sources and the folders holding its headers:
+    every .c and .h under storage/ and engine/, recursively."""
+    sources, incdirs = [], [os.path.join(top, "api")]
+    for sub in ("storage", "engine"):
+        for root, dirs, files in os.walk(os.path.join(top, sub)):
+            dirs.sort()
+            sources += [os.path.join(root, f) for f in sorted(files)
+                        if f.endswith(".c")]
+            if any(f.endswith((".h", ".def")) for f in files):
+                incdirs.append(root)
+    return sources, incdirs
+
+
+TOP = source_top()
 HEADER = os.path.join(TOP, "api", "emqlite.h")
 
 
@@ -49,20 +78,20 @@ def header_cdef(path):
 
 CALLBACKS = """
 extern "Python" int64_t _emq_py_clock(void *ctx);
+extern "Python" void _emq_py_event(void *ctx, const emq_event *ev);
+extern "Python" void _emq_py_handler(void *ctx, const char *q,
+                                     const emq_job *job, emq_outcome *out);
 """
 
 ffibuilder = FFI()
 ffibuilder.cdef(header_cdef(HEADER) + CALLBACKS)
 
-ENGINE_DIRS = sorted(glob.glob(os.path.join(TOP, "engine", "*", "")))
-sources = sorted(glob.glob(os.path.join(TOP, "engine", "*", "*.c")) +
-                 glob.glob(os.path.join(TOP, "storage", "*.c")))
+sources, include_dirs = c_tree(TOP)
 ffibuilder.set_source(
     "emqlite._native",
     '#include "emqlite.h"\n',
     sources=sources,
-    include_dirs=[os.path.join(TOP, d) for d in ("api", "storage")] +
-    ENGINE_DIRS,
+    include_dirs=include_dirs,
     libraries=["sqlite3", "pthread"],
     extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-fvisibility=hidden"],
 )
