@@ -26,9 +26,8 @@ import sys
 #: Queue methods written by hand in emqlite/__init__.py (friendlier
 #: signatures and replies); the raw verb stays a method of the Database.
 HAND_WRITTEN = {
-    "enqueue", "enqueue_many", "enqueue_at", "enqueue_in", "claim",
-    "complete", "retry", "promote", "reap", "browse", "pending_size",
-    "extend_lock", "job_info", "lanes", "set_paused", "clear_paused",
+    "enqueue", "enqueue_many", "claim", "complete", "retry", "promote",
+    "reap", "browse", "pending_size", "job_info", "lanes",
 }
 
 KIND_TYPE = {

@@ -234,7 +234,7 @@ def _code(name: str) -> Optional[int]:
 
 
 _ERRORS: Dict[int, Type[EmqError]] = {}
-for _name, _cls in [
+for _ename, _cls in [
         ("EMQ_EKIND", WrongKind), ("EMQ_ESTALE", StaleToken),
         ("EMQ_EWRONGTYPE", WrongType), ("EMQ_EWIRE", VersionFence),
         ("EMQ_EQUEUE", InvalidQueue), ("EMQ_EID", InvalidId),
@@ -250,7 +250,7 @@ for _name, _cls in [
         ("EMQ_ENOTDEAD", NotDead), ("EMQ_ERATE", RateLimited),
         ("EMQ_EREFUSED", Refused), ("EMQ_ENONMONO", NonMonotonic),
         ("EMQ_EENGINE", EngineError)]:
-    _c = _code(_name)
+    _c = _code(_ename)
     if _c is not None:
         _ERRORS[_c] = _cls
 
@@ -874,7 +874,7 @@ class Database(DatabaseVerbs):
         a clean file)."""
         found: List[Tuple[str, str, str, str]] = []
 
-        @_ffi.callback("void(void *, const emq_finding *)")
+        @_ffi.callback("void(void *, const emq_finding *)")  # type: ignore
         def cb(ctx: Any, f: Any) -> None:
             found.append(("violation" if f.severity == 1 else "note",
                           _ffi.string(f.code).decode(),
@@ -895,7 +895,7 @@ class Database(DatabaseVerbs):
         `redis-cli --pipe` replays into Valkey."""
         chunks: List[bytes] = []
 
-        @_ffi.callback("int(void *, const void *, size_t)")
+        @_ffi.callback("int(void *, const void *, size_t)")  # type: ignore
         def sink(ctx: Any, data: Any, n: int) -> int:
             chunks.append(_ffi.buffer(data, n)[:])
             return 0
@@ -1192,7 +1192,7 @@ class Queue(QueueVerbs):
             r = _bytes(result, "result")
             rc = db._c(_lib.emq_complete_result, self._q, bid,
                        _int(token, "token"), r, len(r))
-        return rc == _lib.EMQ_OK
+        return bool(rc == _lib.EMQ_OK)
 
     def retry(self, id: str, token: int, delay: Duration = 1.0,
               max_attempts: int = 3, error: Bytes = b"") -> str:
@@ -1235,18 +1235,18 @@ class Queue(QueueVerbs):
 
     def extend(self, id: str, token: int, lease: Duration) -> bool:
         """T1.11: True, or False when the row is gone; raises StaleToken."""
-        return self.db._c(_lib.emq_extend_lock, self._q, _idname(id),
-                          _int(token, "token"), _ms(lease, "lease")
-                          ) == _lib.EMQ_OK
+        return bool(self.db._c(_lib.emq_extend_lock, self._q, _idname(id),
+                               _int(token, "token"), _ms(lease, "lease")
+                               ) == _lib.EMQ_OK)
 
     def promote(self, batch: int = 100) -> int:
         """T1.7: move up to `batch` due scheduled jobs to pending; the
         count."""
-        return cast(int, self.db.promote(self.name, batch))
+        return (self.db.promote(self.name, batch))
 
     def reap(self) -> int:
         """T1.8: return up to 100 lapsed leases to pending; the count."""
-        return cast(int, self.db.reap(self.name))
+        return (self.db.reap(self.name))
 
     def pause(self) -> None:
         self.db.set_paused(self.name)
@@ -1260,7 +1260,7 @@ class Queue(QueueVerbs):
         return [b.decode() for b in self.db.browse(self.name, n)]
 
     def pending_size(self) -> int:
-        return cast(int, self.db.pending_size(self.name))
+        return (self.db.pending_size(self.name))
 
     def stats(self) -> Dict[str, int]:
         return self.db.stats(self.name)
@@ -1284,7 +1284,7 @@ class Queue(QueueVerbs):
     def job_info(self, id: str) -> Dict[str, Any]:
         """T2.x job_info: the job's state and row, as the registry answers
         it."""
-        return cast(Dict[str, Any], self.db.job_info(self.name, id))
+        return (self.db.job_info(self.name, id))
 
     def lanes(self) -> Dict[str, Any]:
         """The lanes of the queue (the `lanes` read)."""
@@ -1464,11 +1464,11 @@ class Lane:
 
     def depth(self) -> int:
         """T3.12: the jobs waiting in the lane."""
-        return cast(int, self.queue.db.depth(self.queue.name, self.group))
+        return (self.queue.db.depth(self.queue.name, self.group))
 
     def drain(self) -> int:
         """T3.10: delete every job waiting in the lane; the count."""
-        return cast(int, self.queue.db.lane_drain(self.queue.name,
+        return (self.queue.db.lane_drain(self.queue.name,
                                                   self.group))
 
 
@@ -1487,7 +1487,8 @@ class Stream:
 
     def append(self, fields: Mapping[str, Bytes],
                id: Optional[str] = None) -> str:
-        """T5.1: append an entry (its fields in order); its entry id."""
+        """T5.1: append an entry (its fields in order); the verb's reply
+        (decoded)."""
         flat: List[Bytes] = []
         for k, v in fields.items():
             flat += [_name(k, "field"), _bytes(v, "value")]
@@ -1503,7 +1504,7 @@ class Stream:
         return [_entry(e) for e in r]
 
     def __len__(self) -> int:
-        return cast(int, self.queue.db.stream_len(self.queue.name,
+        return (self.queue.db.stream_len(self.queue.name,
                                                   self.name))
 
     def create_group(self, group: str, start: str = "$",
@@ -1526,7 +1527,7 @@ class Stream:
         return out
 
     def ack(self, group: str, ids: Sequence[str]) -> int:
-        return cast(int, self.queue.db.ack(self.queue.name, self.name,
+        return (self.queue.db.ack(self.queue.name, self.name,
                                            group, list(ids)))
 
 

@@ -186,7 +186,7 @@ class Worker:
     def run(self) -> Dict[str, int]:
         """Run until stopped (SIGTERM/SIGINT on the main thread, stop(),
         max_jobs or idle); the figures, summed over processes."""
-        old: Dict[int, Any] = {}
+        old: Dict[Any, Any] = {}
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 old[sig] = signal.signal(sig, lambda s, f: self.stop())

@@ -125,7 +125,7 @@ def test_a_handle_used_after_fork_is_refused(tmp_path: Path) -> None:
     assert os.WEXITSTATUS(status) == 0, "child exit %d" % os.WEXITSTATUS(
         status)
     child_ids = set(data.decode().split("\n"))
-    mine = {db.mint() for _ in range(200)}
-    assert not (mine & child_ids)                   # ids never meet
+    parent_ids = {db.mint() for _ in range(200)}
+    assert not (parent_ids & child_ids)                   # ids never meet
     assert q.pending_size() == 1                    # the parent's is intact
     db.close()
