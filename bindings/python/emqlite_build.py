@@ -42,6 +42,12 @@ def c_tree(top):
                         if f.endswith(".c")]
             if any(f.endswith((".h", ".def")) for f in files):
                 incdirs.append(root)
+    # setuptools refuses absolute paths inside the project (an sdist's
+    # csrc/): those are given relative to it (the build's working folder)
+    if os.path.abspath(top).startswith(HERE + os.sep) and \
+            os.path.abspath(os.getcwd()) == HERE:
+        sources = [os.path.relpath(p, HERE) for p in sources]
+        incdirs = [os.path.relpath(p, HERE) for p in incdirs]
     return sources, incdirs
 
 

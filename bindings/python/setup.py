@@ -41,28 +41,48 @@ class BuildPy(build_py):
             f.write(emqlite_gen.generate(TOP))
 
 
+def copy_c_tree(top, dst):
+    """The header and every .c/.h/.def of storage/ and engine/ of `top`,
+    copied under `dst` (an sdist's csrc/)."""
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(os.path.join(dst, "api"))
+    shutil.copy2(os.path.join(top, "api", "emqlite.h"),
+                 os.path.join(dst, "api"))
+    for sub in ("storage", "engine"):
+        for root, dirs, names in os.walk(os.path.join(top, sub)):
+            rel = os.path.relpath(root, top)
+            for n in names:
+                if n.endswith((".c", ".h", ".def")):
+                    os.makedirs(os.path.join(dst, rel), exist_ok=True)
+                    shutil.copy2(os.path.join(root, n),
+                                 os.path.join(dst, rel, n))
+
+
 class Sdist(sdist):
-    """sdist, with the C tree copied in under csrc/."""
+    """sdist, with the C tree (copied to csrc/ before setup() ran) and the
+    licence."""
 
     def make_release_tree(self, base_dir, files):
         super().make_release_tree(base_dir, files)
-        dst = os.path.join(base_dir, "csrc")
-        shutil.rmtree(dst, ignore_errors=True)
-        os.makedirs(os.path.join(dst, "api"))
-        shutil.copy2(os.path.join(TOP, "api", "emqlite.h"),
-                     os.path.join(dst, "api"))
-        for sub in ("storage", "engine"):
-            for root, dirs, names in os.walk(os.path.join(TOP, sub)):
-                rel = os.path.relpath(root, TOP)
-                for n in names:
-                    if n.endswith((".c", ".h", ".def")):
-                        os.makedirs(os.path.join(dst, rel), exist_ok=True)
-                        shutil.copy2(os.path.join(root, n),
-                                     os.path.join(dst, rel, n))
-        for n in ("LICENSE",):
-            if os.path.exists(os.path.join(TOP, n)):
-                shutil.copy2(os.path.join(TOP, n), base_dir)
+        lic = os.path.join(ORIGIN, "LICENSE")
+        if os.path.exists(lic):
+            shutil.copy2(lic, base_dir)
 
+
+# An sdist from a clone: copy the C tree to csrc/ first, so the extension's
+# sources are the sdist's own (relative paths, listed in its manifest);
+# csrc/ is removed again afterwards.
+ORIGIN = TOP
+CSRC = os.path.join(HERE, "csrc")
+made_csrc = False
+if "sdist" in sys.argv and os.path.abspath(TOP) != CSRC:
+    copy_c_tree(TOP, CSRC)
+    made_csrc = True
+    os.environ.pop("EMQLITE_SRCDIR", None)
+    import importlib
+    os.chdir(HERE)
+    emqlite_build = importlib.reload(emqlite_build)
+    TOP = emqlite_build.TOP
 
 setup(
     version=VERSION,
@@ -72,3 +92,5 @@ setup(
     cmdclass={"build_py": BuildPy, "sdist": Sdist},
     zip_safe=False,
 )
+if made_csrc:
+    shutil.rmtree(CSRC, ignore_errors=True)
