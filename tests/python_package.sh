@@ -3,14 +3,16 @@
 #  1. an sdist made by the PEP 517 hook (setuptools.build_meta.build_sdist)
 #     must hold pyproject.toml, the build scripts, the package, the header
 #     and every .c/.h/.def of storage/ and engine/ (under csrc/);
-#  2. a wheel is built from the unpacked sdist, outside the tree — in an
-#     isolated build environment (pip --no-index, build requirements from a
-#     local wheelhouse) when $EMQLITE_WHEELHOUSE names one holding
-#     setuptools, wheel, cffi and pycparser wheels, else with
-#     --no-build-isolation (PyPI is not reachable from CI);
-#  3. the wheel is installed into a fresh venv (--no-index), its version is
-#     the library's, and the example worker app from the installed package
-#     processes jobs the C tool enqueued (`emqlite enqueue`), then stops.
+#  2. a wheel is built from the unpacked sdist, outside the tree, in an
+#     isolated build environment: pip --no-index, the build requirements
+#     (setuptools, wheel, cffi, pycparser) from a local wheelhouse —
+#     $EMQLITE_WHEELHOUSE, else one tests/python_wheelhouse.py repacks from
+#     the interpreter's installed distributions (PyPI is not reachable
+#     here); only when that fails, --no-build-isolation;
+#  3. the wheel is installed into a fresh venv (--no-index; cffi from the
+#     wheelhouse, no system site-packages), its version is the library's,
+#     and the example worker app from the installed package processes jobs
+#     the C tool enqueued (`emqlite enqueue`), then stops.
 # Runs for Debian's python3 and, when present, each of $EMQLITE_PYTHONS
 # (e.g. a Python built from source) that has cffi and setuptools.
 # SKIP (77) without python3 + cffi + setuptools + venv.
@@ -20,6 +22,11 @@ pkg=$top/bindings/python
 cli=$PWD/emqlite
 out=$PWD/tests/python-package
 [ -x "$cli" ] || { echo "python_package: no built emqlite tool"; exit 77; }
+if [ "${EMQ_TEST_QUICK:-}" = 1 ]; then
+    echo "python_package: quick mode (the sanitizer suite): skipped; the"
+    echo "plain suite builds the sdist and the wheel"
+    exit 77
+fi
 rm -rf "$out" && mkdir -p "$out" || exit 1
 ver=$(sed -n 's/^#define EMQLITE_VERSION "\([^"]*\)".*/\1/p' \
     "$top/api/emqlite.h")
@@ -59,21 +66,39 @@ print(build_meta.build_sdist(sys.argv[1]))' "$w/sdist") >"$w/sdist.log" 2>&1 \
     echo "sdist $(basename "$sd"): $got C sources and headers + the header"
     # 2. the wheel from the unpacked sdist, far from the tree
     mkdir -p "$w/unpacked" && tar xzf "$sd" -C "$w/unpacked" || exit 1
-    if [ -n "${EMQLITE_WHEELHOUSE:-}" ]; then
-        mode="isolated (--no-index, wheelhouse $EMQLITE_WHEELHOUSE)"
-        set -- --no-index --find-links "$EMQLITE_WHEELHOUSE"
+    # the build requirements as local wheels: $EMQLITE_WHEELHOUSE, else
+    # repacked from what this interpreter has installed (wheel, pure
+    # Python, may come from Debian's python3)
+    house=${EMQLITE_WHEELHOUSE:-$w/wheelhouse}
+    if [ -z "${EMQLITE_WHEELHOUSE:-}" ]; then
+        "$py" "$top/tests/python_wheelhouse.py" "$house" setuptools cffi \
+            pycparser >"$w/wheelhouse.log" 2>&1 &&
+        { ! "$py" -c 'import ply' 2>/dev/null ||
+          "$py" "$top/tests/python_wheelhouse.py" "$house" ply; } \
+            >>"$w/wheelhouse.log" 2>&1 &&
+        { "$py" "$top/tests/python_wheelhouse.py" "$house" wheel ||
+          /usr/bin/python3 "$top/tests/python_wheelhouse.py" "$house" \
+              wheel; } >>"$w/wheelhouse.log" 2>&1 || house=
+    fi
+    if [ -n "$house" ]; then
+        mode="in an isolated environment (pip --no-index, build requirements from $house)"
+        set -- --no-index --find-links "$house"
+        venvopt=
     else
-        mode="--no-build-isolation (no wheelhouse: EMQLITE_WHEELHOUSE)"
+        cat "$w/wheelhouse.log"
+        mode="--no-build-isolation (no local wheelhouse could be made)"
         set -- --no-index --no-build-isolation
+        venvopt=--system-site-packages
     fi
     (cd "$w" && env -u EMQLITE_SRCDIR "$py" -m pip wheel -q --no-deps "$@" \
         -w "$w/dist" "$w/unpacked/emqlite-$ver") >"$w/wheel.log" 2>&1 \
         || { cat "$w/wheel.log"; exit 1; }
     wh=$(ls "$w"/dist/emqlite-"$ver"-*.whl) || exit 1
     echo "wheel $(basename "$wh"), built $mode"
-    # 3. a fresh venv (the system's cffi visible), the wheel, the worker
-    "$py" -m venv --system-site-packages "$w/venv" || exit 1
-    "$w/venv/bin/python" -m pip install -q --no-index "$wh" \
+    # 3. a fresh venv (cffi from the wheelhouse), the wheel, the worker
+    "$py" -m venv $venvopt "$w/venv" || exit 1
+    "$w/venv/bin/python" -m pip install -q --no-index \
+        ${house:+--find-links "$house"} "$wh" \
         >"$w/install.log" 2>&1 || { cat "$w/install.log"; exit 1; }
     (cd "$w" && "$w/venv/bin/python" -c '
 import emqlite, sys
