@@ -6,8 +6,9 @@ Run at build time (setup.py's build_py, tests/python.sh):
 
     python3 emqlite_gen.py SRCDIR OUT.py
 
-Each row of verbs.def, EMQ_VERB(ID, "name", TIER, KIND, FN, ARGS(...),
-REPLY, "keys", "summary"), becomes a method of `DatabaseVerbs` (every verb,
+Each row of verbs.def (its columns in the order the file's header comment
+declares, EMQ_VERB(ID, NAME, FAMILY, TIER, KIND, FN, ARGS, REPLY, KEYS,
+SUMMARY) today) becomes a method of `DatabaseVerbs` (every verb,
 its queue the first argument) and, when its first argument is the queue,
 of `QueueVerbs` (the queue bound) unless the Queue class writes that
 method by hand (HAND_WRITTEN). Arguments are typed by their gate: queue,
@@ -90,6 +91,12 @@ def cstring(s):
 
 def parse(path):
     text = open(path, encoding="utf-8").read()
+    # the column order, as the file's own header comment declares it
+    m = re.search(r"EMQ_VERB\(((?:[A-Z]+, *)+[A-Z]+)\)", text)
+    cols = [c.strip() for c in m.group(1).split(",")] if m else [
+        "ID", "NAME", "TIER", "KIND", "FN", "ARGS", "REPLY", "KEYS",
+        "SUMMARY"]
+    col = {c: i for i, c in enumerate(cols)}
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     rows = []
     pos = 0
@@ -111,12 +118,12 @@ def parse(path):
         body = text[i + len("EMQ_VERB("):j - 1]
         pos = j
         f = split_top(body)
-        if len(f) != 9:
-            raise SystemExit("emqlite_gen: a row of %d fields: %s" % (
-                len(f), body[:60]))
+        if len(f) != len(cols):
+            raise SystemExit("emqlite_gen: a row of %d fields, not %d: %s"
+                             % (len(f), len(cols), body[:60]))
         args = []
         for m in re.finditer(r"\b(A|AO|AR|AR1|AW|AWO|AWR)\(([^()]*)\)",
-                             f[5]):
+                             f[col["ARGS"]]):
             mac, a = m.group(1), split_top(m.group(2))
             if mac.startswith("AW"):
                 kind, name, words = "WORD", a[0], cstring(a[1])
@@ -125,9 +132,11 @@ def parse(path):
             opt = mac in ("AO", "AWO")
             rest = mac in ("AR", "AR1", "AWR")
             args.append((name, kind, opt, rest, words))
-        rows.append({"name": cstring(f[1]), "tier": int(f[2]),
-                     "kind": f[3].strip(), "args": args,
-                     "reply": f[6].strip(), "summary": cstring(f[8])})
+        rows.append({"name": cstring(f[col["NAME"]]),
+                     "tier": int(f[col["TIER"]]),
+                     "kind": f[col["KIND"]].strip(), "args": args,
+                     "reply": f[col["REPLY"]].strip(),
+                     "summary": cstring(f[col["SUMMARY"]])})
     return rows
 
 
