@@ -28,7 +28,7 @@ import sys
 #: signatures and replies); the raw verb stays a method of the Database.
 HAND_WRITTEN = {
     "enqueue", "enqueue_many", "claim", "complete", "retry", "promote",
-    "reap", "browse", "pending_size", "job_info", "lanes",
+    "reap", "browse", "pending_size", "job_info", "lanes", "counts",
 }
 
 KIND_TYPE = {

@@ -1259,6 +1259,19 @@ class Queue(QueueVerbs):
         """The newest `n` pending ids, newest first."""
         return [b.decode() for b in self.db.browse(self.name, n)]
 
+    #: The names counts() reports by default (T2.4's set sizes and metric
+    #: counters).
+    COUNT_NAMES = ("pending", "active", "schedule", "dead", "completed",
+                   "failed")
+
+    def counts(self, names: Optional[Sequence[str]] = None
+               ) -> Dict[str, int]:
+        """T2.4: the set sizes and metric counters named (by default all
+        of COUNT_NAMES), as {name: int}."""
+        r = self.db.counts(self.name, list(
+            self.COUNT_NAMES if names is None else names))
+        return {str(k): int(v) for k, v in r.items()}
+
     def pending_size(self) -> int:
         return (self.db.pending_size(self.name))
 

@@ -281,6 +281,9 @@ def test_every_registry_verb_is_a_typed_method() -> None:
         if v.args and v.args[0][0] == "q":
             assert hasattr(q, name)
     assert q.counts(["pending"]) == {"pending": 0}
+    q.enqueue(b"x")
+    assert q.counts() == {"pending": 1, "active": 0, "schedule": 0,
+                          "dead": 0, "completed": 0, "failed": 0}
     db.close()
 
 
