@@ -9,7 +9,8 @@ const fs = require('fs');
 const path = require('path');
 
 const here = path.resolve(__dirname, '..');
-const top = path.resolve(here, '..', '..');
+const top = process.env.EMQLITE_SRCDIR ? path.resolve(process.env.EMQLITE_SRCDIR)
+  : path.resolve(here, '..', '..');
 const dst = path.join(here, 'csrc');
 
 if (process.argv[2] === '--clean') {

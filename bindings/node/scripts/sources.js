@@ -4,7 +4,8 @@
 // .c file under storage/ and engine/ (engine/ may hold family folders), but
 // not remote/ (the Valkey transfer, which needs hiredis), and every folder
 // holding headers. The C tree is csrc/ inside an installed package (the
-// prepack script copies it there) or the repository two levels up.
+// prepack script copies it there) or the repository two levels up, or the
+// tree EMQLITE_SRCDIR names (tests/node.sh builds a copy of the package).
 //
 //   node scripts/sources.js            the .c files, one per line
 //   node scripts/sources.js --include  the header folders
@@ -16,7 +17,9 @@ const path = require('path');
 const here = path.resolve(__dirname, '..');
 
 function root() {
-  for (const r of [path.join(here, 'csrc'), path.resolve(here, '..', '..')]) {
+  const cands = [path.join(here, 'csrc'), path.resolve(here, '..', '..')];
+  if (process.env.EMQLITE_SRCDIR) cands.unshift(path.resolve(process.env.EMQLITE_SRCDIR));
+  for (const r of cands) {
     if (fs.existsSync(path.join(r, 'api', 'emqlite.h')) &&
         fs.existsSync(path.join(r, 'engine')) &&
         fs.existsSync(path.join(r, 'storage'))) return r;

@@ -80,7 +80,7 @@ test('a handle the program dropped is finalised by the garbage collector', async
   await (async () => {
     const db = new Database(file, { exclusive: true });
     await new Queue('mail', { db }).add('x');
-    await assert.rejects(new Database(file).opened(), emq.Busy);
+    await assert.rejects(new Database(file, { busyTimeout: 0 }).opened(), emq.Busy);
   })();
   let ok = false;
   for (let i = 0; i < 50 && !ok; i++) {
