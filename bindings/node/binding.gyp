@@ -15,8 +15,7 @@
         "<!@(node scripts/sources.js --include)"
       ],
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
-      "cflags_c": ["-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra",
-                   "-Wno-unused-parameter"],
+      "cflags_c": ["-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra"],
       "cflags!": ["-fno-exceptions"],
       "libraries": ["-lsqlite3", "-lpthread"],
       "xcode_settings": {

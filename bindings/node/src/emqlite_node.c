@@ -1013,7 +1013,7 @@ static napi_value js_claim_wait(napi_env env, napi_callback_info info)
  * "jitter:..."}. */
 static int get_policy(napi_env env, napi_value v, emq_retry_policy *p)
 {
-    napi_value m, b;
+    napi_value b;
     char *spec = NULL;
     int present, rc;
     memset(p, 0, sizeof *p);
@@ -1036,7 +1036,6 @@ static int get_policy(napi_env env, napi_value v, emq_retry_policy *p)
         return -1;
     }
     free(spec);
-    (void)m;
     return 0;
 }
 
@@ -1602,7 +1601,7 @@ static int run_sub_poll(op *o)
 
 static napi_value done_sub_poll(napi_env env, op *o)
 {
-    napi_value r, v;
+    napi_value r;
     napi_create_object(env, &r);
     set_prop(env, r, "events", events_array(env, sub_live(o->h, o->sub)));
     set_prop(env, r, "cursor",
@@ -1611,7 +1610,6 @@ static napi_value done_sub_poll(napi_env env, op *o)
     set_prop(env, r, "lost",
              int64_value(env, sub_live(o->h, o->sub)
                                   ? emq_sub_lost(o->sub->sub) : 0));
-    (void)v;
     return r;
 }
 
