@@ -36,6 +36,25 @@
 
 /* ---------------------------------------------------------------- helpers */
 
+/* Type tags of the three kinds of external, so that one kind passed where
+ * another is expected is refused instead of misread. */
+static const napi_type_tag TAG_CLOCK = {0x656d716c69746531ULL, 0x636c6f636b000001ULL};
+static const napi_type_tag TAG_HANDLE = {0x656d716c69746531ULL, 0x68616e646c650002ULL};
+static const napi_type_tag TAG_SUB = {0x656d716c69746531ULL, 0x7375620000000003ULL};
+
+/* The data of external `v` when it carries `tag`, else NULL. */
+static void *tagged(napi_env env, napi_value v, const napi_type_tag *tag)
+{
+    napi_valuetype t;
+    bool ok = false;
+    void *p = NULL;
+    if (napi_typeof(env, v, &t) != napi_ok || t != napi_external) return NULL;
+    if (napi_check_object_type_tag(env, v, tag, &ok) != napi_ok || !ok)
+        return NULL;
+    napi_get_value_external(env, v, &p);
+    return p;
+}
+
 #define NAPI(call)                                                        \
     do {                                                                  \
         if ((call) != napi_ok) return throw_last(env);                    \
@@ -277,12 +296,7 @@ static void fclock_finalize(napi_env env, void *data, void *hint)
 
 static fclock *get_clock(napi_env env, napi_value v)
 {
-    void *p = NULL;
-    napi_valuetype t;
-    napi_typeof(env, v, &t);
-    if (t != napi_external) return NULL;
-    napi_get_value_external(env, v, &p);
-    return p;
+    return tagged(env, v, &TAG_CLOCK);
 }
 
 /* clockNew(ms) -> external */
@@ -301,6 +315,7 @@ static napi_value js_clock_new(napi_env env, napi_callback_info info)
         free(c);
         return throw_last(env);
     }
+    napi_type_tag_object(env, ext, &TAG_CLOCK);
     return ext;
 }
 
@@ -399,15 +414,9 @@ static void nh_finalize(napi_env env, void *data, void *hint)
 
 static nh *get_handle(napi_env env, napi_value v)
 {
-    void *p = NULL;
-    napi_valuetype t;
-    napi_typeof(env, v, &t);
-    if (t != napi_external) {
-        type_error(env, "handle: expected an emqlite handle");
-        return NULL;
-    }
-    napi_get_value_external(env, v, &p);
-    return p;
+    nh *h = tagged(env, v, &TAG_HANDLE);
+    if (h == NULL) type_error(env, "handle: expected an emqlite handle");
+    return h;
 }
 
 /* --------------------------------------------------- asynchronous operations */
@@ -463,6 +472,7 @@ static void op_free(op *o)
     emq_reply_clear(&o->reply);
     emq_job_clear(&o->job);
     free(o->buf);
+    fclock_unref(o->clock);  /* an open that failed keeps its count */
     if (o->names) {
         for (k = 0; k < o->nnames; k++) free(o->names[k]);
         free(o->names);
@@ -623,6 +633,7 @@ static napi_value done_open(napi_env env, op *o)
         return NULL;
     }
     o->opened = NULL;
+    napi_type_tag_object(env, ext, &TAG_HANDLE);
     return ext;
 }
 
@@ -678,8 +689,12 @@ static napi_value js_open(napi_env env, napi_callback_info info)
         }
     }
     napi_typeof(env, argv[2], &t);
-    if (t == napi_external) {
+    if (t != napi_null && t != napi_undefined) {
         o->clock = get_clock(env, argv[2]);
+        if (o->clock == NULL) {
+            type_error(env, "clock: expected a FakeClock or null");
+            goto fail;
+        }
         atomic_fetch_add(&o->clock->refs, 1);
     }
     {
@@ -1503,6 +1518,7 @@ static napi_value done_subscribe(napi_env env, op *o)
         free(r);
         return NULL;
     }
+    napi_type_tag_object(env, ext, &TAG_SUB);
     return ext;
 }
 
@@ -1531,15 +1547,9 @@ static subbuf *sub_live(nh *h, subbuf *s)
 
 static subref *get_subref(napi_env env, napi_value v)
 {
-    void *p = NULL;
-    napi_valuetype t;
-    napi_typeof(env, v, &t);
-    if (t != napi_external) {
-        type_error(env, "sub: expected a subscription");
-        return NULL;
-    }
-    napi_get_value_external(env, v, &p);
-    return p;
+    subref *r = tagged(env, v, &TAG_SUB);
+    if (r == NULL) type_error(env, "sub: expected a subscription");
+    return r;
 }
 
 /* Move the events copied so far into a JavaScript array (main thread, no

@@ -55,6 +55,18 @@ test('errors are typed and carry the exact wire text', async (t) => {
   assert.equal(await job.complete(), true);
 });
 
+test('the addon refuses one kind of handle passed for another', async (t) => {
+  const native = require('../lib/native');
+  const clock = native.clockNew(T0);
+  const h = await native.open(':memory:', {}, clock);
+  assert.throws(() => native.open(':memory:', {}, h), /clock: expected a FakeClock/);
+  assert.throws(() => native.call(clock, 'pending_size', ['q']), /handle: expected an emqlite handle/);
+  assert.throws(() => native.subTake(h, h), /sub: expected a subscription/);
+  assert.equal(await native.call(h, 'pending_size', ['q']), 0);
+  await native.close(h);
+  await assert.rejects(native.call(h, 'pending_size', ['q']), /closed/);
+});
+
 test('a path that cannot be opened rejects the first call, naming it', async (t) => {
   const d = tmpdir(t);
   const db = new Database(d); // a directory
