@@ -112,6 +112,16 @@ function toPayload(v) {
 
 const SYNC = { normal: 1, full: 2 };
 
+// The listener a database puts on its clock: it holds the database weakly
+// (and is made outside the constructor, whose closures hold `this`), so a
+// clock that lives on does not keep a dropped database from the collector.
+function clockListener(ref) {
+  return () => {
+    const db = ref.deref();
+    if (db) db.interruptWait();
+  };
+}
+
 /**
  * An open emqlite file. `path` is a file (created if absent) or ":memory:"
  * (a private in-memory database). The constructor returns at once; the
@@ -153,7 +163,7 @@ class Database {
     this._ready.catch(noop); // reported by the first call instead
     this._tail = this._ready.catch(noop);
     if (this.clock) {
-      this._onClock = () => this.interruptWait();
+      this._onClock = clockListener(new WeakRef(this));
       this.clock.on('change', this._onClock);
     }
   }
