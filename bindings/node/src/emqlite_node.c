@@ -80,19 +80,14 @@ static napi_value type_error(napi_env env, const char *msg)
     return NULL;
 }
 
-/* The name of a result code ("EMQ_ESTALE"), for err.code. */
+/* The name of a result code ("EMQ_ESTALE"), for err.code, from the
+ * library's one table of codes (EMQ_RESULT_MAP). */
 static const char *code_name(int rc)
 {
     switch (rc) {
-#define C(x) case x: return #x;
-    C(EMQ_EKIND) C(EMQ_ESTALE) C(EMQ_EWRONGTYPE) C(EMQ_EWIRE) C(EMQ_EQUEUE)
-    C(EMQ_EID) C(EMQ_EINVAL) C(EMQ_EBUSY) C(EMQ_EIO) C(EMQ_EFULL)
-    C(EMQ_ENOMEM) C(EMQ_ENOTEMQ) C(EMQ_ESCHEMA) C(EMQ_ECORRUPT)
-    C(EMQ_ETOOBIG) C(EMQ_EREADONLY) C(EMQ_ECANTOPEN) C(EMQ_EPROTO)
-    C(EMQ_EINTERNAL) C(EMQ_EEMPTY) C(EMQ_ENOTSUP) C(EMQ_ELOCKED)
-    C(EMQ_ENOTPAUSED) C(EMQ_EACTIVE) C(EMQ_ENOTDEAD) C(EMQ_ERATE)
-    C(EMQ_EREFUSED) C(EMQ_ENONMONO) C(EMQ_EENGINE) C(EMQ_EEXIST)
-    C(EMQ_EREMOTE) C(EMQ_EEXHAUSTED)
+#define C(name, code, wire, cls, exit, exc, kind, text) \
+    case EMQ_##name: return "EMQ_" #name;
+    EMQ_RESULT_MAP(C)
 #undef C
     default: return "EMQ_EUNKNOWN";
     }
