@@ -77,8 +77,20 @@ extern "C" {
 /* ------------------------------------------------------------------ version */
 
 #define EMQLITE_VERSION "0.1.0"
-/** The wire identity this library speaks, stored at "{emq}:version". */
+/** The default wire identity, stored at "{emq}:version" of a new file. */
 #define EMQ_WIRE "echomq:4.0.0"
+
+/**
+ * The wire identities this library implements exactly (doc/PROTOCOL.md §5,
+ * doc/DECISIONS.md D-40): entry `i` (0: EMQ_WIRE; 1: "echomq:3.0.0", the
+ * deployed EchoMQ runtime's), NULL past the last. They differ in nothing
+ * but the stamp. A file keeps the identity it was created (emq_options
+ * .wire), imported or pulled with; emq_set_wire changes it.
+ */
+const char *emq_wire_table(size_t i);
+/** The table's entry equal to the `n` bytes at `p` (a static string), or
+ *  NULL when they are no identity of the table. */
+const char *emq_wire_known(const void *p, size_t n);
 
 /** The library version string (EMQLITE_VERSION of the built library). */
 const char *emq_version(void);
@@ -363,6 +375,11 @@ typedef struct emq_options {
                                4096, or a power of two 512..65536; an
                                existing file keeps its own. Why 1024:
                                BENCHMARKS.md, "Page size"                 */
+    const char *wire;     /**< the identity a file this open creates is
+                               stamped with: NULL (default) EMQ_WIRE, or
+                               an entry of emq_wire_table (else
+                               EMQ_EINVAL); an existing file keeps its
+                               own                                        */
 } emq_options;
 
 /** Fill `o` with the defaults documented on each field. */
@@ -373,8 +390,9 @@ void emq_options_init_size(emq_options *o, size_t size);
 /**
  * Open (creating if absent) the emqlite file at `path` ("" or ":memory:" for
  * a private in-memory database) and pass the version fence: a fresh file is
- * stamped "echomq:4.0.0"; a file stamped with anything else is refused with
- * EMQ_EWIRE and left untouched. A file that is not emqlite's returns
+ * stamped with `opt->wire` ("echomq:4.0.0" by default); a file stamped with
+ * anything but an identity of emq_wire_table is refused with EMQ_EWIRE and
+ * left untouched. A file that is not emqlite's returns
  * EMQ_ENOTEMQ, a newer schema EMQ_ESCHEMA; neither is modified.
  * `opt` may be NULL for the defaults. On success `*out` is a new handle, to be
  * released with emq_close(). On failure `*out` is NULL; when `errbuf` is not
@@ -401,6 +419,21 @@ int emq_open(const char *path, const emq_options *opt, emq_db **out);
 
 /** Close a handle (NULL is ignored). Releases its node id lease. */
 void emq_close(emq_db *db);
+
+/**
+ * The identity the file speaks (its {emq}:version, read now): `*out` is
+ * the table's entry (a static string). EMQ_OK, or EMQ_EWIRE when another
+ * writer removed or changed the stamp since the open.
+ */
+int emq_wire(emq_db *db, const char **out);
+/**
+ * Restamp the file with `wire`, an identity of emq_wire_table (else
+ * EMQ_EINVAL, nothing changed), in one write transaction; `*was` (may be
+ * NULL) receives the identity it had. Only the stamp changes: the
+ * identities share every key, field and script. A read-only handle gets
+ * EMQ_EREADONLY.
+ */
+int emq_set_wire(emq_db *db, const char *wire, const char **was);
 
 /**
  * The message of the last failure on this handle: for wire errors the exact
@@ -1659,6 +1692,11 @@ typedef struct emq_export_options {
     int by_slot;               /**< 1: order keys by (cluster slot, name)
                                     and wrap each slot's keys in MULTI ..
                                     EXEC; 0 (default): plain byte order  */
+    const char *wire;          /**< the identity the stream's fence states
+                                    (and the digest's version record): an
+                                    entry of emq_wire_table (else
+                                    EMQ_EINVAL); NULL (default): the
+                                    file's own                           */
 } emq_export_options;
 
 /** Fill `o` with the defaults: every key, byte order. */

@@ -212,6 +212,37 @@ typedef struct emq_node_report {
 typedef void (*emq_progress_fn)(void *ctx, const char *what, uint64_t done,
                                 uint64_t total, const char *unit);
 
+/** What a transfer says beside its report, one fact a call (the reports
+ *  keep their layout: new facts come through here). */
+enum {
+    EMQ_NOTE_WIRE = 1,    /**< the identity spoken: `text` (push: the
+                               target's, or the one it was stamped with;
+                               pull: the one the file keeps; verify: the
+                               one the file was compared as)            */
+    EMQ_NOTE_UNHELD = 2,  /**< pending entries of trimmed stream entries
+                               in stream `key`, group `group`: `count`
+                               records the other side cannot hold (push:
+                               Valkey has no command to create them;
+                               verify: the file holds them, the server
+                               not, or the reverse) — the one known
+                               difference of a transfer               */
+    EMQ_NOTE_OTHER_QUEUE = 3 /**< verify: an EchoMQ queue `text` on the
+                               server that the file does not hold (not
+                               compared; `count`: its keys)             */
+};
+
+typedef struct emq_transfer_note {
+    int kind;              /**< EMQ_NOTE_*                               */
+    const char *text;      /**< NUL-terminated                           */
+    const void *key;       /**< EMQ_NOTE_UNHELD: the stream key          */
+    size_t klen;
+    const void *group;     /**< EMQ_NOTE_UNHELD: the group name          */
+    size_t glen;
+    uint64_t count;
+} emq_transfer_note;
+
+typedef void (*emq_note_fn)(void *ctx, const emq_transfer_note *n);
+
 /* --------------------------------------------------------------- push */
 
 typedef struct emq_push_options {
@@ -238,6 +269,12 @@ typedef struct emq_push_options {
      *  being migrated); NULL: it sleeps. */
     void (*wait)(void *ctx, unsigned ms);
     void *wait_ctx;
+    /** The identity an empty target is stamped with (an entry of
+     *  emq_wire_table, else EMQ_EINVAL); NULL (default): the file's. A
+     *  stamped target keeps its own, which the push then speaks. */
+    const char *wire;
+    emq_note_fn note;          /**< may be NULL (EMQ_NOTE_WIRE, _UNHELD) */
+    void *note_ctx;
 } emq_push_options;
 
 void emq_push_options_init_size(emq_push_options *o, size_t size);
@@ -306,6 +343,8 @@ typedef struct emq_pull_options {
     int unchecked;             /**< import without emq_check's rules     */
     emq_progress_fn progress;
     void *progress_ctx;
+    emq_note_fn note;          /**< may be NULL (EMQ_NOTE_WIRE)           */
+    void *note_ctx;
 } emq_pull_options;
 
 void emq_pull_options_init_size(emq_pull_options *o, size_t size);
@@ -349,6 +388,9 @@ typedef struct emq_verify_options {
     size_t n_queues;
     emq_progress_fn progress;
     void *progress_ctx;
+    emq_note_fn note;          /**< may be NULL (EMQ_NOTE_WIRE, _UNHELD,
+                                    _OTHER_QUEUE)                        */
+    void *note_ctx;
 } emq_verify_options;
 
 void emq_verify_options_init_size(emq_verify_options *o, size_t size);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "cli_time.h"
 
@@ -96,7 +97,9 @@ const emq_cli_command emq_cli_core_commands[] = {
     { "slot", cmd_slot, "KEY",
       "Print the cluster slot of KEY (CRC16 of its hash tag, mod 16384)." },
     { "version", cmd_version, "",
-      "Print the library version, the wire identity and the SQLite version." },
+      "Print the library version, the wire identities (the default of a new\n"
+      "file first), the identity the --db file speaks when it exists, and\n"
+      "the SQLite version." },
     { "pause", cmd_pause, "QUEUE",
       "Pause QUEUE: claims answer empty until it is resumed." },
     { "resume", cmd_resume, "QUEUE", "Resume a paused QUEUE." },
@@ -107,13 +110,16 @@ const emq_cli_command emq_cli_core_commands[] = {
       "delayed job promoted, a lapsed lease reaped. A virtual clock drives\n"
       "time, so it never sleeps. Safe to run again." },
     { "help", cmd_help, "[COMMAND]", "Show the commands, or one command's help." },
-    { "export", emq_cli_export, "[--out FILE] [--queue Q]... [--by-slot]",
+    { "export", emq_cli_export,
+      "[--out FILE] [--queue Q]... [--by-slot] [--wire IDENTITY]",
       "Write the file's keyspace as a RESP command stream (doc/EXPORT.md) to\n"
       "stdout or FILE, for 'redis-cli --pipe' or as an appendonly.aof. A\n"
       "summary goes to stderr: keys, commands, bytes and the XXH3-64 digest.\n"
       "  --out FILE   write the stream to FILE (needed with --json)\n"
       "  --queue Q    only queue Q's keys (repeatable), plus {emq}:version\n"
       "  --by-slot    order keys by cluster slot, each slot in MULTI/EXEC\n"
+      "  --wire IDENTITY  state this identity in the stream's {emq}:version\n"
+      "               (one of 'emqlite wire'; default: the file's own)\n"
       "Exit: 0 written, 9 the stream could not be written." },
     { "import", emq_cli_import, "[--unchecked] [FILE|-]",
       "Apply a RESP stream (an export or an AOF of the same commands) from\n"
@@ -123,11 +129,15 @@ const emq_cli_command emq_cli_core_commands[] = {
       "Exit: 0 applied, 1 refused (malformed stream, unknown command, key\n"
       "outside the grammar, a state 'check' calls a violation: the message\n"
       "names the byte offset; nothing is applied), 7 the stream's\n"
-      "{emq}:version is not echomq:4.0.0." },
+      "{emq}:version is no identity of the wire table (or not the file's,\n"
+      "for a file holding keys)." },
     { "push", emq_cli_push,
-      "--to HOST:PORT [--cluster] [--replace] [--by-slot] [--queue Q]...",
+      "--to HOST:PORT [--cluster] [--replace] [--by-slot] [--queue Q]...\n"
+      "     [--wire IDENTITY]",
       "Stream the export into a live Valkey/Redis server (pipelined), after\n"
-      "checking its {emq}:version (claimed when absent), then compare each\n"
+      "checking its {emq}:version: a stamp of the wire table is kept and\n"
+      "spoken; an absent one is claimed with the file's identity (or\n"
+      "--wire IDENTITY). Then compare each\n"
       "queue's four set sizes and job-row count with the file. A cluster\n"
       "node is detected: every key goes to its slot's primary (MOVED and\n"
       "ASK followed) and each node's figures are printed.\n"
@@ -136,15 +146,19 @@ const emq_cli_command emq_cli_core_commands[] = {
       "  --by-slot   wrap each queue's keys in MULTI/EXEC (atomic per queue)\n"
       "  --queue Q   only queue Q (repeatable)\n"
       "Exit: 0 pushed and matching, 3 the target holds keys of an exported\n"
-      "queue (nothing written), 7 the target speaks another wire, 9 server\n"
+      "queue (nothing written), 7 the target's stamp is no identity of the\n"
+      "wire table, 9 server\n"
       "or I/O error, 10 built without hiredis, 11 the counts disagree." },
     { "pull", emq_cli_pull, "--from HOST:PORT [--cluster] [--queue Q]...",
       "Read the EchoMQ keys of a live server (SCAN, by TYPE) and import them\n"
       "into the file in one transaction; the file must not hold the pulled\n"
-      "queues yet. From a cluster, every primary is read.\n"
+      "queues yet. From a cluster, every primary is read. The file takes the\n"
+      "server's identity (a file holding keys must already speak it); a\n"
+      "pull refused leaves no new file behind.\n"
       "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
-      "Exit: 0 pulled, 3 the file already holds a pulled queue, 7 the server\n"
-      "speaks another wire, 9 server or I/O error, 10 built without hiredis,\n"
+      "Exit: 0 pulled, 3 the file already holds a pulled queue, 7 the server's\n"
+      "stamp is no identity of the wire table (or not the file's), 9 server\n"
+      "or I/O error, 10 built without hiredis,\n"
       "11 the file's digest disagrees with the server's after the import." },
     { "verify", emq_cli_verify,
       "--against HOST:PORT [--cluster] [--queue Q]...",
@@ -154,6 +168,13 @@ const emq_cli_command emq_cli_core_commands[] = {
       "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
       "Exit: 0 equal, 11 different, 9 server or I/O error, 10 built without\n"
       "hiredis." },
+    { "wire", emq_cli_wire, "[--set IDENTITY]",
+      "Print the wire identity the file speaks (its {emq}:version), then\n"
+      "the identities this emqlite implements; they differ in nothing but\n"
+      "the stamp (echomq:3.0.0 is the deployed EchoMQ runtime's).\n"
+      "  --set IDENTITY  restamp the file (one of the table); only the\n"
+      "                  stamp changes\n"
+      "Exit: 0 shown or changed, 1 IDENTITY is none of the table." },
     { "check", emq_cli_check, "",
       "Check the file's invariants and print every finding (violations and\n"
       "notes), then the counts.\n"
@@ -1101,14 +1122,23 @@ static int cmd_stats(emq_cli *c, int argc, char **argv)
             goto done;
         }
     }
+    const char *fw = NULL;
+    if ((rc = emq_wire(c->db, &fw)) < 0) {
+        ex = emq_cli_fail(c, rc, NULL);
+        goto done;
+    }
     if (c->json) {
-        fputs("{\"queues\":[", stdout);
+        fputs("{\"wire\":", stdout);
+        emq_cli_json_str(stdout, fw);
+        fputs(",\"queues\":[", stdout);
         emq_cli_json_stats(names, st, n);
         puts("]}");
     } else if (n == 0) {
         puts("no queues in this file");
+        printf("wire: %s\n", fw);
     } else {
         emq_cli_stats_table(stdout, names, st, n);
+        printf("wire: %s\n", fw);
     }
     ex = EMQ_EXIT_OK;
 done:
@@ -1146,17 +1176,49 @@ static int cmd_version(emq_cli *c, int argc, char **argv)
 
     if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
         return ex;
+    /* The file's identity when the file exists (never created here). */
+    const char *fw = NULL;
+    struct stat sb;
+    if (c->db_path[0] && strcmp(c->db_path, ":memory:") != 0 &&
+        stat(c->db_path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        emq_options o;
+        emq_db *db = NULL;
+        emq_options_init(&o);
+        o.readonly = 1;
+        if (emq_open(c->db_path, &o, &db) == EMQ_OK && emq_wire(db, &fw) != 0)
+            fw = NULL;
+        emq_close(db);
+    }
     if (c->json) {
         fputs("{\"emqlite\":", stdout);
         emq_cli_json_str(stdout, emq_version());
         fputs(",\"wire\":", stdout);
         emq_cli_json_str(stdout, EMQ_WIRE);
+        fputs(",\"wires\":[", stdout);
+        for (size_t i = 0; emq_wire_table(i); i++) {
+            if (i)
+                putchar(',');
+            emq_cli_json_str(stdout, emq_wire_table(i));
+        }
+        putchar(']');
+        if (fw) {
+            fputs(",\"file\":{\"path\":", stdout);
+            emq_cli_json_str(stdout, c->db_path);
+            fputs(",\"wire\":", stdout);
+            emq_cli_json_str(stdout, fw);
+            putchar('}');
+        }
         fputs(",\"sqlite\":", stdout);
         emq_cli_json_str(stdout, emq_sqlite_version());
         puts("}");
     } else {
-        printf("emqlite %s\nwire    %s\nsqlite  %s\n", emq_version(), EMQ_WIRE,
-               emq_sqlite_version());
+        printf("emqlite %s\nwire    %s (new files)", emq_version(), EMQ_WIRE);
+        for (size_t i = 1; emq_wire_table(i); i++)
+            printf("%s%s", i == 1 ? "; also " : ", ", emq_wire_table(i));
+        printf("\n");
+        if (fw)
+            printf("file    %s speaks %s\n", c->db_path, fw);
+        printf("sqlite  %s\n", emq_sqlite_version());
     }
     return EMQ_EXIT_OK;
 }

@@ -209,6 +209,7 @@ int emq_cli_import(emq_cli *c, int argc, char **argv);
 int emq_cli_push(emq_cli *c, int argc, char **argv);
 int emq_cli_pull(emq_cli *c, int argc, char **argv);
 int emq_cli_verify(emq_cli *c, int argc, char **argv);
+int emq_cli_wire(emq_cli *c, int argc, char **argv);
 int emq_cli_check(emq_cli *c, int argc, char **argv);
 
 #endif /* EMQ_CLI_H */

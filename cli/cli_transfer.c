@@ -144,6 +144,21 @@ static int open_existing(emq_cli *c)
     return emq_cli_open(c);
 }
 
+/* A --wire value must name an identity of the table: -1, or the exit. */
+static int known_wire(emq_cli *c, const char *opt, const char *w)
+{
+    char list[200];
+    size_t o = 0;
+    if (emq_wire_known(w, strlen(w)))
+        return -1;
+    list[0] = 0;
+    for (size_t i = 0; emq_wire_table(i) && o < sizeof list; i++)
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s",
+                              i ? ", " : "", emq_wire_table(i));
+    return emq_cli_usage(c, "%s must be a wire identity this emqlite "
+                         "implements (%s), not '%s'", opt, list, w);
+}
+
 static void put_digest(FILE *f, uint64_t d)
 {
     fprintf(f, "\"%016llx\"", (unsigned long long)d);
@@ -227,9 +242,9 @@ static int fsink_write(void *ctx, const void *p, size_t n)
 
 int emq_cli_export(emq_cli *c, int argc, char **argv)
 {
-    const char *out = NULL, *byslot = NULL;
+    const char *out = NULL, *byslot = NULL, *wire = NULL;
     emq_cli_opt opts[] = { { "--out", 1, &out }, { "--by-slot", 0, &byslot },
-                           { NULL, 0, NULL } };
+                           { "--wire", 1, &wire }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
     int ex, rc;
     fsink s;
@@ -244,6 +259,8 @@ int emq_cli_export(emq_cli *c, int argc, char **argv)
                               "goes to stdout)");
         goto done;
     }
+    if (wire && (ex = known_wire(c, "--wire", wire)) >= 0)
+        goto done;
     if ((ex = open_existing(c)))
         goto done;
     s.f = stdout;
@@ -253,6 +270,7 @@ int emq_cli_export(emq_cli *c, int argc, char **argv)
     }
     qsel_opts(&qs, &o);
     o.by_slot = byslot != NULL;
+    o.wire = wire;
     prog_start(&s.pg, "export", 0);
     errno = 0;
     rc = emq_export(c->db, &o, fsink_write, &s, &sum);
@@ -649,6 +667,92 @@ static void on_progress(void *ctx, const char *what, uint64_t done,
     prog_tick(p, done, unit);
 }
 
+/* ----------------------------------------------------------------- notes */
+
+/* What a transfer said beside its report (emq_transfer_note): the identity
+ * spoken, the records the other side cannot hold, the other queues. */
+typedef struct notes {
+    const char *wire;
+    FILE *txt, *unheld, *other;   /* memory streams                     */
+    char *tb, *ub, *ob;
+    size_t tn, un, on;
+    size_t nunheld, nother;
+    uint64_t unheld_total;
+} notes;
+
+static void notes_open(notes *n)
+{
+    memset(n, 0, sizeof *n);
+    n->txt = open_memstream(&n->tb, &n->tn);
+    n->unheld = open_memstream(&n->ub, &n->un);
+    n->other = open_memstream(&n->ob, &n->on);
+}
+
+static void on_note(void *ctx, const emq_transfer_note *t)
+{
+    notes *n = ctx;
+    if (!n->txt || !n->unheld || !n->other)
+        return;
+    if (t->kind == EMQ_NOTE_WIRE) {
+        n->wire = t->text;
+    } else if (t->kind == EMQ_NOTE_UNHELD) {
+        fputs("unheld: ", n->txt);
+        show_bytes(n->txt, t->key, t->klen);
+        fputs(" group ", n->txt);
+        show_bytes(n->txt, t->group, t->glen);
+        fprintf(n->txt, ": %llu pending entr%s of trimmed stream entries "
+                "(%s)\n", (unsigned long long)t->count,
+                t->count == 1 ? "y" : "ies", t->text);
+        fputs(n->nunheld++ ? ",{\"stream\":" : "{\"stream\":", n->unheld);
+        emq_cli_json_bytes(n->unheld, t->key, t->klen);
+        fputs(",\"group\":", n->unheld);
+        emq_cli_json_bytes(n->unheld, t->group, t->glen);
+        fprintf(n->unheld, ",\"count\":%llu,\"where\":",
+                (unsigned long long)t->count);
+        emq_cli_json_str(n->unheld, t->text);
+        putc('}', n->unheld);
+        n->unheld_total += t->count;
+    } else if (t->kind == EMQ_NOTE_OTHER_QUEUE) {
+        fprintf(n->txt, "other queue on the server (not compared): %s, "
+                "%llu keys\n", t->text, (unsigned long long)t->count);
+        fputs(n->nother++ ? ",{\"queue\":" : "{\"queue\":", n->other);
+        emq_cli_json_str(n->other, t->text);
+        fprintf(n->other, ",\"keys\":%llu}", (unsigned long long)t->count);
+    }
+}
+
+/* The notes as JSON members (after a comma) or as lines. */
+static void notes_put(emq_cli *c, notes *n)
+{
+    if (n->txt) fflush(n->txt);
+    if (n->unheld) fflush(n->unheld);
+    if (n->other) fflush(n->other);
+    if (c->json) {
+        if (n->wire) {
+            fputs(",\"wire\":", stdout);
+            emq_cli_json_str(stdout, n->wire);
+        }
+        printf(",\"unheld\":[%.*s],\"other_queues\":[%.*s]", (int)n->un,
+               n->ub ? n->ub : "", (int)n->on, n->ob ? n->ob : "");
+        return;
+    }
+    if (n->wire)
+        printf("wire: %s\n", n->wire);
+    if (n->tn)
+        fwrite(n->tb, 1, n->tn, stdout);
+}
+
+static void notes_close(notes *n)
+{
+    if (n->txt) fclose(n->txt);
+    if (n->unheld) fclose(n->unheld);
+    if (n->other) fclose(n->other);
+    free(n->tb);
+    free(n->ub);
+    free(n->ob);
+    memset(n, 0, sizeof *n);
+}
+
 /* ---------------------------------------------------------------- verify */
 
 int emq_cli_verify(emq_cli *c, int argc, char **argv)
@@ -662,12 +766,16 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
     emq_verify_options o;
     emq_verify_report rep;
     progress pg;
+    notes nt;
 
     memset(&rep, 0, sizeof rep);
+    notes_open(&nt);
     if ((ex = begin(c, argc, argv, opts, &qs, "--against", &to, &cluster, 0,
                     &r)) >= 0)
         goto done;
     emq_verify_options_init(&o);
+    o.note = on_note;
+    o.note_ctx = &nt;
     o.queues = qs.n ? qs.q : NULL;
     o.n_queues = qs.n;
     o.progress = on_progress;
@@ -698,12 +806,14 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
             emq_cli_json_str(stdout, rep.reason);
             putchar('}');
         }
+        notes_put(c, &nt);
         put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
         puts("}");
     } else if (!differ) {
         printf("equal: %llu keys, digest %016llx\n",
                (unsigned long long)rep.file_keys,
                (unsigned long long)rep.file_digest);
+        notes_put(c, &nt);
         put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
     } else {
         printf("differ: first differing key ");
@@ -714,6 +824,7 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
                (unsigned long long)rep.file_digest,
                (unsigned long long)rep.server_keys,
                (unsigned long long)rep.server_digest);
+        notes_put(c, &nt);
         put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
     }
     if (differ) {
@@ -724,6 +835,7 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
         ex = EMQ_EXIT_OK;
     }
 done:
+    notes_close(&nt);
     emq_verify_report_free(&rep);
     emq_remote_close(r);
     free(qs.q);
@@ -743,12 +855,19 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
     emq_pull_options o;
     emq_pull_report rep;
     progress pg;
+    notes nt;
+    struct stat sb;
+    /* A pull that creates the file and is refused leaves no file behind. */
+    int existed = c->db_path[0] && stat(c->db_path, &sb) == 0;
 
     memset(&rep, 0, sizeof rep);
+    notes_open(&nt);
     if ((ex = begin(c, argc, argv, opts, &qs, "--from", &from, &cluster, 1,
                     &r)) >= 0)
         goto done;
     emq_pull_options_init(&o);
+    o.note = on_note;
+    o.note_ctx = &nt;
     o.queues = qs.n ? qs.q : NULL;
     o.n_queues = qs.n;
     o.progress = on_progress;
@@ -759,7 +878,7 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
     if (!rep.version_present && rc != EMQ_EIO && rc != EMQ_EREMOTE &&
         rc != EMQ_EWIRE)
         fprintf(stderr, "emqlite: note: %s holds no " VKEY "; its keys are "
-                "taken as " EMQ_WIRE "\n", from);
+                "taken as the file's identity\n", from);
     if (rc == EMQ_EEXIST) {
         ex = xfail(c, EMQ_EXIT_DUPLICATE, "file_not_empty", "%s already "
                    "holds keys of queue '%s': pull into a new file, or one "
@@ -795,6 +914,7 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
                (unsigned long long)rep.file.keys);
         put_digest(stdout, rep.file.digest);
         putchar('}');
+        notes_put(c, &nt);
         put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
         puts("}");
     } else {
@@ -806,10 +926,25 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
                (unsigned long long)rep.digest,
                (unsigned long long)rep.file.keys,
                (unsigned long long)rep.file.digest);
+        notes_put(c, &nt);
         put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
     }
     ex = EMQ_EXIT_OK;
 done:
+    notes_close(&nt);
+    if (ex != EMQ_EXIT_OK && !existed && c->db_path[0] && c->db) {
+        /* Nothing was pulled into the file this pull created: remove it
+         * and the side files it made. */
+        static const char *const side[] = { "", "-wal", "-shm", "-journal",
+                                            "-emqlock", "-emqnode" };
+        char path[4200];
+        emq_close(c->db);
+        c->db = NULL;
+        for (size_t i = 0; i < sizeof side / sizeof *side; i++) {
+            snprintf(path, sizeof path, "%s%s", c->db_path, side[i]);
+            unlink(path);
+        }
+    }
     emq_pull_report_free(&rep);
     emq_remote_close(r);
     free(qs.q);
@@ -827,22 +962,31 @@ static void figures(const char *lead, const emq_queue_figures *f)
 
 int emq_cli_push(emq_cli *c, int argc, char **argv)
 {
-    const char *to = NULL, *replace = NULL, *byslot = NULL, *cluster = NULL;
+    const char *to = NULL, *replace = NULL, *byslot = NULL, *cluster = NULL,
+               *wire = NULL;
     emq_cli_opt opts[] = { { "--to", 1, &to }, { "--replace", 0, &replace },
                            { "--by-slot", 0, &byslot },
-                           { "--cluster", 0, &cluster }, { NULL, 0, NULL } };
+                           { "--cluster", 0, &cluster }, { "--wire", 1, &wire },
+                           { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
     int ex, rc;
     emq_remote *r = NULL;
     emq_push_options o;
     emq_push_report rep;
     progress pg;
+    notes nt;
 
     memset(&rep, 0, sizeof rep);
+    notes_open(&nt);
     if ((ex = begin(c, argc, argv, opts, &qs, "--to", &to, &cluster, 0,
                     &r)) >= 0)
         goto done;
+    if (wire && (ex = known_wire(c, "--wire", wire)) >= 0)
+        goto done;
     emq_push_options_init(&o);
+    o.wire = wire;
+    o.note = on_note;
+    o.note_ctx = &nt;
     o.queues = qs.n ? qs.q : NULL;
     o.n_queues = qs.n;
     o.replace = replace != NULL;
@@ -891,6 +1035,7 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
                                                                : "true");
         }
         putchar(']');
+        notes_put(c, &nt);
         put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
         puts("}");
     } else {
@@ -913,6 +1058,7 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
                 putchar('\n');
             }
         }
+        notes_put(c, &nt);
         put_nodes(c, rep.cluster, rep.nodes, rep.n_nodes);
     }
     if (rep.dropped)
@@ -929,8 +1075,56 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
         ex = EMQ_EXIT_OK;
     }
 done:
+    notes_close(&nt);
     emq_push_report_free(&rep);
     emq_remote_close(r);
     free(qs.q);
     return ex;
+}
+
+/* ------------------------------------------------------------------ wire */
+
+int emq_cli_wire(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[1], *set = NULL, *fw = NULL, *was = NULL;
+    emq_cli_opt opts[] = { { "--set", 1, &set }, { NULL, 0, NULL } };
+    int npos, ex, rc;
+
+    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
+        return ex;
+    if (set && (ex = known_wire(c, "--set", set)) >= 0)
+        return ex;
+    if ((ex = open_existing(c)))
+        return ex;
+    if (set && (rc = emq_set_wire(c->db, set, &was)) != EMQ_OK)
+        return emq_cli_fail(c, rc, NULL);
+    if ((rc = emq_wire(c->db, &fw)) != EMQ_OK)
+        return emq_cli_fail(c, rc, NULL);
+    if (c->json) {
+        fputs("{\"file\":", stdout);
+        emq_cli_json_str(stdout, c->db_path);
+        fputs(",\"wire\":", stdout);
+        emq_cli_json_str(stdout, fw);
+        if (set) {
+            fputs(",\"was\":", stdout);
+            emq_cli_json_str(stdout, was);
+        }
+        fputs(",\"table\":[", stdout);
+        for (size_t i = 0; emq_wire_table(i); i++) {
+            if (i)
+                putchar(',');
+            emq_cli_json_str(stdout, emq_wire_table(i));
+        }
+        puts("]}");
+        return EMQ_EXIT_OK;
+    }
+    if (set)
+        printf("%s: %s (was %s)\n", c->db_path, fw, was);
+    else
+        printf("%s: %s\n", c->db_path, fw);
+    printf("implemented:");
+    for (size_t i = 0; emq_wire_table(i); i++)
+        printf(" %s", emq_wire_table(i));
+    putchar('\n');
+    return EMQ_EXIT_OK;
 }

@@ -112,6 +112,7 @@ int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *opt,
     rm_names nl;
     char **fq = NULL;
     size_t nfq = 0;
+    const char *wire = NULL;
     int rc;
 
     if (!rep)
@@ -133,7 +134,8 @@ int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *opt,
     rep->cluster = from->cl != NULL;
     emq_dg_init(&p.dg);
     rm_tally_reset(from);
-    if ((rc = rm_version(db, from, &rep->version_present)) != EMQ_OK ||
+    if ((rc = rm_version(db, from, &rep->version_present, &wire)) !=
+            EMQ_OK ||
         (rc = rm_selection(db, from, o.queues, o.n_queues, &nl)) != EMQ_OK ||
         (rc = pulled_queues(db, &nl, rep)) != EMQ_OK ||
         (rc = emq_queues(db, &fq, &nfq)) != EMQ_OK)
@@ -157,13 +159,17 @@ int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *opt,
         else
             j++;
     }
+    /* The identity the file keeps: the server's, or (no stamp) the
+     * file's own. */
+    if (!wire && (rc = emq_wire(db, &wire)) != EMQ_OK)
+        goto done;
     emq_import_options_init(&io);
     io.unchecked = o.unchecked;
     if ((rc = emq_import_begin(db, &io, &p.im)) != EMQ_OK)
         goto done;
     /* The version first; its record takes its place in name order, after
      * every emq:… key, so it is added last. */
-    emq_elem v = {{EMQ_WIRE, sizeof EMQ_WIRE - 1}, {"", 0}, 0, -1};
+    emq_elem v = {{wire, strlen(wire)}, {"", 0}, 0, -1};
     emq_bytes vk = {RM_VKEY, RM_VKEY_LEN};
     const emq_typedef *st = emq_typedef_of(EMQ_T_STRING);
     p.ko.out = &p.out;
@@ -198,6 +204,10 @@ int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *opt,
     p.im = NULL;
     if (rc != EMQ_OK)
         goto done;
+    if (o.note) {
+        emq_transfer_note n = { EMQ_NOTE_WIRE, wire, NULL, 0, NULL, 0, 0 };
+        o.note(o.note_ctx, &n);
+    }
     rep->commands = rep->file.commands;
     rep->bytes = rep->file.bytes;
     rep->match = 1;

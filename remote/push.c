@@ -383,6 +383,7 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     pusher p;
     rm_names nl;
     int rc, present;
+    const char *speak = NULL;
     const char **qn = NULL;
     emq_export_options eo;
     emq_transfer_summary sum;
@@ -403,9 +404,25 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
                            "does not know");
     rep->cluster = to->cl != NULL;
     emq_resp_reader_init(&p.rd);
-    if ((rc = queues_of(db, &o, rep)) != EMQ_OK ||
-        (rc = rm_version(db, to, &present)) != EMQ_OK)
+    if (o.wire && !emq_wire_known(o.wire, strlen(o.wire))) {
+        char known[100], msg[EMQ_ERRMSG_MAX];
+        emq_wire_list(known, sizeof known);
+        snprintf(msg, sizeof msg, "push: wire '%.100s' is no identity of "
+                 "the table (%s); nothing was written", o.wire, known);
+        rc = emq_db_fail(db, EMQ_EINVAL, msg);
         goto done;
+    }
+    if ((rc = queues_of(db, &o, rep)) != EMQ_OK ||
+        (rc = rm_version(db, to, &present, &speak)) != EMQ_OK)
+        goto done;
+    /* The identity spoken: a stamped target's own (never changed), else
+     * the one asked for, else the file's. */
+    if (!present) {
+        if (o.wire)
+            speak = emq_wire_known(o.wire, strlen(o.wire));
+        else if ((rc = emq_wire(db, &speak)) != EMQ_OK)
+            goto done;
+    }
     /* The target must not hold keys of the pushed queues, unless they are
      * to be replaced. */
     if (!(qn = emq_mem_calloc(rep->n_queues + 1, sizeof *qn))) {
@@ -436,8 +453,12 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     rep->replaced = nl.nv;
     rm_names_free(&nl); /* the figures read names again: hold one list */
     /* Claim the fence (PROTOCOL.md §5) on the node owning its slot. */
-    if (!present && (rc = rm_version_claim(db, to)) != EMQ_OK)
+    if (!present && (rc = rm_version_claim(db, to, speak, &speak)) != EMQ_OK)
         goto done;
+    if (o.note) {
+        emq_transfer_note n = { EMQ_NOTE_WIRE, speak, NULL, 0, NULL, 0, 0 };
+        o.note(o.note_ctx, &n);
+    }
     /* Stream the export, INFLIGHT commands per node at a time. */
     p.db = db;
     p.r = to;
@@ -451,6 +472,7 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     eo.queues = o.queues && o.n_queues ? qn : NULL;
     eo.n_queues = o.queues && o.n_queues ? rep->n_queues : 0;
     eo.by_slot = o.by_slot;
+    eo.wire = speak;
     rm_tally_reset(to);
     double t0 = rm_mono();
     rc = emq_export(db, &eo, sink, &p, &sum);

@@ -176,7 +176,7 @@ static int round_trip(emq_db *db, emq_remote *r, size_t argc,
     return EMQ_OK;
 }
 
-int rm_version(emq_db *db, emq_remote *r, int *present)
+int rm_version(emq_db *db, emq_remote *r, int *present, const char **wire)
 {
     const char *av[2] = { "GET", RM_VKEY };
     const emq_rreply *rep;
@@ -184,6 +184,8 @@ int rm_version(emq_db *db, emq_remote *r, int *present)
     rm_batch b;
     int rc;
     *present = 0;
+    if (wire)
+        *wire = NULL;
     rm_batch_init(&b, r);
     rm_batch_addz(&b, 2, av);
     if ((rc = rm_batch_run(db, &b, "GET " RM_VKEY)) != EMQ_OK)
@@ -191,14 +193,17 @@ int rm_version(emq_db *db, emq_remote *r, int *present)
     rep = rm_batch_reply(&b, 0);
     at = rm_batch_node(&b, 0);
     if (rep->type == EMQ_RREPLY_STRING) {
+        const char *w = emq_wire_known(rep->str, rep->len);
         *present = 1;
-        if (rep->len != sizeof EMQ_WIRE - 1 ||
-            memcmp(rep->str, EMQ_WIRE, rep->len) != 0) {
-            char found[100], msg[EMQ_ERRMSG_MAX];
+        if (wire)
+            *wire = w;
+        if (!w) {
+            char found[100], msg[EMQ_ERRMSG_MAX + 300], known[100];
             emq_show_bytes(found, sizeof found, rep->str, rep->len);
+            emq_wire_list(known, sizeof known);
             snprintf(msg, sizeof msg, "%s holds " RM_VKEY " '%s'; this "
-                     "emqlite speaks " EMQ_WIRE ": nothing was transferred",
-                     at->name, found);
+                     "emqlite speaks %s: nothing was transferred",
+                     at->name, found, known);
             rc = emq_db_wire(db, EMQ_EWIRE, msg);
         }
     } else if (rep->type != EMQ_RREPLY_NIL) {
@@ -213,9 +218,10 @@ done:
     return rc;
 }
 
-int rm_version_claim(emq_db *db, emq_remote *r)
+int rm_version_claim(emq_db *db, emq_remote *r, const char *wire,
+                     const char **got)
 {
-    const char *av[4] = { "SET", RM_VKEY, EMQ_WIRE, "NX" };
+    const char *av[4] = { "SET", RM_VKEY, wire, "NX" };
     rm_batch b;
     int rc, present;
     rm_batch_init(&b, r);
@@ -230,7 +236,7 @@ int rm_version_claim(emq_db *db, emq_remote *r)
     if (rc != EMQ_OK)
         return rc;
     /* Read back: another writer may have set another wire meanwhile. */
-    rc = rm_version(db, r, &present);
+    rc = rm_version(db, r, &present, got);
     if (rc == EMQ_OK && !present)
         rc = rm_refused(db, r, RM_VKEY " could not be set",
                         sizeof RM_VKEY " could not be set" - 1, RM_VKEY,

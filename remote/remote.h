@@ -190,11 +190,13 @@ void rm_batch_clear(rm_batch *b);
 void rm_batch_free(rm_batch *b);
 
 /** The server's {emq}:version (on a cluster, at the node owning its
- *  slot): *present 0 (absent) or 1 (this wire); another value is
- *  EMQ_EWIRE. */
-int rm_version(emq_db *db, emq_remote *r, int *present);
-/** Claim an absent fence (PROTOCOL.md §5): SET NX, then read it back. */
-int rm_version_claim(emq_db *db, emq_remote *r);
+ *  slot): *present 0 (absent) or 1 (an identity of the wire table, then
+ *  in *wire; may be NULL); another value is EMQ_EWIRE. */
+int rm_version(emq_db *db, emq_remote *r, int *present, const char **wire);
+/** Claim an absent fence (PROTOCOL.md §5) with `wire`: SET NX, then read
+ *  it back (*got: the identity the server then holds). */
+int rm_version_claim(emq_db *db, emq_remote *r, const char *wire,
+                     const char **got);
 
 /* -------------------------------------------------------------- window */
 

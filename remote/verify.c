@@ -164,7 +164,8 @@ int emq_verify(emq_db *db, emq_remote *against, const emq_verify_options *opt,
     emq_transfer_summary fs;
     verifier v;
     rm_names nl;
-    int rc;
+    const char *wire = NULL;
+    int rc, present;
 
     if (!rep)
         return emq_db_fail(db, EMQ_EINVAL, "verify: no report");
@@ -183,9 +184,23 @@ int emq_verify(emq_db *db, emq_remote *against, const emq_verify_options *opt,
     v.db = db;
     v.rep = rep;
     rep->equal = 1;
+    /* The file is compared as the server's identity when that is one of
+     * the table (a push speaks it and leaves it), else as its own. */
+    if ((rc = rm_version(db, against, &present, &wire)) != EMQ_OK &&
+        rc != EMQ_EWIRE)
+        goto done;
+    rc = EMQ_OK;
+    emq_db_clear(db);
+    if (!wire && (rc = emq_wire(db, &wire)) != EMQ_OK)
+        goto done;
+    if (o.note) {
+        emq_transfer_note n = { EMQ_NOTE_WIRE, wire, NULL, 0, NULL, 0, 0 };
+        o.note(o.note_ctx, &n);
+    }
     emq_export_options_init(&eo);
     eo.queues = o.queues;
     eo.n_queues = o.queues ? o.n_queues : 0;
+    eo.wire = wire;
     if ((rc = emq_digest_each(db, &eo, on_file_key, &v, &fs)) != EMQ_OK)
         goto done;
     rep->file_keys = fs.keys;

@@ -448,7 +448,7 @@ done
 if [ -x "$HELPER" ]; then
     fdb=$tmp/fence.db
     run "$EMQLITE" --db "$fdb" enqueue q x
-    run "$HELPER" stamp "$fdb" echomq:3.0.0
+    run "$HELPER" stamp "$fdb" echomq:2.0.0
     rc_is "stamping a 3.x wire" 0
     run "$EMQLITE" --db "$fdb" stats
     rc_is "a file of another wire exits 7" 7

@@ -126,9 +126,9 @@ rc_is "verify --queue mail" 0 $E --db "$w/f.db" verify --against "$to" --queue m
 EMQLITE_PROGRESS=1 $E --db "$w/f.db" push --to "$to" --replace --json >"$w/out" 2>"$w/err"
 has "push --json" "$w/out" '^\{"to":"127\.0\.0\.1:[0-9]+","keys":[0-9]+,.*"match":true,"queues":\[\{"queue":"mail",'
 has "a progress line when asked" "$w/err" 'push: [0-9]+ commands'
-$cli set '{emq}:version' echomq:3.0.0 >/dev/null
+$cli set '{emq}:version' echomq:2.0.0 >/dev/null
 rc_is "push to a server of another wire" 7 $E --db "$w/f.db" push --to "$to" --replace
-has "the fence names both wires" "$w/err" "'echomq:3\.0\.0'.*echomq:4\.0\.0"
+has "the fence names both wires" "$w/err" "'echomq:2\.0\.0'.*echomq:4\.0\.0"
 rc_is "pull from a server of another wire" 7 $E --db "$w/q.db" pull --from "$to"
 rc_is "push to a closed port" 9 $E --db "$w/f.db" push --to 127.0.0.1:1
 rc_is "push --to without a port number" 1 $E --db "$w/f.db" push --to 127.0.0.1:x

@@ -335,7 +335,7 @@ START_TEST(every_violation_is_reported_not_just_the_first)
     hset(st, k, "nogroup", "1");
     /* 15 fence: another wire */
     ck_assert_int_ge(emq_str_set(st, EMQ_VERSION_KEY,
-                                 sizeof EMQ_VERSION_KEY - 1, "echomq:3.0.0",
+                                 sizeof EMQ_VERSION_KEY - 1, "echomq:2.0.0",
                                  12, -1, 0, NULL), 0);
     wcommit(st);
     seen s = run_check(EMQ_ECORRUPT);

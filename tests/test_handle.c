@@ -97,20 +97,20 @@ START_TEST(open_stamps_a_fresh_file_and_reopens_it)
 }
 END_TEST
 
-START_TEST(fence_refuses_a_file_stamped_3_0_0_and_leaves_it_unchanged)
+START_TEST(fence_refuses_a_file_stamped_2_0_0_and_leaves_it_unchanged)
 {
     emq_db *db = (emq_db *)1;
     char err[256] = "";
     size_t n1, n2;
     unsigned char *b1, *b2;
     char wal[320];
-    restamp("echomq:3.0.0");
+    restamp("echomq:2.0.0");
     snprintf(wal, sizeof wal, "%s-wal", path);
     ck_assert(!file_exists(wal));
     b1 = slurp(path, &n1);
     ck_assert_int_eq(emq_open_ex(path, NULL, &db, err, sizeof err), EMQ_EWIRE);
     ck_assert_ptr_null(db);
-    ck_assert_ptr_nonnull(strstr(err, "echomq:3.0.0"));
+    ck_assert_ptr_nonnull(strstr(err, "echomq:2.0.0"));
     ck_assert_ptr_nonnull(strstr(err, "echomq:4.0.0"));
     b2 = slurp(path, &n2);
     ck_assert_uint_eq(n1, n2);
@@ -123,6 +123,61 @@ START_TEST(fence_refuses_a_file_stamped_3_0_0_and_leaves_it_unchanged)
     emq_options_init(&o);
     o.readonly = 1;
     ck_assert_int_eq(emq_open_ex(path, &o, &db, err, sizeof err), EMQ_EWIRE);
+}
+END_TEST
+
+/* Issue 28: the identities of the table open; a new file takes the one
+ * the options name; the file keeps it until emq_set_wire changes it. */
+START_TEST(wire_identities_are_a_table_and_a_file_keeps_its_own)
+{
+    emq_db *db;
+    emq_options o;
+    const char *w, *was;
+    char *v;
+    ck_assert_str_eq(emq_wire_table(0), EMQ_WIRE);
+    ck_assert_str_eq(emq_wire_table(1), "echomq:3.0.0");
+    ck_assert_ptr_null(emq_wire_table(2));
+    ck_assert_ptr_eq(emq_wire_known("echomq:3.0.0", 12), emq_wire_table(1));
+    ck_assert_ptr_null(emq_wire_known("echomq:3.0.0", 11));
+    ck_assert_ptr_null(emq_wire_known("echomq:2.0.0", 12));
+    /* a file the runtime stamped opens and keeps its stamp */
+    restamp("echomq:3.0.0");
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    ck_assert_int_eq(emq_wire(db, &w), EMQ_OK);
+    ck_assert_str_eq(w, "echomq:3.0.0");
+    ck_assert_int_eq(emq_enqueue(db, "q", "JOB00000000001", "x", 1),
+                     EMQ_ENQUEUED);
+    /* restamped on request, refused outside the table (nothing changed) */
+    ck_assert_int_eq(emq_set_wire(db, "echomq:2.0.0", &was), EMQ_EINVAL);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "echomq:2.0.0"));
+    ck_assert_int_eq(emq_set_wire(db, EMQ_WIRE, &was), EMQ_OK);
+    ck_assert_str_eq(was, "echomq:3.0.0");
+    v = tk_str(db, "{emq}:version");
+    ck_assert_str_eq(v, EMQ_WIRE);
+    free(v);
+    emq_close(db);
+    /* a new file takes the identity of the options; others are EINVAL */
+    unlink(path);
+    emq_options_init(&o);
+    o.wire = "echomq:2.0.0";
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_EINVAL);
+    ck_assert(!file_exists(path));
+    o.wire = "echomq:3.0.0";
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    ck_assert_int_eq(emq_wire(db, &w), EMQ_OK);
+    ck_assert_str_eq(w, "echomq:3.0.0");
+    emq_close(db);
+    /* an existing file keeps its own, whatever the options say */
+    o.wire = EMQ_WIRE;
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    ck_assert_int_eq(emq_wire(db, &w), EMQ_OK);
+    ck_assert_str_eq(w, "echomq:3.0.0");
+    emq_close(db);
+    /* a read-only handle cannot restamp */
+    o.readonly = 1;
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    ck_assert_int_eq(emq_set_wire(db, EMQ_WIRE, NULL), EMQ_EREADONLY);
+    emq_close(db);
 }
 END_TEST
 
@@ -670,7 +725,8 @@ Suite *suite_handle(void)
     tcase_add_test(t, exclusive_handle_is_the_only_one);
     tcase_add_test(t, exclusive_handle_killed_keeps_every_acknowledged_enqueue);
     tcase_add_test(t, open_stamps_a_fresh_file_and_reopens_it);
-    tcase_add_test(t, fence_refuses_a_file_stamped_3_0_0_and_leaves_it_unchanged);
+    tcase_add_test(t, fence_refuses_a_file_stamped_2_0_0_and_leaves_it_unchanged);
+    tcase_add_test(t, wire_identities_are_a_table_and_a_file_keeps_its_own);
     tcase_add_test(t, fence_is_exact_no_minor_tolerance);
     tcase_add_test(t, an_absent_stamp_is_claimed_by_a_writer_and_refused_read_only);
     tcase_add_test(t, a_version_key_of_another_type_is_refused);

@@ -17,7 +17,7 @@
  * what only the C calls can be handed (NULL outputs, a NULL pointer with a
  * length, the mint's namespace) and the kind refusal of the admissions. File rows open hostile files: another SQLite
  * application's, a truncated one, garbage, another wire identity
- * (echomq:3.0.0), a newer schema, a read-only file or handle, a directory.
+ * (echomq:2.0.0), a newer schema, a read-only file or handle, a directory.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -644,12 +644,12 @@ START_TEST(another_wire_identity_is_refused_untouched)
     emq_store *st = emq_db_store(h);
     ck_assert_int_eq(emq_store_begin(st, 1, clk.now), EMQ_OK);
     ck_assert_int_eq(emq_str_set(st, EMQ_VERSION_KEY,
-                                 sizeof EMQ_VERSION_KEY - 1, "echomq:3.0.0",
+                                 sizeof EMQ_VERSION_KEY - 1, "echomq:2.0.0",
                                  12, -1, 0, NULL), EMQ_OK);
     ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
     emq_close(h);
-    refused(p, EMQ_EWIRE, EMQ_EWIRE, "echomq:3.0.0", "echomq:3.0.0");
-    refused(p, EMQ_EWIRE, EMQ_EWIRE, "echomq:3.0.0", EMQ_WIRE);
+    refused(p, EMQ_EWIRE, EMQ_EWIRE, "echomq:2.0.0", "echomq:2.0.0");
+    refused(p, EMQ_EWIRE, EMQ_EWIRE, "echomq:2.0.0", EMQ_WIRE);
 }
 END_TEST
 

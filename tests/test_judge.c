@@ -125,21 +125,21 @@ START_TEST(a_rollback_mode_file_of_another_wire_is_refused_untouched)
 {
     make_emq();
     raw("PRAGMA journal_mode = DELETE;"
-        "UPDATE kv SET val = CAST('echomq:3.0.0' AS BLOB)"
+        "UPDATE kv SET val = CAST('echomq:2.0.0' AS BLOB)"
         " WHERE name = CAST('{emq}:version' AS BLOB);");
     unsigned char h[100];
     header(h);
     ck_assert_int_eq(h[18], 1); /* rollback journal */
-    refused(EMQ_EWIRE, "echomq:3.0.0");
+    refused(EMQ_EWIRE, "echomq:2.0.0");
 }
 END_TEST
 
 START_TEST(a_wal_file_of_another_wire_is_refused_untouched)
 {
     make_emq();
-    raw("UPDATE kv SET val = CAST('echomq:3.0.0' AS BLOB)"
+    raw("UPDATE kv SET val = CAST('echomq:2.0.0' AS BLOB)"
         " WHERE name = CAST('{emq}:version' AS BLOB);");
-    refused(EMQ_EWIRE, "echomq:3.0.0");
+    refused(EMQ_EWIRE, "echomq:2.0.0");
 }
 END_TEST
 

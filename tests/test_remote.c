@@ -236,13 +236,13 @@ START_TEST(another_wire_on_the_server_refuses_push_and_pull)
     emq_pull_report lr;
     emq_transfer_summary s0, s1;
     fake_init(&f, T0);
-    const char *v3[] = { "SET", "{emq}:version", "echomq:3.0.0" };
+    const char *v3[] = { "SET", "{emq}:version", "echomq:2.0.0" };
     const char *q[] = { "ZADD", "emq:{x}:pending", "0", "JOB00000000001" };
     fake_cmd(&f, 3, v3);
     fake_cmd(&f, 4, q);
     emq_remote *r = remote_of(&f);
     ck_assert_int_eq(emq_push(db, r, NULL, &pr), EMQ_EWIRE);
-    ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "'echomq:3.0.0'"));
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "'echomq:2.0.0'"));
     ck_assert_int_eq(emq_digest(back, NULL, &s0), EMQ_OK);
     ck_assert_int_eq(emq_pull(back, r, NULL, &lr), EMQ_EWIRE);
     ck_assert_int_eq(emq_digest(back, NULL, &s1), EMQ_OK);
@@ -646,7 +646,7 @@ START_TEST(the_fence_is_read_and_claimed_on_its_slot_s_node)
     emq_push_report pr;
     long in;
     fake_cluster_init(&fc, 3, T0);
-    const char *v3[] = { "SET", "{emq}:version", "echomq:3.0.0" };
+    const char *v3[] = { "SET", "{emq}:version", "echomq:2.0.0" };
     fake_cmd(&fc.node[1], 3, v3);
     emq_remote *r = cluster_of(&fc);
     ck_assert_int_eq(emq_push(db, r, NULL, &pr), EMQ_EWIRE);

@@ -653,8 +653,52 @@ END_TEST
 START_TEST(import_refuses_another_wire)
 {
     static const char t[] =
-        "*3\r\n$3\r\nSET\r\n$13\r\n{emq}:version\r\n$12\r\necho" "mq:3.0.0\r\n";
+        "*3\r\n$3\r\nSET\r\n$13\r\n{emq}:version\r\n$12\r\necho" "mq:2.0.0\r\n";
     refused(t, sizeof t - 1, EMQ_EWIRE, "at byte " PREFIX);
+}
+END_TEST
+
+/* Issue 28: an export states the identity asked for (else the file's);
+ * an import into an empty file keeps the stream's, into a file holding
+ * keys of another identity it is refused with nothing written. */
+START_TEST(import_and_export_keep_the_wire_identity)
+{
+    emq_db *db = open_db(), *back = open_db(), *full = open_db();
+    emq_buf s = {0};
+    emq_export_options eo;
+    emq_transfer_summary es, is;
+    const char *w;
+    build(db);
+    build(full);
+    emq_export_options_init(&eo);
+    eo.wire = "echomq:2.0.0";
+    ck_assert_int_eq(emq_export(db, &eo, to_buf, &s, &es), EMQ_EINVAL);
+    ck_assert_uint_eq(s.len, 0);
+    eo.wire = "echomq:3.0.0";
+    ck_assert_int_eq(emq_export(db, &eo, to_buf, &s, &es), EMQ_OK);
+    ck_assert_mem_eq(s.p, "*3\r\n$3\r\nSET\r\n$13\r\n{emq}:version\r\n$12\r\n"
+                     "echomq:3.0.0\r\n", 45);
+    ck_assert_int_eq(emq_import(back, s.p, s.len, &is), EMQ_OK);
+    ck_assert_int_eq(emq_wire(back, &w), EMQ_OK);
+    ck_assert_str_eq(w, "echomq:3.0.0");
+    ck_assert_uint_eq(is.digest, es.digest);
+    ck_assert_uint_ne(digest_of(db), es.digest); /* the version record */
+    /* the file's own identity is what a plain export states */
+    emq_buf s2 = {0};
+    ck_assert_int_eq(emq_export(back, NULL, to_buf, &s2, &is), EMQ_OK);
+    ck_assert_uint_eq(s2.len, s.len);
+    ck_assert_mem_eq(s2.p, s.p, s.len);
+    /* a file holding keys keeps its identity: refused, nothing written */
+    uint64_t before = digest_of(full);
+    ck_assert_int_eq(emq_import(full, s.p, s.len, NULL), EMQ_EWIRE);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(full), "at byte 0"));
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(full), "speaks echomq:4.0.0"));
+    ck_assert_uint_eq(digest_of(full), before);
+    emq_buf_free(&s);
+    emq_buf_free(&s2);
+    emq_close(db);
+    emq_close(back);
+    emq_close(full);
 }
 END_TEST
 
@@ -945,6 +989,7 @@ Suite *suite_transfer(void)
     tcase_add_test(tc, import_refuses_malformed_resp);
     tcase_add_test(tc, import_refuses_bad_arguments);
     tcase_add_test(tc, import_refuses_another_wire);
+    tcase_add_test(tc, import_and_export_keep_the_wire_identity);
     tcase_add_test(tc, import_refuses_a_stream_without_the_fence);
     tcase_add_test(tc, import_ignores_select_multi_exec_and_applies_aof_forms);
     tcase_add_test(tc, a_failing_sink_fails_the_export);

@@ -126,7 +126,7 @@ has "... names its offset and key" "$w/err" "import refused at byte 52: key outs
 head -c $((bytes - 3)) "$w/a.resp" >"$w/trunc.resp"
 rc_is "import of a truncated stream" 1 $E --db "$w/b.db" import "$w/trunc.resp"
 has "... says truncated" "$w/err" 'import refused at byte [0-9]+: truncated frame'
-printf '*3\r\n$3\r\nSET\r\n$13\r\n{emq}:version\r\n$12\r\nechomq:3.0.0\r\n' >"$w/v3.resp"
+printf '*3\r\n$3\r\nSET\r\n$13\r\n{emq}:version\r\n$12\r\nechomq:2.0.0\r\n' >"$w/v3.resp"
 rc_is "import of another wire" 7 $E --db "$w/b.db" import "$w/v3.resp"
 printf '*2\r\n$3\r\nGET\r\n$1\r\nx\r\n' | tail -c 0 >"$w/empty.resp"
 rc_is "import of an empty stream (no version)" 7 $E --db "$w/b.db" import "$w/empty.resp"

@@ -319,19 +319,21 @@ static int load(checker *c, const emq_rkey *k)
     return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
 }
 
-/* {emq}:version: a string holding exactly the wire, with no TTL. */
+/* {emq}:version: a string holding exactly an identity of the wire table,
+ * with no TTL. */
 static int check_version(checker *c, const emq_rkey *k)
 {
     int64_t at;
     int rc;
     if (k->type != EMQ_T_STRING) return 0; /* reported as "type" */
     if ((rc = load(c, k)) < 0) return read_failed(c, rc, k);
-    if (c->nel != 1 || !eq(el_p(c, 0), c->el[0].len, EMQ_WIRE)) {
-        char v[300];
+    if (c->nel != 1 || !emq_wire_known(el_p(c, 0), c->el[0].len)) {
+        char v[300], known[100];
         emq_show_bytes(v, sizeof v, c->nel ? el_p(c, 0) : (const void *)"",
              c->nel ? c->el[0].len : 0);
+        emq_wire_list(known, sizeof known);
         report(c, VIOL, "fence", k->name, k->len,
-               "the version fence holds \"%s\", not \"%s\"", v, EMQ_WIRE);
+               "the version fence holds \"%s\", not \"%s\"", v, known);
     }
     rc = emq_key_expiry(c->st, k->name, k->len, &at);
     if (rc < 0) return read_failed(c, rc, k);

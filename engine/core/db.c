@@ -155,7 +155,8 @@ static int bad_options(const emq_options *o)
            o->checkpoint_frames < 0 ||
            (o->page_size != 0 &&
             (o->page_size < 512 || o->page_size > 65536 ||
-             (o->page_size & (o->page_size - 1)) != 0));
+             (o->page_size & (o->page_size - 1)) != 0)) ||
+           (o->wire && !emq_wire_known(o->wire, strlen(o->wire)));
 }
 
 static void put_err(char *errbuf, size_t errlen, const char *msg)
@@ -210,7 +211,8 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     }
     emq_store_set_watch(st, emq_wake_rules); /* commits that can wake a
                                                 claim signal (wait.c) */
-    rc = emq_fence_pass(st, o.readonly, clock(o.clock_ctx), err, sizeof err);
+    rc = emq_fence_pass(st, o.readonly, o.wire, clock(o.clock_ctx), err,
+                        sizeof err);
     if (rc < 0) goto fail;
     rc = emq_node_lease(st, o.node_id, o.readonly, &node, &fd, err,
                         sizeof err);

@@ -85,12 +85,15 @@ int emq_db_fail(emq_db *db, int rc, const char *detail);
 /* ------------------------------------------------------- open-time pieces */
 
 /**
- * The version fence (§5) in one transaction of its own. EMQ_OK, EMQ_EWIRE
+ * The version fence (§5) in one transaction of its own; an absent stamp is
+ * set to `wire` (NULL: EMQ_WIRE; an identity of the table). EMQ_OK, EMQ_EWIRE
  * (message names the found and the expected value; rolled back) or a store
  * failure; the message goes to err.
  */
-int emq_fence_pass(emq_store *st, int readonly, int64_t now, char *err,
-                   size_t errlen);
+int emq_fence_pass(emq_store *st, int readonly, const char *wire,
+                   int64_t now, char *err, size_t errlen);
+/** The wire table as one line for messages ("echomq:4.0.0 or ..."). */
+void emq_wire_list(char *out, size_t cap);
 /**
  * The fence as the store's open-time judge (emq_store_opts.judge, `ctx`
  * points to an int: the handle is read-only): EMQ_OK or EMQ_EWIRE.

@@ -14,6 +14,7 @@
  * stay exactly as doc/EXPORT.md defines it: a verifier recomputes it from a
  * live server. The export is one read transaction.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "db.h"
@@ -40,6 +41,7 @@ typedef struct walk {
     emq_dg dg;
     emq_keyout ko;             /* the key being written                   */
     emq_transfer_summary sum;
+    const char *wire;          /* the identity the fence states          */
     int version_digested;
     int sink_failed;
     int rc;                    /* first failure inside a callback         */
@@ -143,7 +145,7 @@ static int name_cmp(const void *a, size_t an, const void *b, size_t bn)
 static int digest_version(walk *w)
 {
     const emq_typedef *t = emq_typedef_of(EMQ_T_STRING);
-    emq_elem v = {{EMQ_WIRE, sizeof EMQ_WIRE - 1}, {"", 0}, 0, -1};
+    emq_elem v = {{w->wire, strlen(w->wire)}, {"", 0}, 0, -1};
     emq_buf *out = w->ko.out;
     if (w->version_digested)
         return EMQ_OK;
@@ -321,9 +323,23 @@ static int walk_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
     if (pre)
         qsort(pre, np, sizeof *pre, cmp_str);
 
-    /* The fence first. */
+    /* The fence first: the identity asked for, else the file's own. */
+    if (!w->opt.wire) {
+        emq_buf v = {0};
+        rc = emq_str_get(st, VKEY, VKEY_LEN, &v);
+        w->wire = rc == EMQ_OK ? emq_wire_known(v.p, v.len) : NULL;
+        emq_buf_free(&v);
+        if (rc < 0 && rc != EMQ_NOTFOUND)
+            goto done;
+        if (!w->wire) {
+            rc = emq_db_wire(db, EMQ_EWIRE, "export: the file's "
+                             "{emq}:version is absent or no identity of the "
+                             "wire table");
+            goto done;
+        }
+    }
     emq_bytes fence[3] = {{"SET", 3}, {VKEY, VKEY_LEN},
-                          {EMQ_WIRE, sizeof EMQ_WIRE - 1}};
+                          {w->wire, strlen(w->wire)}};
     if ((rc = emit(w, 3, fence)) != EMQ_OK)
         goto done;
     w->sum.keys++;
@@ -398,6 +414,14 @@ static int walk_init(walk *w, emq_db *db, const emq_export_options *opt,
     if (w->opt.n_queues && !w->opt.queues)
         return emq_db_fail(db, EMQ_EINVAL, "export: n_queues without "
                            "queues");
+    if (w->opt.wire &&
+        !(w->wire = emq_wire_known(w->opt.wire, strlen(w->opt.wire)))) {
+        char known[100], msg[EMQ_ERRMSG_MAX];
+        emq_wire_list(known, sizeof known);
+        snprintf(msg, sizeof msg, "export: wire '%.100s' is no identity of "
+                 "the table (%s)", w->opt.wire, known);
+        return emq_db_fail(db, EMQ_EINVAL, msg);
+    }
     w->db = db;
     w->write = write;
     w->ctx = ctx;

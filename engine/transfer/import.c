@@ -121,6 +121,8 @@ struct emq_importer {
     emq_bytes *argv;        /* the frame being applied, as views         */
     size_t capv;
     int version_seen;
+    const char *file_wire;  /* the file's identity when the import began */
+    int file_empty;         /* ... and it held no other key              */
     uint64_t commands, bytes;
     /* what the judgement needs (checked imports only) */
     hmap offsets;           /* key -> offset of the last frame writing it */
@@ -293,14 +295,26 @@ static int apply(emq_importer *im, const emq_resp_cmd *c)
     } else if (ki.type != 0 && ki.type != cmd.t->type) {
         return refuse_arg(db, c, "wrong type for the key", 1);
     } else if (ki.family == EMQ_K_VERSION) {
-        /* SET {emq}:version: exactly our wire, without an expiry. */
-        if (c->lens[2] != sizeof EMQ_WIRE - 1 ||
-            memcmp(c->argv[2], EMQ_WIRE, sizeof EMQ_WIRE - 1) != 0 ||
-            argc != 3) {
-            char msg[EMQ_ERRMSG_MAX];
-            snprintf(msg, sizeof msg, "import refused at byte %llu: the "
-                     "stream's {emq}:version is not " EMQ_WIRE,
-                     (unsigned long long)c->offset);
+        /* SET {emq}:version: an identity of the table, without an
+         * expiry; the file takes it, unless it holds keys already and
+         * speaks another one (a file has one identity). */
+        const char *w = argc == 3 ? emq_wire_known(c->argv[2], c->lens[2])
+                                  : NULL;
+        if (!w || (im->file_wire && w != im->file_wire && !im->file_empty)) {
+            char msg[EMQ_ERRMSG_MAX], known[100], shown[120];
+            emq_wire_list(known, sizeof known);
+            emq_show_bytes(shown, sizeof shown, c->argv[2], c->lens[2]);
+            if (!w)
+                snprintf(msg, sizeof msg, "import refused at byte %llu: SET "
+                         "{emq}:version '%s': the stream's identity is not "
+                         "%s%s", (unsigned long long)c->offset, shown, known,
+                         argc == 3 ? "" : " (or it carries an option)");
+            else
+                snprintf(msg, sizeof msg, "import refused at byte %llu: SET "
+                         "{emq}:version '%s': the file holds keys and speaks "
+                         "%s (a file has one identity: 'emqlite wire --set' "
+                         "changes it)", (unsigned long long)c->offset, shown,
+                         im->file_wire);
             return emq_db_wire(db, EMQ_EWIRE, msg);
         }
         im->version_seen = 1;
@@ -423,6 +437,16 @@ static int over(emq_importer *im, int rc)
     return rc;
 }
 
+/* A key scan's visit: stop (1) at the first key but the version's. */
+static int other_key(void *ctx, const unsigned char *key, size_t klen,
+                     int type)
+{
+    static const char vk[] = EMQ_VERSION_KEY;
+    (void)ctx;
+    (void)type;
+    return !(klen == sizeof vk - 1 && memcmp(key, vk, klen) == 0);
+}
+
 int emq_import_begin(emq_db *db, const emq_import_options *opt,
                      emq_importer **out)
 {
@@ -452,6 +476,25 @@ int emq_import_begin(emq_db *db, const emq_import_options *opt,
         return rc;
     }
     im->open = 1;
+    /* What the file is before the stream: its identity, and whether it
+     * holds any key but the stamp. */
+    {
+        static const char vk[] = EMQ_VERSION_KEY;
+        emq_buf v = {0};
+        rc = emq_str_get(im->st, vk, sizeof vk - 1, &v);
+        if (rc == EMQ_OK)
+            im->file_wire = emq_wire_known(v.p, v.len);
+        emq_buf_free(&v);
+        if (rc >= 0 || rc == EMQ_NOTFOUND)
+            rc = emq_key_scan(im->st, "", 0, other_key, im);
+        if (rc < 0) {
+            rc = emq_db_fail(db, rc, emq_store_errmsg(im->st));
+            over(im, rc);
+            importer_free(im);
+            return rc;
+        }
+        im->file_empty = rc == EMQ_OK;
+    }
     *out = im;
     return EMQ_OK;
 }
@@ -501,7 +544,8 @@ int emq_import_finish(emq_importer *im, emq_transfer_summary *sum)
                     NULL, 0);
     } else if (!im->version_seen) {
         rc = emq_db_wire(im->db, EMQ_EWIRE, "import refused: the stream "
-                         "never sets {emq}:version to " EMQ_WIRE);
+                         "never sets {emq}:version (to an identity of the "
+                         "wire table: echomq:4.0.0 or echomq:3.0.0)");
     } else if (!im->opt.unchecked) {
         rc = judge(im);
     }
