@@ -131,6 +131,23 @@ has "push --json: per node figures" "$w/out" '"match":true,"queues":\[.*\],"clus
 rc_is "pull --queue mail --cluster --json" 0 $E --db "$w/m.db" --json pull --from "$other" --queue mail --cluster
 has "pull --json: the cluster member" "$w/out" '"queues":\["mail"\].*"cluster":\{"nodes":\['
 
+# The deployed runtime's identity (issue 28) on the cluster: a stamp of
+# echomq:3.0.0 (on slot 9051's node) is kept and spoken.
+for p in $ports; do $cli -p "$p" flushall >/dev/null; done
+$cli -c -p "${seed##*:}" set '{emq}:version' echomq:3.0.0 >/dev/null
+rc_is "push into a cluster stamped echomq:3.0.0" 0 $E --db "$w/f.db" push --to "$seed"
+has "push speaks the cluster's identity" "$w/out" '^wire: echomq:3\.0\.0$'
+rc_is "verify the echomq:3.0.0 cluster" 0 $E --db "$w/f.db" verify --against "$seed"
+rc_is "pull it back into a new file" 0 $E --db "$w/r3.db" pull --from "$seed"
+rc_is "the pulled file's identity" 0 $E --db "$w/r3.db" wire
+has "the pulled file keeps echomq:3.0.0" "$w/out" ': echomq:3\.0\.0$'
+rc_is "push the pulled file again" 0 $E --db "$w/r3.db" push --to "$seed" --replace
+rc_is "verify after the second push" 0 $E --db "$w/r3.db" verify --against "$seed"
+if [ "$($cli -c -p "${seed##*:}" get '{emq}:version')" = echomq:3.0.0 ]; then
+    pass "the cluster keeps its stamp"; else fail "the cluster's stamp changed"; fi
+for p in $ports; do $cli -p "$p" flushall >/dev/null; done
+rc_is "push the fixture back for (b)" 0 $E --db "$w/f.db" push --to "$seed"
+
 # ---------------------------------------------------- (b) the Lua bundle
 
 cp "$w/f.db" "$w/c.db"

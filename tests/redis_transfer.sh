@@ -97,7 +97,7 @@ else fail "round trip: the exports differ"; cmp "$w/f.resp" "$w/p.resp"; fi
 rc_is "verify the loaded server" 0 $E --db "$w/f.db" verify --against "$to"
 has "verify says equal" "$w/out" "^equal: [0-9]+ keys, digest $digest$"
 rc_is "verify --json" 0 $E --db "$w/f.db" --json verify --against "$to"
-has "verify --json shape" "$w/out" '^\{"against":"127\.0\.0\.1:[0-9]+","equal":true,"file":\{"keys":[0-9]+,"digest":"[0-9a-f]{16}"\},"server":\{"keys":[0-9]+,"digest":"[0-9a-f]{16}"\}\}$'
+has "verify --json shape" "$w/out" '^\{"against":"127\.0\.0\.1:[0-9]+","equal":true,"file":\{"keys":[0-9]+,"digest":"[0-9a-f]{16}"\},"server":\{"keys":[0-9]+,"digest":"[0-9a-f]{16}"\},"wire":"echomq:4\.0\.0","unheld":\[\],"other_queues":\[\]\}$'
 rc_is "pull into a file that holds the queues" 3 $E --db "$w/p.db" pull --from "$to"
 has "the refusal names the queue" "$w/err" "already holds keys of queue 'mail'"
 row=$($cli --scan --pattern 'emq:{mail}:job:*' | grep -E ':job:[^:]{14}$' | sort | tail -n 1)
@@ -130,6 +130,34 @@ $cli set '{emq}:version' echomq:2.0.0 >/dev/null
 rc_is "push to a server of another wire" 7 $E --db "$w/f.db" push --to "$to" --replace
 has "the fence names both wires" "$w/err" "'echomq:2\.0\.0'.*echomq:4\.0\.0"
 rc_is "pull from a server of another wire" 7 $E --db "$w/q.db" pull --from "$to"
+check "the refused pull left no file behind" test ! -e "$w/q.db" -o -e "$w/q.db-wal"
+check "... nor its side files" sh -c "! ls '$w'/q.db* 2>/dev/null | grep -q ."
+
+# The deployed runtime's identity (issue 28): a server it claimed is
+# pushed into, verified, pulled back and pushed again with no hand step.
+$cli flushall >/dev/null
+$cli set '{emq}:version' echomq:3.0.0 >/dev/null
+rc_is "push into a server stamped echomq:3.0.0" 0 $E --db "$w/f.db" push --to "$to"
+has "push speaks the target's identity" "$w/out" '^wire: echomq:3\.0\.0$'
+check "the target keeps its stamp" sh -c "$cli get '{emq}:version' | grep -qx echomq:3.0.0"
+rc_is "verify the echomq:3.0.0 server" 0 $E --db "$w/f.db" verify --against "$to"
+has "verify: equal, compared as echomq:3.0.0" "$w/out" '^wire: echomq:3\.0\.0$'
+rc_is "pull it back into a new file" 0 $E --db "$w/r3.db" pull --from "$to"
+rc_is "the pulled file's identity" 0 $E --db "$w/r3.db" wire
+has "the pulled file keeps echomq:3.0.0" "$w/out" ': echomq:3\.0\.0$'
+rc_is "the pulled file exports as echomq:3.0.0" 0 $E --db "$w/r3.db" export --out "$w/r3.resp"
+check "... its fence says so" sh -c "head -c 52 '$w/r3.resp' | grep -q 'echomq:3.0.0'"
+rc_is "push the pulled file again" 0 $E --db "$w/r3.db" push --to "$to" --replace
+rc_is "verify after the second push" 0 $E --db "$w/r3.db" verify --against "$to"
+check "the stamp is still echomq:3.0.0" sh -c "$cli get '{emq}:version' | grep -qx echomq:3.0.0"
+rc_is "pull into a file of another identity holding keys" 7 $E --db "$w/f.db" pull --from "$to" --queue nosuch
+$cli flushall >/dev/null
+rc_is "push --wire echomq:3.0.0 into an empty server" 0 $E --db "$w/f.db" push --to "$to" --wire echomq:3.0.0
+check "the empty server was stamped echomq:3.0.0" sh -c "$cli get '{emq}:version' | grep -qx echomq:3.0.0"
+rc_is "push --wire outside the table" 1 $E --db "$w/f.db" push --to "$to" --wire echomq:2.0.0
+$cli flushall >/dev/null
+rc_is "push the echomq:3.0.0 file into an empty server" 0 $E --db "$w/r3.db" push --to "$to"
+check "it stamps the file's identity" sh -c "$cli get '{emq}:version' | grep -qx echomq:3.0.0"
 rc_is "push to a closed port" 9 $E --db "$w/f.db" push --to 127.0.0.1:1
 rc_is "push --to without a port number" 1 $E --db "$w/f.db" push --to 127.0.0.1:x
 
