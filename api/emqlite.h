@@ -1740,6 +1740,16 @@ typedef struct emq_import_options {
                          stream's syntax, the accepted commands, the key
                          grammar and types, and the version fence are
                          enforced in every case.                       */
+    int aof;        /**< 1: the stream is an AOF Valkey wrote (a rewrite,
+                         an incremental file, the parts of a multi-part
+                         AOF fed in the manifest's order): besides an
+                         export's commands it may hold HMSET, DEL, UNLINK,
+                         PEXPIRE, PERSIST, HSETNX, HDEL, HINCRBY,
+                         INCR[BY], DECR[BY], LPUSH, LREM, LPOP, RPOP,
+                         LTRIM, LMOVE, ZREM, ZPOPMIN and SREM, applied as
+                         Valkey applies them (doc/EXPORT.md §2); the
+                         result is judged as every import's. 0
+                         (default): an export's commands only          */
 } emq_import_options;
 
 /** Fill `o` with the defaults: checked. */

@@ -121,10 +121,19 @@ const emq_cli_command emq_cli_core_commands[] = {
       "  --wire IDENTITY  state this identity in the stream's {emq}:version\n"
       "               (one of 'emqlite wire'; default: the file's own)\n"
       "Exit: 0 written, 9 the stream could not be written." },
-    { "import", emq_cli_import, "[--unchecked] [FILE|-]",
-      "Apply a RESP stream (an export or an AOF of the same commands) from\n"
-      "FILE or stdin in one transaction, on top of what the file holds. The\n"
-      "queues written are judged by the rules of 'check' before the commit.\n"
+    { "import", emq_cli_import, "[--unchecked] [--aof] [FILE|DIR|-]",
+      "Apply a RESP stream (an export, or with --aof an AOF Valkey wrote)\n"
+      "from FILE or stdin in one transaction, on top of what the file holds.\n"
+      "A directory or a *.manifest is a multi-part AOF: its base and\n"
+      "incremental files are read in the manifest's order (--aof implied).\n"
+      "The queues written are judged by the rules of 'check' before the\n"
+      "commit.\n"
+      "  --aof        the stream is an AOF: Valkey's rewrite forms (HMSET)\n"
+      "               and an incremental AOF's deletes and overwrites (DEL,\n"
+      "               UNLINK, HDEL, ZREM, SREM, LREM, LPOP, RPOP, LTRIM,\n"
+      "               LMOVE, ZPOPMIN, HINCRBY, INCRBY, PEXPIRE, FLUSHALL, ...)\n"
+      "               applied as Valkey applies them; an RDB preamble is\n"
+      "               refused (start a server on it and 'emqlite pull')\n"
       "  --unchecked  skip that judgement (forensic copies)\n"
       "Exit: 0 applied, 1 refused (malformed stream, unknown command, key\n"
       "outside the grammar, a state 'check' calls a violation: the message\n"

@@ -17,6 +17,7 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -337,11 +338,122 @@ static void import_summary(emq_cli *c, const char *key, const char *src,
     }
 }
 
+/* The parts of a multi-part AOF in the order Valkey loads them: the base,
+ * then each incremental file, as the manifest lists them (history files
+ * left out). `src` is the manifest or the directory holding it. */
+typedef struct parts {
+    char **path;
+    size_t n;
+} parts;
+
+static void parts_free(parts *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->path[i]);
+    free(p->path);
+    memset(p, 0, sizeof *p);
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+static int aof_parts(emq_cli *c, const char *src, parts *out)
+{
+    char man[4096], dir[4096], line[4200];
+    struct stat sb;
+    FILE *f;
+    size_t nb = 0, lineno = 0;
+    memset(out, 0, sizeof *out);
+    if (stat(src, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        DIR *d = opendir(src);
+        struct dirent *e;
+        man[0] = 0;
+        if (!d)
+            return cantopen(c, src);
+        while ((e = readdir(d)))
+            if (ends_with(e->d_name, ".manifest")) {
+                if (man[0]) {
+                    closedir(d);
+                    return emq_cli_usage(c, "%s holds more than one "
+                                         "*.manifest: name the one to read",
+                                         src);
+                }
+                snprintf(man, sizeof man, "%s/%s", src, e->d_name);
+            }
+        closedir(d);
+        if (!man[0])
+            return emq_cli_usage(c, "%s is a directory without an AOF "
+                                 "manifest (*.manifest)", src);
+        snprintf(dir, sizeof dir, "%s", src);
+    } else {
+        const char *slash = strrchr(src, '/');
+        snprintf(man, sizeof man, "%s", src);
+        if (slash)
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - src), src);
+        else
+            snprintf(dir, sizeof dir, ".");
+    }
+    if (!(f = fopen(man, "r")))
+        return cantopen(c, man);
+    while (fgets(line, sizeof line, f)) {
+        char name[4096], type = 0, *p;
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0] || line[0] == '#')
+            continue;
+        /* "file NAME seq N type b|h|i" (the keys in any order) */
+        name[0] = 0;
+        for (char *tok = strtok_r(line, " ", &p); tok;
+             tok = strtok_r(NULL, " ", &p)) {
+            char *v = strtok_r(NULL, " ", &p);
+            if (!v)
+                break;
+            if (strcmp(tok, "file") == 0)
+                snprintf(name, sizeof name, "%s", v);
+            else if (strcmp(tok, "type") == 0)
+                type = v[0];
+        }
+        if (!name[0] || (type != 'b' && type != 'i' && type != 'h')) {
+            fclose(f);
+            parts_free(out);
+            return emq_cli_usage(c, "%s line %zu: not a manifest line "
+                                 "(file NAME seq N type b|h|i)", man, lineno);
+        }
+        if (type == 'h')
+            continue; /* history: already rewritten into the base */
+        char **np = realloc(out->path, (out->n + 1) * sizeof *np);
+        size_t plen = strlen(dir) + strlen(name) + 2;
+        if (!np || !(np[out->n] = malloc(plen))) {
+            if (np)
+                out->path = np;
+            fclose(f);
+            parts_free(out);
+            return nomem(c);
+        }
+        out->path = np;
+        snprintf(out->path[out->n], plen, "%s/%s", dir, name);
+        if (type == 'b') { /* the base goes first */
+            char *b = out->path[out->n];
+            memmove(out->path + nb + 1, out->path + nb,
+                    (out->n - nb) * sizeof *out->path);
+            out->path[nb++] = b;
+        }
+        out->n++;
+    }
+    fclose(f);
+    if (out->n == 0)
+        return emq_cli_usage(c, "%s names no base or incremental file", man);
+    return -1;
+}
+
 int emq_cli_import(emq_cli *c, int argc, char **argv)
 {
-    const char *pos[1], *unchecked = NULL;
+    const char *pos[1], *unchecked = NULL, *aof = NULL;
     emq_cli_opt opts[] = { { "--unchecked", 0, &unchecked },
-                           { NULL, 0, NULL } };
+                           { "--aof", 0, &aof }, { NULL, 0, NULL } };
     int npos, ex, rc = EMQ_OK;
     FILE *in = stdin;
     const char *src = "-";
@@ -351,41 +463,69 @@ int emq_cli_import(emq_cli *c, int argc, char **argv)
     progress pg;
     static unsigned char chunk[1 << 16];
     uint64_t read = 0;
+    parts pt = { NULL, 0 };
+    struct stat sb;
 
     if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 1, &npos)) >= 0)
         return ex;
     if (npos == 1 && strcmp(pos[0], "-") != 0) {
         src = pos[0];
-        if (!(in = fopen(src, "rb")))
+        /* A multi-part AOF: its directory or its manifest. */
+        if ((stat(src, &sb) == 0 && S_ISDIR(sb.st_mode)) ||
+            ends_with(src, ".manifest")) {
+            if ((ex = aof_parts(c, src, &pt)) >= 0)
+                return ex;
+            aof = "manifest";
+        } else if (!(in = fopen(src, "rb"))) {
             return cantopen(c, src);
+        }
     }
     if ((ex = emq_cli_open(c)))
         goto done;
     emq_import_options_init(&o);
     o.unchecked = unchecked != NULL;
+    o.aof = aof != NULL;
     if ((rc = emq_import_begin(c->db, &o, &im)) != EMQ_OK) {
         ex = emq_cli_fail(c, rc, NULL);
         goto done;
     }
-    /* The stream is applied as it is read, in the one transaction. */
+    /* The stream is applied as it is read, in the one transaction; the
+     * parts of a manifest one after the other, as one stream. */
     prog_start(&pg, "import", 0);
-    for (;;) {
-        size_t n = fread(chunk, 1, sizeof chunk, in);
-        if (n == 0)
+    for (size_t part = 0; rc == EMQ_OK && (part < pt.n || !pt.n); part++) {
+        if (pt.n) {
+            if (!(in = fopen(pt.path[part], "rb"))) {
+                prog_end(&pg);
+                ex = cantopen(c, pt.path[part]);
+                goto done;
+            }
+            fprintf(stderr, "emqlite: import: %s from byte %llu\n",
+                    pt.path[part], (unsigned long long)read);
+        }
+        for (;;) {
+            size_t n = fread(chunk, 1, sizeof chunk, in);
+            if (n == 0)
+                break;
+            read += n;
+            prog_tick(&pg, read >> 20, "MiB applied");
+            if ((rc = emq_import_feed(im, chunk, n)) != EMQ_OK)
+                break;
+        }
+        if (rc == EMQ_OK && ferror(in)) {
+            prog_end(&pg);
+            emq_import_abort(im);
+            im = NULL;
+            ex = emq_cli_fail(c, EMQ_EIO, "cannot read the stream");
+            goto done;
+        }
+        if (!pt.n)
             break;
-        read += n;
-        prog_tick(&pg, read >> 20, "MiB applied");
-        if ((rc = emq_import_feed(im, chunk, n)) != EMQ_OK)
-            break;
+        fclose(in);
+        in = stdin;
     }
     prog_end(&pg);
-    if (rc == EMQ_OK && ferror(in)) {
-        emq_import_abort(im);
-        im = NULL;
-        ex = emq_cli_fail(c, EMQ_EIO, "cannot read the stream");
-        goto done;
-    }
-    rc = emq_import_finish(im, &sum);
+    rc = rc == EMQ_OK ? emq_import_finish(im, &sum)
+                      : (emq_import_abort(im), rc);
     im = NULL;
     if (rc != EMQ_OK) {
         ex = emq_cli_fail(c, rc, NULL);
@@ -398,6 +538,7 @@ done:
         emq_import_abort(im);
     if (in != stdin)
         fclose(in);
+    parts_free(&pt);
     return ex;
 }
 

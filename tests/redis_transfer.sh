@@ -72,7 +72,7 @@ has() { # has NAME FILE REGEX
 }
 
 cleanup() { # the AOF servers of (b), if still running
-    for d in "$w/aof1" "$w/aof2"; do "$harness" stop "$d"; done
+    for d in "$w/aof1" "$w/aof2" "$w/aof3" "$w/aof4"; do "$harness" stop "$d"; done
 }
 trap cleanup EXIT
 
@@ -184,6 +184,94 @@ mkdir -p "$w/aof2/appendonlydir"
 $E --db "$w/f.db" export --by-slot --out "$w/aof2/appendonlydir/appendonly.aof.1.base.aof" 2>/dev/null
 printf 'file appendonly.aof.1.base.aof seq 1 type b\n' >"$w/aof2/appendonlydir/appendonly.aof.manifest"
 aof_verify "$w/aof2" "AOF (manifest, by-slot export)" "AOF (manifest)"
+
+# ------------------------------------------ (b2) Valkey's own AOF (issue 28)
+
+# aof_wait CLI: until the server's AOF rewrite is over.
+aof_wait() {
+    n=0
+    while [ $n -lt 100 ]; do
+        $1 info persistence | grep -q '^aof_rewrite_in_progress:0' &&
+            $1 info persistence | grep -q '^aof_rewrite_scheduled:0' && return 0
+        n=$((n + 1))
+        sleep 0.1
+    done
+    return 1
+}
+
+mkdir -p "$w/aof3"
+if aof_port=$("$harness" start "$w/aof3" --appendonly yes --aof-use-rdb-preamble no 2>/dev/null); then
+    acli="$EMQ_REDIS_CLI -p $aof_port"
+    ato=127.0.0.1:$aof_port
+    # The bundle's scripts (MULTI/EXEC blocks of their effects: ZPOPMIN,
+    # ZREM, LREM, LTRIM, HINCRBY, DEL, ...), then the runtime's stamp, a
+    # stream whose group delivered, acknowledged and lost a trimmed entry,
+    # and the deletes and overwrites of an incremental AOF.
+    $T diff "$aof_port" "$lua" 1 200 >"$w/aofdiff" 2>&1 || fail "the bundle on the AOF server" "$w/aofdiff"
+    $acli set '{emq}:version' echomq:3.0.0 >/dev/null
+    sk='emq:{ev}:stream:orders'
+    for i in 1 2 3 4 5; do $acli xadd "$sk" "$i-1" f "v$i" >/dev/null; done
+    $acli xgroup create "$sk" g 0 >/dev/null
+    $acli xreadgroup group g c1 count 3 streams "$sk" '>' >/dev/null
+    $acli xack "$sk" g 1-1 >/dev/null
+    $acli xdel "$sk" 5-1 >/dev/null
+    $acli hset 'emq:{aof}:meta' a 1 b 2 c 3 >/dev/null
+    $acli hdel 'emq:{aof}:meta' b >/dev/null
+    $acli hset 'emq:{aof}:meta' a 9 >/dev/null
+    $acli rpush 'emq:{aof}:wake' 2 1 1 1 >/dev/null
+    $acli lpop 'emq:{aof}:wake' >/dev/null
+    $acli rpush 'emq:{aof}:ring' 1 >/dev/null
+    $acli unlink 'emq:{aof}:ring' >/dev/null
+    $acli set 'emq:{aof}:limiter' 41 >/dev/null
+    $acli incrby 'emq:{aof}:limiter' 1 >/dev/null
+    $acli pexpire 'emq:{aof}:limiter' 86400000 >/dev/null
+    has "the incremental AOF holds the bundle's MULTI/EXEC blocks" "$w/aof3/appendonlydir/appendonly.aof.1.incr.aof" '^MULTI'
+    has "... and its deletes" "$w/aof3/appendonlydir/appendonly.aof.1.incr.aof" '^(ZREM|LREM|DEL|HDEL)'
+    rc_is "import the incremental AOF (its directory, by the manifest)" 0 $E --db "$w/aofi.db" import "$w/aof3/appendonlydir"
+    # Equal to what Valkey itself loads from the same AOF (a second server
+    # started on a copy): the live server differs from both in one thing
+    # its incremental AOF does not carry, the group's entries-read after
+    # XREADGROUP (propagated as XCLAIM ... LASTID).
+    mkdir -p "$w/aof4"
+    cp -r "$w/aof3/appendonlydir" "$w/aof4/"
+    if re_port=$("$harness" start "$w/aof4" --appendonly yes --aof-use-rdb-preamble no 2>/dev/null); then
+        rc_is "the imported file equals a server loading the same AOF" 0 $E --db "$w/aofi.db" verify --against "127.0.0.1:$re_port"
+        has "... compared as echomq:3.0.0" "$w/out" '^wire: echomq:3\.0\.0$'
+        "$harness" stop "$w/aof4"
+    else
+        fail "the reloading server did not start" "$w/aof4/server.log"
+    fi
+    rc_is "the imported file and the live server: one stream differs" 11 $E --db "$w/aofi.db" verify --against "$ato"
+    has "... only the stream (entries-read)" "$w/out" '^differ: first differing key emq:\{ev\}:stream:orders: the contents differ$'
+    rc_is "the imported file's identity" 0 $E --db "$w/aofi.db" wire
+    has "the AOF's identity is kept" "$w/out" ': echomq:3\.0\.0$'
+    rc_is "the imported file passes check" 0 $E --db "$w/aofi.db" check
+    # The rewrite: Valkey's own forms (HMSET, batched RPUSH/ZADD, XADD,
+    # XSETID, XGROUP, XCLAIM, PEXPIREAT) in the new base.
+    $acli bgrewriteaof >/dev/null
+    if aof_wait "$acli"; then
+        base=$(ls "$w/aof3/appendonlydir"/*.base.aof | tail -n 1)
+        has "the rewritten base holds HMSET" "$base" '^HMSET'
+        has "... and XCLAIM" "$base" '^XCLAIM'
+        rc_is "import the AOF rewrite (its manifest)" 0 $E --db "$w/aofr.db" import "$w/aof3/appendonlydir/appendonly.aof.manifest"
+        rc_is "the rewrite's file equals the server" 0 $E --db "$w/aofr.db" verify --against "$ato"
+        rc_is "import the base alone (--aof)" 0 $E --db "$w/aofb.db" import --aof "$base"
+        rc_is "... equal too" 0 $E --db "$w/aofb.db" verify --against "$ato"
+        rc_is "without --aof the rewrite's HMSET is refused" 1 $E --db "$w/aofn.db" import "$base"
+        has "... naming the byte offset, the command and --aof" "$w/err" "import refused at byte [0-9]+: unknown command 'HMSET'.*--aof"
+    else
+        fail "the AOF rewrite did not finish" "$w/aof3/server.log"
+    fi
+    # An RDB preamble is refused, saying how to move it.
+    $acli config set aof-use-rdb-preamble yes >/dev/null
+    $acli bgrewriteaof >/dev/null
+    aof_wait "$acli"
+    rc_is "an AOF with an RDB preamble is refused" 1 $E --db "$w/aofp.db" import "$w/aof3/appendonlydir"
+    has "... at byte 0, telling how to move it" "$w/err" "at byte 0: 'REDIS\.\.\.' is an RDB file.*emqlite pull"
+    "$harness" stop "$w/aof3"
+else
+    fail "the AOF server did not start" "$w/aof3/server.log"
+fi
 
 # ------------------------------------------------------ (c) differential
 

@@ -121,6 +121,8 @@ struct emq_importer {
     emq_bytes *argv;        /* the frame being applied, as views         */
     size_t capv;
     int version_seen;
+    int64_t now;            /* the import's NOW (PEXPIRE's base)         */
+    unsigned char head[5];  /* the stream's first bytes (an RDB's magic) */
     const char *file_wire;  /* the file's identity when the import began */
     int file_empty;         /* ... and it held no other key              */
     uint64_t commands, bytes;
@@ -240,6 +242,372 @@ static int note_write(emq_importer *im, const emq_resp_cmd *c, size_t ka,
     return EMQ_OK;
 }
 
+/* ----------------------------------------------- AOF forms (opt.aof) */
+
+/* What an AOF holds beyond an export's commands: the rewrite's own forms
+ * (HMSET) and an incremental AOF's writes, deletes and overwrites — the
+ * effects Valkey propagates for the Lua bundle's scripts and for expired
+ * keys — each applied as Valkey applies it. */
+typedef struct aofcmd {
+    const char *name;
+    int type;          /* EMQ_T_* the key must be; 0: any (key commands) */
+    size_t min, max;   /* argc bounds (max 0: no bound)                  */
+    int keys;          /* 1: argv[1]; 2: argv[1..] (DEL); 3: argv[1], [2] */
+    const char *usage;
+    int (*apply)(emq_importer *im, const emq_bytes *a, size_t argc,
+                 const char **why);
+} aofcmd;
+
+static int num(const emq_bytes *a, int64_t *v)
+{
+    return emq_parse_i64(a->p, a->n, v) == 0;
+}
+
+static int a_del(emq_importer *im, const emq_bytes *a, size_t argc,
+                 const char **why)
+{
+    (void)why;
+    for (size_t i = 1; i < argc; i++) {
+        int rc = emq_key_del(im->st, a[i].p, a[i].n, NULL);
+        if (rc < 0)
+            return rc;
+    }
+    return EMQ_OK;
+}
+
+static int a_pexpire(emq_importer *im, const emq_bytes *a, size_t argc,
+                     const char **why)
+{
+    int64_t ms;
+    (void)argc;
+    if (!num(&a[2], &ms) || ms > INT64_MAX - im->now) {
+        *why = "bad PEXPIRE time";
+        return EMQ_EPROTO;
+    }
+    int rc = emq_key_expire_at(im->st, a[1].p, a[1].n, im->now + ms);
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
+}
+
+static int a_persist(emq_importer *im, const emq_bytes *a, size_t argc,
+                     const char **why)
+{
+    (void)argc, (void)why;
+    int rc = emq_key_expire_at(im->st, a[1].p, a[1].n, -1);
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
+}
+
+static int a_hmset(emq_importer *im, const emq_bytes *a, size_t argc,
+                   const char **why)
+{
+    if (argc % 2) {
+        *why = "HMSET takes key and field/value pairs";
+        return EMQ_EPROTO;
+    }
+    return emq_hash_set(im->st, a[1].p, a[1].n, a + 2, (argc - 2) / 2, NULL);
+}
+
+static int a_hsetnx(emq_importer *im, const emq_bytes *a, size_t argc,
+                    const char **why)
+{
+    int there;
+    (void)argc, (void)why;
+    int rc = emq_hash_exists(im->st, a[1].p, a[1].n, a[2].p, a[2].n, &there);
+    if (rc < 0 || there)
+        return rc < 0 ? rc : EMQ_OK;
+    return emq_hash_set(im->st, a[1].p, a[1].n, a + 2, 1, NULL);
+}
+
+static int a_hdel(emq_importer *im, const emq_bytes *a, size_t argc,
+                  const char **why)
+{
+    (void)why;
+    for (size_t i = 2; i < argc; i++) {
+        int rc = emq_hash_del(im->st, a[1].p, a[1].n, a[i].p, a[i].n, NULL);
+        if (rc < 0)
+            return rc;
+    }
+    return EMQ_OK;
+}
+
+static int a_hincrby(emq_importer *im, const emq_bytes *a, size_t argc,
+                     const char **why)
+{
+    int64_t by, r;
+    (void)argc;
+    if (!num(&a[3], &by)) {
+        *why = "bad HINCRBY increment";
+        return EMQ_EPROTO;
+    }
+    return emq_hash_incrby(im->st, a[1].p, a[1].n, a[2].p, a[2].n, by, &r);
+}
+
+static int a_incr(emq_importer *im, const emq_bytes *a, size_t argc,
+                  const char **why)
+{
+    int64_t by = 1, r;
+    int neg = emq_arg_is(a, 1, 0, "DECR") || emq_arg_is(a, 1, 0, "DECRBY");
+    if (argc == 3 && (!num(&a[2], &by) || by == INT64_MIN)) {
+        *why = "bad increment";
+        return EMQ_EPROTO;
+    }
+    return emq_str_incrby(im->st, a[1].p, a[1].n, neg ? -by : by, &r);
+}
+
+static int a_lpush(emq_importer *im, const emq_bytes *a, size_t argc,
+                   const char **why)
+{
+    int64_t len;
+    (void)why;
+    for (size_t i = 2; i < argc; i++) {
+        int rc = emq_list_push(im->st, a[1].p, a[1].n, 0, a[i].p, a[i].n,
+                               &len);
+        if (rc < 0)
+            return rc;
+    }
+    return EMQ_OK;
+}
+
+static int a_lrem(emq_importer *im, const emq_bytes *a, size_t argc,
+                  const char **why)
+{
+    int64_t count, removed;
+    (void)argc;
+    if (!num(&a[2], &count)) {
+        *why = "bad LREM count";
+        return EMQ_EPROTO;
+    }
+    int rc = emq_list_rem(im->st, a[1].p, a[1].n, count, a[3].p, a[3].n,
+                          &removed);
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
+}
+
+static int a_pop(emq_importer *im, const emq_bytes *a, size_t argc,
+                 const char **why)
+{
+    int64_t count = 1;
+    int right = emq_arg_is(a, 1, 0, "RPOP");
+    emq_buf v = {0};
+    int rc = EMQ_OK;
+    if (argc == 3 && (!num(&a[2], &count) || count < 0)) {
+        *why = "bad pop count";
+        return EMQ_EPROTO;
+    }
+    for (int64_t i = 0; i < count && rc == EMQ_OK; i++) {
+        v.len = 0;
+        rc = emq_list_pop(im->st, a[1].p, a[1].n, right, &v);
+    }
+    emq_buf_free(&v);
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
+}
+
+static int a_ltrim(emq_importer *im, const emq_bytes *a, size_t argc,
+                   const char **why)
+{
+    int64_t b, e;
+    (void)argc;
+    if (!num(&a[2], &b) || !num(&a[3], &e)) {
+        *why = "bad LTRIM range";
+        return EMQ_EPROTO;
+    }
+    int rc = emq_list_trim(im->st, a[1].p, a[1].n, b, e);
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
+}
+
+static int side(const emq_bytes *a, int *right)
+{
+    if (emq_arg_is(a, 1, 0, "LEFT"))
+        return *right = 0, 1;
+    if (emq_arg_is(a, 1, 0, "RIGHT"))
+        return *right = 1, 1;
+    return 0;
+}
+
+static int a_lmove(emq_importer *im, const emq_bytes *a, size_t argc,
+                   const char **why)
+{
+    int from, to, rc;
+    int64_t len;
+    emq_buf v = {0};
+    (void)argc;
+    if (!side(&a[3], &from) || !side(&a[4], &to)) {
+        *why = "LMOVE takes source destination LEFT|RIGHT LEFT|RIGHT";
+        return EMQ_EPROTO;
+    }
+    /* The rotation keeps the key (and its expiry), as Valkey does. */
+    if (a[1].n == a[2].n && !memcmp(a[1].p, a[2].p, a[1].n) && !from && to)
+        rc = emq_list_rotate(im->st, a[1].p, a[1].n, &v);
+    else if ((rc = emq_list_pop(im->st, a[1].p, a[1].n, from, &v)) == EMQ_OK)
+        rc = emq_list_push(im->st, a[2].p, a[2].n, to, v.p ? (void *)v.p : "",
+                           v.len, &len);
+    emq_buf_free(&v);
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
+}
+
+static int a_zrem(emq_importer *im, const emq_bytes *a, size_t argc,
+                  const char **why)
+{
+    (void)why;
+    for (size_t i = 2; i < argc; i++) {
+        int rc = emq_zset_rem(im->st, a[1].p, a[1].n, a[i].p, a[i].n, NULL);
+        if (rc < 0)
+            return rc;
+    }
+    return EMQ_OK;
+}
+
+static int a_zpopmin(emq_importer *im, const emq_bytes *a, size_t argc,
+                     const char **why)
+{
+    int64_t count = 1;
+    double sc;
+    emq_buf m = {0};
+    int rc = EMQ_OK;
+    if (argc == 3 && (!num(&a[2], &count) || count < 0)) {
+        *why = "bad ZPOPMIN count";
+        return EMQ_EPROTO;
+    }
+    for (int64_t i = 0; i < count && rc == EMQ_OK; i++) {
+        m.len = 0;
+        rc = emq_zset_popmin(im->st, a[1].p, a[1].n, &m, &sc);
+    }
+    emq_buf_free(&m);
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
+}
+
+static int a_srem(emq_importer *im, const emq_bytes *a, size_t argc,
+                  const char **why)
+{
+    (void)why;
+    for (size_t i = 2; i < argc; i++) {
+        int rc = emq_sset_rem(im->st, a[1].p, a[1].n, a[i].p, a[i].n, NULL);
+        if (rc < 0)
+            return rc;
+    }
+    return EMQ_OK;
+}
+
+/* FLUSHALL / FLUSHDB [ASYNC|SYNC]: the keyspace emptied, the file's keys
+ * and the stamp with it (the stream then sets the stamp again). */
+typedef struct names {
+    emq_buf b;
+    int oom;
+} names;
+
+static int collect_name(void *ctx, const unsigned char *key, size_t klen,
+                        int type)
+{
+    names *n = ctx;
+    uint32_t l = (uint32_t)klen;
+    (void)type;
+    if (emq_buf_append(&n->b, &l, sizeof l) != EMQ_OK ||
+        emq_buf_append(&n->b, key, klen) != EMQ_OK)
+        return n->oom = 1;
+    return 0;
+}
+
+static int a_flush(emq_importer *im, const emq_bytes *a, size_t argc,
+                   const char **why)
+{
+    names n = {{0}, 0};
+    int rc;
+    (void)why;
+    if (argc == 2 && !emq_arg_is(a, argc, 1, "ASYNC") &&
+        !emq_arg_is(a, argc, 1, "SYNC")) {
+        *why = "FLUSHALL/FLUSHDB take [ASYNC|SYNC]";
+        return EMQ_EPROTO;
+    }
+    rc = emq_key_scan(im->st, "", 0, collect_name, &n);
+    if (rc == 1 && n.oom)
+        rc = EMQ_ENOMEM;
+    for (size_t at = 0; rc == EMQ_OK && at < n.b.len;) {
+        uint32_t l;
+        memcpy(&l, n.b.p + at, sizeof l);
+        at += sizeof l;
+        rc = emq_key_del(im->st, n.b.p + at, l, NULL);
+        at += l;
+    }
+    emq_buf_free(&n.b);
+    if (rc == EMQ_OK) {
+        im->version_seen = 0;
+        im->file_empty = 1;
+    }
+    return rc;
+}
+
+static const aofcmd aof_cmds[] = {
+    { "FLUSHALL", 0, 1, 2, 0, "FLUSHALL takes [ASYNC|SYNC]", a_flush },
+    { "FLUSHDB", 0, 1, 2, 0, "FLUSHDB takes [ASYNC|SYNC]", a_flush },
+    { "DEL", 0, 2, 0, 2, "DEL takes keys", a_del },
+    { "UNLINK", 0, 2, 0, 2, "UNLINK takes keys", a_del },
+    { "PEXPIRE", 0, 3, 3, 1, "PEXPIRE takes key ms", a_pexpire },
+    { "PERSIST", 0, 2, 2, 1, "PERSIST takes a key", a_persist },
+    { "HMSET", EMQ_T_HASH, 4, 0, 1, "HMSET takes key and field/value pairs",
+      a_hmset },
+    { "HSETNX", EMQ_T_HASH, 4, 4, 1, "HSETNX takes key field value",
+      a_hsetnx },
+    { "HDEL", EMQ_T_HASH, 3, 0, 1, "HDEL takes key and fields", a_hdel },
+    { "HINCRBY", EMQ_T_HASH, 4, 4, 1, "HINCRBY takes key field increment",
+      a_hincrby },
+    { "INCRBY", EMQ_T_STRING, 3, 3, 1, "INCRBY takes key increment", a_incr },
+    { "DECRBY", EMQ_T_STRING, 3, 3, 1, "DECRBY takes key decrement", a_incr },
+    { "INCR", EMQ_T_STRING, 2, 2, 1, "INCR takes a key", a_incr },
+    { "DECR", EMQ_T_STRING, 2, 2, 1, "DECR takes a key", a_incr },
+    { "LPUSH", EMQ_T_LIST, 3, 0, 1, "LPUSH takes key and values", a_lpush },
+    { "LREM", EMQ_T_LIST, 4, 4, 1, "LREM takes key count value", a_lrem },
+    { "LPOP", EMQ_T_LIST, 2, 3, 1, "LPOP takes key [count]", a_pop },
+    { "RPOP", EMQ_T_LIST, 2, 3, 1, "RPOP takes key [count]", a_pop },
+    { "LTRIM", EMQ_T_LIST, 4, 4, 1, "LTRIM takes key start stop", a_ltrim },
+    { "LMOVE", EMQ_T_LIST, 5, 5, 3, "LMOVE takes source destination "
+      "LEFT|RIGHT LEFT|RIGHT", a_lmove },
+    { "ZREM", EMQ_T_ZSET, 3, 0, 1, "ZREM takes key and members", a_zrem },
+    { "ZPOPMIN", EMQ_T_ZSET, 2, 3, 1, "ZPOPMIN takes key [count]",
+      a_zpopmin },
+    { "SREM", EMQ_T_SET, 3, 0, 1, "SREM takes key and members", a_srem },
+    { NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
+/* Check one AOF frame whole (arity, every key in the grammar with the type
+ * the command writes, never the version key), then apply it. */
+static int apply_aof(emq_importer *im, const emq_resp_cmd *c,
+                     const emq_bytes *argv, const aofcmd *d)
+{
+    emq_db *db = im->db;
+    size_t argc = c->argc, k0 = 1, k1 = 1;
+    emq_keyinfo ki;
+    const char *why = NULL;
+    int rc;
+    if (argc < d->min || (d->max && argc > d->max))
+        return refuse_arg(im->db, c, d->usage, 0);
+    if (d->keys == 0)
+        k1 = 0; /* no key */
+    else if (d->keys == 2)
+        k1 = argc - 1;
+    else if (d->keys == 3)
+        k1 = 2;
+    for (size_t i = k0; i <= k1; i++) {
+        if (!emq_key_parse(c->argv[i], c->lens[i], &ki))
+            return refuse_arg(db, c, "key outside the EchoMQ grammar", i);
+        if (ki.family == EMQ_K_VERSION)
+            return refuse_arg(db, c, "the version key is only ever SET", 0);
+        if (d->type && ki.type != 0 && ki.type != d->type)
+            return refuse_arg(db, c, "wrong type for the key", i);
+    }
+    if ((rc = d->apply(im, argv, argc, &why)) == EMQ_EPROTO && why)
+        return refuse_arg(db, c, why, 0);
+    if (rc < 0) {
+        /* Valkey's own error reply (a non-integer HINCRBY, WRONGTYPE). */
+        if (rc == EMQ_EPROTO && !strncmp(emq_store_errmsg(im->st), "ERR ", 4))
+            return refuse_arg(db, c, emq_store_errmsg(im->st), 0);
+        return store_rc(db, im->st, c, rc);
+    }
+    for (size_t i = k0; i <= k1; i++) {
+        emq_key_parse(c->argv[i], c->lens[i], &ki);
+        if ((rc = note_write(im, c, i, &ki)) != EMQ_OK)
+            return emq_db_fail(db, rc, NULL);
+    }
+    return EMQ_OK;
+}
+
 /* Check one frame whole, then apply it. */
 static int apply(emq_importer *im, const emq_resp_cmd *c)
 {
@@ -262,10 +630,26 @@ static int apply(emq_importer *im, const emq_resp_cmd *c)
     const emq_bytes *argv = im->argv;
 
     for (size_t i = 0; i < sizeof stream_cmds / sizeof *stream_cmds; i++)
-        if (emq_arg_is(argv, argc, 0, stream_cmds[i].name))
-            return argc == stream_cmds[i].argc
-                       ? EMQ_OK
-                       : refuse(db, c->offset, stream_cmds[i].usage, NULL, 0);
+        if (emq_arg_is(argv, argc, 0, stream_cmds[i].name)) {
+            if (argc != stream_cmds[i].argc)
+                return refuse(db, c->offset, stream_cmds[i].usage, NULL, 0);
+            /* One keyspace: database 0's (an AOF selects it first). */
+            if (i == 0 && !(argv[1].n == 1 && c->argv[1][0] == '0'))
+                return refuse_arg(db, c, "SELECT: only database 0 is read; "
+                                  "EchoMQ keys live in it, not in", 1);
+            return EMQ_OK;
+        }
+    for (const aofcmd *d = aof_cmds; d->name; d++)
+        if (emq_arg_is(argv, argc, 0, d->name)) {
+            if (im->opt.aof)
+                return apply_aof(im, c, argv, d);
+            char msg[EMQ_ERRMSG_MAX];
+            snprintf(msg, sizeof msg, "import refused at byte %llu: unknown "
+                     "command '%s' (an AOF's, not an export's: import an "
+                     "AOF with the aof option, 'emqlite import --aof')",
+                     (unsigned long long)c->offset, d->name);
+            return emq_db_wire(db, EMQ_EPROTO, msg);
+        }
     if (emq_stream_import_cmd(c)) {
         /* A stream command (XADD, XSETID, XGROUP, XCLAIM, ...): Valkey's
          * own, run by the engine's stream commands; it checks the key is a
@@ -278,6 +662,25 @@ static int apply(emq_importer *im, const emq_resp_cmd *c)
         if ((rc = note_write(im, c, ka, &ki)) != EMQ_OK)
             return emq_db_fail(db, rc, NULL);
         return EMQ_OK;
+    }
+    /* SET key value NX, as an AOF holds it (a SET NX that wrote): applied
+     * when the key is absent, as a plain SET. */
+    if (im->opt.aof && argc == 4 && emq_arg_is(argv, argc, 0, "SET") &&
+        emq_arg_is(argv, argc, 3, "NX")) {
+        int type = EMQ_T_NONE;
+        /* The server held no stamp when it wrote this one: the stream's
+         * stamp is the keyspace's (the identity rule below applies). */
+        int vkey = emq_key_parse(c->argv[1], c->lens[1], &ki) &&
+                   ki.family == EMQ_K_VERSION;
+        if (!vkey &&
+            (rc = emq_key_type(im->st, argv[1].p, argv[1].n, &type)) < 0)
+            return store_rc(db, im->st, c, rc);
+        if (type != EMQ_T_NONE) {
+            if (!emq_key_parse(c->argv[1], c->lens[1], &ki))
+                return refuse_arg(db, c, "key outside the EchoMQ grammar", 1);
+            return EMQ_OK;
+        }
+        argc = 3;
     }
     if (!find_cmd(argv, argc, &cmd))
         return refuse_arg(db, c, "unknown command", 0);
@@ -475,6 +878,7 @@ int emq_import_begin(emq_db *db, const emq_import_options *opt,
         importer_free(im);
         return rc;
     }
+    im->now = now;
     im->open = 1;
     /* What the file is before the stream: its identity, and whether it
      * holds any key but the stamp. */
@@ -510,6 +914,22 @@ int emq_import_feed(emq_importer *im, const void *bytes, size_t len)
     emq_db_clear(im->db);
     if (!bytes && len)
         return over(im, emq_db_fail(im->db, EMQ_EINVAL, "import: no bytes"));
+    /* An RDB (a whole dump, or the preamble of an AOF written with
+     * aof-use-rdb-preamble) is no command stream. */
+    if (im->bytes < 5 && len) {
+        size_t k = im->bytes;
+        for (size_t i = 0; i < len && k < 5; i++, k++)
+            im->head[k] = ((const unsigned char *)bytes)[i];
+        if (k == 5 && memcmp(im->head, "REDIS", 5) == 0) {
+            char msg[EMQ_ERRMSG_MAX];
+            snprintf(msg, sizeof msg, "import refused at byte 0: 'REDIS...' "
+                     "is an RDB file (or an AOF whose base has an RDB "
+                     "preamble), not RESP commands: start a server on it "
+                     "(or rewrite the AOF with aof-use-rdb-preamble no) and "
+                     "'emqlite pull --from HOST:PORT'");
+            return over(im, emq_db_wire(im->db, EMQ_EPROTO, msg));
+        }
+    }
     if (emq_resp_feed(&im->rd, bytes, len) != EMQ_OK)
         return over(im, emq_db_fail(im->db, EMQ_ENOMEM, NULL));
     im->bytes += len;
@@ -542,6 +962,23 @@ int emq_import_finish(emq_importer *im, emq_transfer_summary *sum)
     if (emq_resp_pending(&im->rd)) {
         rc = refuse(im->db, emq_resp_offset(&im->rd), "truncated frame",
                     NULL, 0);
+    } else if (!im->version_seen && im->opt.aof) {
+        /* An AOF of a server that held no stamp: its keys are taken as
+         * the file's identity, as a pull takes them (a FLUSHALL in the
+         * stream removed the file's stamp: it is set again). */
+        static const char vk[] = EMQ_VERSION_KEY;
+        const char *w = im->file_wire ? im->file_wire : EMQ_WIRE;
+        int type = EMQ_T_NONE, done;
+        rc = emq_key_type(im->st, vk, sizeof vk - 1, &type);
+        if (rc >= 0 && type == EMQ_T_NONE)
+            rc = emq_str_set(im->st, vk, sizeof vk - 1, w, strlen(w), -1, 0,
+                             &done);
+        if (rc < 0)
+            rc = emq_db_fail(im->db, rc, emq_store_errmsg(im->st));
+        else if (!im->opt.unchecked)
+            rc = judge(im);
+        else
+            rc = EMQ_OK;
     } else if (!im->version_seen) {
         rc = emq_db_wire(im->db, EMQ_EWIRE, "import refused: the stream "
                          "never sets {emq}:version (to an identity of the "
