@@ -702,6 +702,142 @@ START_TEST(import_and_export_keep_the_wire_identity)
 }
 END_TEST
 
+/* A stream of commands given as NULL-separated words. */
+static void words(emq_buf *s, const char *const *w)
+{
+    while (*w) {
+        emq_bytes a[16];
+        size_t n = 0;
+        for (; *w; w++)
+            a[n++] = (emq_bytes){*w, strlen(*w)};
+        ck_assert_int_eq(emq_resp_write_cmd(s, n, a), EMQ_OK);
+        w++;
+    }
+}
+
+static int import_aof(emq_db *db, const emq_buf *s, int aof)
+{
+    emq_import_options o;
+    emq_importer *im;
+    emq_import_options_init(&o);
+    o.aof = aof;
+    ck_assert_int_eq(emq_import_begin(db, &o, &im), EMQ_OK);
+    int rc = emq_import_feed(im, s->p, s->len);
+    if (rc != EMQ_OK) {
+        emq_import_abort(im);
+        return rc;
+    }
+    return emq_import_finish(im, NULL);
+}
+
+/* Issue 28: an AOF's forms, applied as Valkey applies them, leave what an
+ * export of the same end state leaves. */
+START_TEST(import_aof_applies_valkeys_forms_as_valkey_does)
+{
+    static const char *const aof[] = {
+        "SELECT", "0", NULL,
+        "SET", "{emq}:version", "echomq:3.0.0", "NX", NULL,
+        "MULTI", NULL,
+        "HMSET", "emq:{q}:meta", "a", "1", "b", "2", "c", "3", NULL,
+        "HDEL", "emq:{q}:meta", "b", NULL,
+        "HINCRBY", "emq:{q}:meta", "a", "41", NULL,
+        "HSETNX", "emq:{q}:meta", "a", "no", NULL,
+        "HSETNX", "emq:{q}:meta", "d", "4", NULL,
+        "EXEC", NULL,
+        "RPUSH", "emq:{q}:wake", "x", "1", "1", "1", NULL,
+        "LPOP", "emq:{q}:wake", NULL,
+        "RPOP", "emq:{q}:wake", "1", NULL,
+        "LPUSH", "emq:{q}:ring", "GRP00000000001", "GRP00000000002",
+        "GRP00000000003", NULL,
+        "LREM", "emq:{q}:ring", "0", "GRP00000000002", NULL,
+        "LMOVE", "emq:{q}:ring", "emq:{q}:ring", "LEFT", "RIGHT", NULL,
+        "LTRIM", "emq:{q}:ring", "0", "0", NULL,
+        "SADD", "emq:{q}:paused", "GRP00000000001", "GRP00000000002", NULL,
+        "SREM", "emq:{q}:paused", "GRP00000000001", NULL,
+        "ZADD", "emq:{q}:repeat", "1", "r1", "2", "r2", "3", "r3", NULL,
+        "ZREM", "emq:{q}:repeat", "r2", NULL,
+        "ZPOPMIN", "emq:{q}:repeat", NULL,
+        "SET", "emq:{q}:limiter", "5", NULL,
+        "INCRBY", "emq:{q}:limiter", "10", NULL,
+        "DECR", "emq:{q}:limiter", NULL,
+        "PEXPIRE", "emq:{q}:limiter", "5000", NULL,
+        "RPUSH", "emq:{gone}:ring", "z", NULL,
+        "UNLINK", "emq:{gone}:ring", NULL,
+        NULL };
+    char at[32];
+    snprintf(at, sizeof at, "%lld", (long long)(T0 + 5000));
+    const char *const fin[] = {
+        "SET", "{emq}:version", "echomq:3.0.0", NULL,
+        "HSET", "emq:{q}:meta", "a", "42", "c", "3", "d", "4", NULL,
+        "RPUSH", "emq:{q}:wake", "1", "1", NULL,
+        "RPUSH", "emq:{q}:ring", "GRP00000000001", NULL,
+        "SADD", "emq:{q}:paused", "GRP00000000002", NULL,
+        "ZADD", "emq:{q}:repeat", "3", "r3", NULL,
+        "SET", "emq:{q}:limiter", "14", "PXAT", at, NULL,
+        NULL };
+    emq_db *a = open_db(), *b = open_db();
+    emq_buf sa = {0}, sb = {0};
+    clock_now = T0;
+    words(&sa, aof);
+    words(&sb, fin);
+    { int r_ = import_aof(a, &sa, 1); ck_assert_msg(r_ == EMQ_OK, "%d %s", r_, emq_errmsg(a)); }
+    ck_assert_int_eq(import_aof(b, &sb, 0), EMQ_OK);
+    ck_assert_uint_eq(digest_of(a), digest_of(b));
+    /* without the option the AOF's own commands are refused, naming it */
+    emq_db *c = open_db();
+    emq_buf sc = {0};
+    static const char *const hm[] = { "SET", "{emq}:version", EMQ_WIRE,
+        NULL, "HMSET", "emq:{q}:meta", "a", "1", NULL, NULL };
+    words(&sc, hm);
+    ck_assert_int_eq(import_aof(c, &sc, 0), EMQ_EPROTO);
+    emq_buf_free(&sc);
+    ck_assert_msg(strstr(emq_errmsg(c), "unknown command 'HMSET'"), "%s", emq_errmsg(c));
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(c), "--aof"));
+    /* FLUSHALL empties the keyspace, the file's keys with it */
+    emq_buf sf = {0};
+    static const char *const fl[] = { "FLUSHALL", NULL,
+        "HSET", "emq:{z}:meta", "k", "v", NULL, NULL };
+    words(&sf, fl);
+    ck_assert_int_eq(import_aof(a, &sf, 1), EMQ_OK);
+    emq_buf sz = {0};
+    static const char *const fz[] = { "SET", "{emq}:version", "echomq:3.0.0",
+        NULL, "HSET", "emq:{z}:meta", "k", "v", NULL, NULL };
+    emq_db *z = open_db();
+    words(&sz, fz);
+    ck_assert_int_eq(import_aof(z, &sz, 0), EMQ_OK);
+    ck_assert_uint_eq(digest_of(a), digest_of(z));
+    /* refusals name the byte offset and the command; nothing is written */
+    uint64_t before = digest_of(a);
+    emq_buf s1 = {0};
+    static const char *const bad1[] = { "DEL", "emq:{z}:meta", NULL,
+        "SELECT", "1", NULL, NULL };
+    words(&s1, bad1);
+    ck_assert_int_eq(import_aof(a, &s1, 1), EMQ_EPROTO);
+    ck_assert_msg(strstr(emq_errmsg(a), "at byte 32: SELECT"), "%s", emq_errmsg(a));
+    ck_assert_uint_eq(digest_of(a), before);
+    emq_buf s2 = {0};
+    static const char *const bad2[] = { "HDEL", "emq:{z}:pending", "x",
+        NULL, NULL };
+    words(&s2, bad2);
+    ck_assert_int_eq(import_aof(a, &s2, 1), EMQ_EPROTO);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(a), "at byte 0: wrong type"));
+    emq_buf s3 = {0};
+    ck_assert_int_eq(emq_buf_append(&s3, "REDIS0011\xfa", 10), EMQ_OK);
+    ck_assert_int_eq(import_aof(a, &s3, 1), EMQ_EPROTO);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(a), "at byte 0: 'REDIS...' is "
+                                 "an RDB file"));
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(a), "emqlite pull"));
+    ck_assert_uint_eq(digest_of(a), before);
+    emq_buf *bufs[] = { &sa, &sb, &sf, &sz, &s1, &s2, &s3 };
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        emq_buf_free(bufs[i]);
+    emq_close(a);
+    emq_close(b);
+    emq_close(c);
+    emq_close(z);
+}
+END_TEST
+
 START_TEST(import_refuses_a_stream_without_the_fence)
 {
     emq_db *db = open_db();
@@ -990,6 +1126,7 @@ Suite *suite_transfer(void)
     tcase_add_test(tc, import_refuses_bad_arguments);
     tcase_add_test(tc, import_refuses_another_wire);
     tcase_add_test(tc, import_and_export_keep_the_wire_identity);
+    tcase_add_test(tc, import_aof_applies_valkeys_forms_as_valkey_does);
     tcase_add_test(tc, import_refuses_a_stream_without_the_fence);
     tcase_add_test(tc, import_ignores_select_multi_exec_and_applies_aof_forms);
     tcase_add_test(tc, a_failing_sink_fails_the_export);
