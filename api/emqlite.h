@@ -1684,6 +1684,37 @@ int emq_flow_reemit(emq_db *db, const char *q, const char *id,
 typedef int (*emq_write_fn)(void *ctx, const void *p, size_t n);
 
 /** Export options; initialise with emq_export_options_init(). */
+/** What a transfer says beside its report, one fact a call (the reports
+ *  keep their layout: new facts come through here). */
+enum {
+    EMQ_NOTE_WIRE = 1,    /**< the identity spoken: `text` (export, push: the
+                               target's, or the one it was stamped with;
+                               pull: the one the file keeps; verify: the
+                               one the file was compared as)            */
+    EMQ_NOTE_UNHELD = 2,  /**< pending entries of trimmed stream entries
+                               in stream `key`, group `group`: `count`
+                               records the other side cannot hold (push:
+                               Valkey has no command to create them;
+                               verify: the file holds them, the server
+                               not, or the reverse) — the one known
+                               difference of a transfer               */
+    EMQ_NOTE_OTHER_QUEUE = 3 /**< verify: an EchoMQ queue `text` on the
+                               server that the file does not hold (not
+                               compared; `count`: its keys)             */
+};
+
+typedef struct emq_transfer_note {
+    int kind;              /**< EMQ_NOTE_*                               */
+    const char *text;      /**< NUL-terminated                           */
+    const void *key;       /**< EMQ_NOTE_UNHELD: the stream key          */
+    size_t klen;
+    const void *group;     /**< EMQ_NOTE_UNHELD: the group name          */
+    size_t glen;
+    uint64_t count;
+} emq_transfer_note;
+
+typedef void (*emq_note_fn)(void *ctx, const emq_transfer_note *n);
+
 typedef struct emq_export_options {
     size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
     const char *const *queues; /**< export only these queues' keys (plus
@@ -1697,6 +1728,11 @@ typedef struct emq_export_options {
                                     entry of emq_wire_table (else
                                     EMQ_EINVAL); NULL (default): the
                                     file's own                           */
+    emq_note_fn note;          /**< may be NULL: EMQ_NOTE_UNHELD for each
+                                    stream and group whose pending records
+                                    of trimmed entries the stream leaves
+                                    out (Valkey cannot hold them)        */
+    void *note_ctx;
 } emq_export_options;
 
 /** Fill `o` with the defaults: every key, byte order. */

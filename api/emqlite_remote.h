@@ -212,36 +212,7 @@ typedef struct emq_node_report {
 typedef void (*emq_progress_fn)(void *ctx, const char *what, uint64_t done,
                                 uint64_t total, const char *unit);
 
-/** What a transfer says beside its report, one fact a call (the reports
- *  keep their layout: new facts come through here). */
-enum {
-    EMQ_NOTE_WIRE = 1,    /**< the identity spoken: `text` (push: the
-                               target's, or the one it was stamped with;
-                               pull: the one the file keeps; verify: the
-                               one the file was compared as)            */
-    EMQ_NOTE_UNHELD = 2,  /**< pending entries of trimmed stream entries
-                               in stream `key`, group `group`: `count`
-                               records the other side cannot hold (push:
-                               Valkey has no command to create them;
-                               verify: the file holds them, the server
-                               not, or the reverse) — the one known
-                               difference of a transfer               */
-    EMQ_NOTE_OTHER_QUEUE = 3 /**< verify: an EchoMQ queue `text` on the
-                               server that the file does not hold (not
-                               compared; `count`: its keys)             */
-};
-
-typedef struct emq_transfer_note {
-    int kind;              /**< EMQ_NOTE_*                               */
-    const char *text;      /**< NUL-terminated                           */
-    const void *key;       /**< EMQ_NOTE_UNHELD: the stream key          */
-    size_t klen;
-    const void *group;     /**< EMQ_NOTE_UNHELD: the group name          */
-    size_t glen;
-    uint64_t count;
-} emq_transfer_note;
-
-typedef void (*emq_note_fn)(void *ctx, const emq_transfer_note *n);
+/* emq_transfer_note, EMQ_NOTE_*: api/emqlite.h (export reports them too). */
 
 /* --------------------------------------------------------------- push */
 

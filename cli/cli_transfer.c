@@ -220,6 +220,94 @@ static void prog_end(progress *p)
     p->shown = 0;
 }
 
+static void show_bytes(FILE *f, const void *p, size_t n);
+
+/* ----------------------------------------------------------------- notes */
+
+/* What a transfer said beside its report (emq_transfer_note): the identity
+ * spoken, the records the other side cannot hold, the other queues. */
+typedef struct notes {
+    const char *wire;
+    FILE *txt, *unheld, *other;   /* memory streams                     */
+    char *tb, *ub, *ob;
+    size_t tn, un, on;
+    size_t nunheld, nother;
+    uint64_t unheld_total;
+} notes;
+
+static void notes_open(notes *n)
+{
+    memset(n, 0, sizeof *n);
+    n->txt = open_memstream(&n->tb, &n->tn);
+    n->unheld = open_memstream(&n->ub, &n->un);
+    n->other = open_memstream(&n->ob, &n->on);
+}
+
+static void on_note(void *ctx, const emq_transfer_note *t)
+{
+    notes *n = ctx;
+    if (!n->txt || !n->unheld || !n->other)
+        return;
+    if (t->kind == EMQ_NOTE_WIRE) {
+        n->wire = t->text;
+    } else if (t->kind == EMQ_NOTE_UNHELD) {
+        fputs("unheld: ", n->txt);
+        show_bytes(n->txt, t->key, t->klen);
+        fputs(" group ", n->txt);
+        show_bytes(n->txt, t->group, t->glen);
+        fprintf(n->txt, ": %llu pending entr%s of trimmed stream entries "
+                "(%s)\n", (unsigned long long)t->count,
+                t->count == 1 ? "y" : "ies", t->text);
+        fputs(n->nunheld++ ? ",{\"stream\":" : "{\"stream\":", n->unheld);
+        emq_cli_json_bytes(n->unheld, t->key, t->klen);
+        fputs(",\"group\":", n->unheld);
+        emq_cli_json_bytes(n->unheld, t->group, t->glen);
+        fprintf(n->unheld, ",\"count\":%llu,\"where\":",
+                (unsigned long long)t->count);
+        emq_cli_json_str(n->unheld, t->text);
+        putc('}', n->unheld);
+        n->unheld_total += t->count;
+    } else if (t->kind == EMQ_NOTE_OTHER_QUEUE) {
+        fprintf(n->txt, "other queue on the server (not compared): %s, "
+                "%llu keys\n", t->text, (unsigned long long)t->count);
+        fputs(n->nother++ ? ",{\"queue\":" : "{\"queue\":", n->other);
+        emq_cli_json_str(n->other, t->text);
+        fprintf(n->other, ",\"keys\":%llu}", (unsigned long long)t->count);
+    }
+}
+
+/* The notes as JSON members (after a comma) or as lines. */
+static void notes_put(emq_cli *c, notes *n)
+{
+    if (n->txt) fflush(n->txt);
+    if (n->unheld) fflush(n->unheld);
+    if (n->other) fflush(n->other);
+    if (c->json) {
+        if (n->wire) {
+            fputs(",\"wire\":", stdout);
+            emq_cli_json_str(stdout, n->wire);
+        }
+        printf(",\"unheld\":[%.*s],\"other_queues\":[%.*s]", (int)n->un,
+               n->ub ? n->ub : "", (int)n->on, n->ob ? n->ob : "");
+        return;
+    }
+    if (n->wire)
+        printf("wire: %s\n", n->wire);
+    if (n->tn)
+        fwrite(n->tb, 1, n->tn, stdout);
+}
+
+static void notes_close(notes *n)
+{
+    if (n->txt) fclose(n->txt);
+    if (n->unheld) fclose(n->unheld);
+    if (n->other) fclose(n->other);
+    free(n->tb);
+    free(n->ub);
+    free(n->ob);
+    memset(n, 0, sizeof *n);
+}
+
 /* ---------------------------------------------------------------- export */
 
 typedef struct fsink {
@@ -251,8 +339,10 @@ int emq_cli_export(emq_cli *c, int argc, char **argv)
     fsink s;
     emq_export_options o;
     emq_transfer_summary sum;
+    notes nt;
 
     memset(&s, 0, sizeof s);
+    notes_open(&nt);
     if ((ex = parse_sel(c, argc, argv, opts, &qs, NULL)) >= 0)
         goto done;
     if (c->json && !out) {
@@ -272,6 +362,8 @@ int emq_cli_export(emq_cli *c, int argc, char **argv)
     qsel_opts(&qs, &o);
     o.by_slot = byslot != NULL;
     o.wire = wire;
+    o.note = on_note;
+    o.note_ctx = &nt;
     prog_start(&s.pg, "export", 0);
     errno = 0;
     rc = emq_export(c->db, &o, fsink_write, &s, &sum);
@@ -302,6 +394,10 @@ int emq_cli_export(emq_cli *c, int argc, char **argv)
             "digest %016llx\n", (unsigned long long)sum.keys,
             (unsigned long long)sum.commands, (unsigned long long)sum.bytes,
             (unsigned long long)sum.digest);
+    if (nt.txt)
+        fflush(nt.txt);
+    if (nt.tn)
+        fprintf(stderr, "%.*s", (int)nt.tn, nt.tb);
     if (c->json) {
         fputs("{\"out\":", stdout);
         emq_cli_json_str(stdout, out);
@@ -309,10 +405,12 @@ int emq_cli_export(emq_cli *c, int argc, char **argv)
                (unsigned long long)sum.keys, (unsigned long long)sum.commands,
                (unsigned long long)sum.bytes);
         put_digest(stdout, sum.digest);
+        notes_put(c, &nt);
         puts("}");
     }
     ex = EMQ_EXIT_OK;
 done:
+    notes_close(&nt);
     free(qs.q);
     return ex;
 }
@@ -806,92 +904,6 @@ static void on_progress(void *ctx, const char *what, uint64_t done,
     }
     p->total = total;
     prog_tick(p, done, unit);
-}
-
-/* ----------------------------------------------------------------- notes */
-
-/* What a transfer said beside its report (emq_transfer_note): the identity
- * spoken, the records the other side cannot hold, the other queues. */
-typedef struct notes {
-    const char *wire;
-    FILE *txt, *unheld, *other;   /* memory streams                     */
-    char *tb, *ub, *ob;
-    size_t tn, un, on;
-    size_t nunheld, nother;
-    uint64_t unheld_total;
-} notes;
-
-static void notes_open(notes *n)
-{
-    memset(n, 0, sizeof *n);
-    n->txt = open_memstream(&n->tb, &n->tn);
-    n->unheld = open_memstream(&n->ub, &n->un);
-    n->other = open_memstream(&n->ob, &n->on);
-}
-
-static void on_note(void *ctx, const emq_transfer_note *t)
-{
-    notes *n = ctx;
-    if (!n->txt || !n->unheld || !n->other)
-        return;
-    if (t->kind == EMQ_NOTE_WIRE) {
-        n->wire = t->text;
-    } else if (t->kind == EMQ_NOTE_UNHELD) {
-        fputs("unheld: ", n->txt);
-        show_bytes(n->txt, t->key, t->klen);
-        fputs(" group ", n->txt);
-        show_bytes(n->txt, t->group, t->glen);
-        fprintf(n->txt, ": %llu pending entr%s of trimmed stream entries "
-                "(%s)\n", (unsigned long long)t->count,
-                t->count == 1 ? "y" : "ies", t->text);
-        fputs(n->nunheld++ ? ",{\"stream\":" : "{\"stream\":", n->unheld);
-        emq_cli_json_bytes(n->unheld, t->key, t->klen);
-        fputs(",\"group\":", n->unheld);
-        emq_cli_json_bytes(n->unheld, t->group, t->glen);
-        fprintf(n->unheld, ",\"count\":%llu,\"where\":",
-                (unsigned long long)t->count);
-        emq_cli_json_str(n->unheld, t->text);
-        putc('}', n->unheld);
-        n->unheld_total += t->count;
-    } else if (t->kind == EMQ_NOTE_OTHER_QUEUE) {
-        fprintf(n->txt, "other queue on the server (not compared): %s, "
-                "%llu keys\n", t->text, (unsigned long long)t->count);
-        fputs(n->nother++ ? ",{\"queue\":" : "{\"queue\":", n->other);
-        emq_cli_json_str(n->other, t->text);
-        fprintf(n->other, ",\"keys\":%llu}", (unsigned long long)t->count);
-    }
-}
-
-/* The notes as JSON members (after a comma) or as lines. */
-static void notes_put(emq_cli *c, notes *n)
-{
-    if (n->txt) fflush(n->txt);
-    if (n->unheld) fflush(n->unheld);
-    if (n->other) fflush(n->other);
-    if (c->json) {
-        if (n->wire) {
-            fputs(",\"wire\":", stdout);
-            emq_cli_json_str(stdout, n->wire);
-        }
-        printf(",\"unheld\":[%.*s],\"other_queues\":[%.*s]", (int)n->un,
-               n->ub ? n->ub : "", (int)n->on, n->ob ? n->ob : "");
-        return;
-    }
-    if (n->wire)
-        printf("wire: %s\n", n->wire);
-    if (n->tn)
-        fwrite(n->tb, 1, n->tn, stdout);
-}
-
-static void notes_close(notes *n)
-{
-    if (n->txt) fclose(n->txt);
-    if (n->unheld) fclose(n->unheld);
-    if (n->other) fclose(n->other);
-    free(n->tb);
-    free(n->ub);
-    free(n->ob);
-    memset(n, 0, sizeof *n);
 }
 
 /* ---------------------------------------------------------------- verify */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "remote.h"
+#include "export.h"
 #include "transfer.h"
 
 typedef struct puller {
@@ -167,6 +168,7 @@ int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *opt,
     io.unchecked = o.unchecked;
     if ((rc = emq_import_begin(db, &io, &p.im)) != EMQ_OK)
         goto done;
+    emq_import_carry_pel(p.im); /* trimmed entries' pending records */
     /* The version first; its record takes its place in name order, after
      * every emq:… key, so it is added last. */
     emq_elem v = {{wire, strlen(wire)}, {"", 0}, 0, -1};

@@ -473,6 +473,8 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     eo.n_queues = o.queues && o.n_queues ? rep->n_queues : 0;
     eo.by_slot = o.by_slot;
     eo.wire = speak;
+    eo.note = o.note;
+    eo.note_ctx = o.note_ctx;
     rm_tally_reset(to);
     double t0 = rm_mono();
     rc = emq_export(db, &eo, sink, &p, &sum);

@@ -16,6 +16,8 @@
 #include "remote.h"
 #include "export.h"
 #include "transfer.h"
+#include "export_stream.h"
+#include "resp.h"
 
 /* One key's record, without its bytes. */
 typedef struct kent {
@@ -35,7 +37,67 @@ typedef struct verifier {
     emq_dg dg;          /* the server's digest                            */
     uint64_t server_keys;
     emq_verify_report *rep;
+    /* pending records of trimmed entries, per stream and group: the one
+     * known difference (no digest record holds them) */
+    struct uh { char *key, *group; size_t klen, glen; uint64_t file, server;
+    } *uh;
+    size_t nuh, capuh;
+    int oom;
 } verifier;
+
+static void uh_add(verifier *v, const void *k, size_t kl, const void *g,
+                   size_t gl, uint64_t file, uint64_t server)
+{
+    for (size_t i = 0; i < v->nuh; i++)
+        if (v->uh[i].klen == kl && v->uh[i].glen == gl &&
+            !memcmp(v->uh[i].key, k, kl) && !memcmp(v->uh[i].group, g, gl)) {
+            v->uh[i].file += file;
+            v->uh[i].server += server;
+            return;
+        }
+    if (v->nuh == v->capuh) {
+        size_t cap = v->capuh ? 2 * v->capuh : 8;
+        void *n = emq_mem_realloc(v->uh, cap * sizeof *v->uh);
+        if (!n) {
+            v->oom = 1;
+            return;
+        }
+        v->uh = n;
+        v->capuh = cap;
+    }
+    struct uh *u = &v->uh[v->nuh];
+    if (!(u->key = rm_strndup(k, kl)) || !(u->group = rm_strndup(g, gl))) {
+        emq_mem_free(u->key);
+        v->oom = 1;
+        return;
+    }
+    u->klen = kl;
+    u->glen = gl;
+    u->file = file;
+    u->server = server;
+    v->nuh++;
+}
+
+static void on_file_unheld(void *ctx, const unsigned char *key, size_t klen,
+                           const unsigned char *g, size_t glen, uint64_t n)
+{
+    uh_add(ctx, key, klen, g, glen, n, 0);
+}
+
+/* The server's: the EMQ.XPEL commands rm_xstream wrote for a stream. */
+static void server_unheld(verifier *v, const emq_elem *e)
+{
+    emq_resp_reader rd;
+    const emq_resp_cmd *c;
+    emq_resp_reader_init(&rd);
+    if (emq_resp_feed(&rd, e->a.p, e->a.n) == EMQ_OK)
+        while (emq_resp_next(&rd, &c) == EMQ_OK)
+            if (c->argc == 7 && c->lens[0] == 8 &&
+                !memcmp(c->argv[0], "EMQ.XPEL", 8))
+                uh_add(v, c->argv[1], c->lens[1], c->argv[2], c->lens[2], 0,
+                       1);
+    emq_resp_reader_free(&rd);
+}
 
 static int on_file_key(void *ctx, const emq_keyrec *r)
 {
@@ -130,6 +192,8 @@ static int visit(void *ctx, const emq_bytes *key, const emq_typedef *t,
 {
     verifier *v = ctx;
     int rc;
+    if (t->order == EMQ_ORDER_OPAQUE && n == 1)
+        server_unheld(v, &e[0]);
     emq_keyout_begin(&v->ko, t, key->p, key->n, expire, -1);
     for (size_t i = 0; i < n; i++)
         emq_keyout_add(&v->ko, &e[i]);
@@ -227,6 +291,23 @@ int emq_verify(emq_db *db, emq_remote *against, const emq_verify_options *opt,
                "only in the file");
     rep->server_keys = v.server_keys;
     rep->server_digest = emq_dg_value(&v.dg);
+    if (o.note && (rc = emq_unheld(db, &eo, on_file_unheld, &v)) != EMQ_OK)
+        goto done;
+    if (v.oom) {
+        rc = emq_db_fail(db, EMQ_ENOMEM, NULL);
+        goto done;
+    }
+    for (size_t i = 0; o.note && i < v.nuh; i++) {
+        char text[160];
+        const struct uh *u = &v.uh[i];
+        snprintf(text, sizeof text, "the known difference: the file holds "
+                 "%llu, the server %llu; no digest record holds them",
+                 (unsigned long long)u->file, (unsigned long long)u->server);
+        emq_transfer_note t = { EMQ_NOTE_UNHELD, text, u->key, u->klen,
+                                u->group, u->glen,
+                                u->file > u->server ? u->file : u->server };
+        o.note(o.note_ctx, &t);
+    }
     /* Same keys and records but another digest cannot happen; say so
      * rather than claim equality. */
     if (rep->equal && rep->file_digest != rep->server_digest) {
@@ -234,6 +315,11 @@ int emq_verify(emq_db *db, emq_remote *against, const emq_verify_options *opt,
         snprintf(rep->reason, sizeof rep->reason, "the digests differ");
     }
 done:
+    for (size_t i = 0; i < v.nuh; i++) {
+        emq_mem_free(v.uh[i].key);
+        emq_mem_free(v.uh[i].group);
+    }
+    emq_mem_free(v.uh);
     emq_keyout_free(&v.ko);
     emq_buf_free(&v.names);
     emq_mem_free(v.k);

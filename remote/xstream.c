@@ -7,8 +7,9 @@
  *
  * Rules: built from the reply alone, in the canonical order of
  * storage/xsout.c (entries by id, groups and consumers by name, pending
- * entries by id, those whose entry is gone left out); nothing here talks
- * to a server.
+ * entries by id, those whose entry is gone left out of the digest and of
+ * the Valkey commands, and written last as EMQ.XPEL for a pull's import);
+ * nothing here talks to a server.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -518,6 +519,20 @@ static int xs_commands(xs_img *x, const void *key, size_t klen, emq_buf *o,
                 bulkn(&w, p->time) || bulks(&w, "RETRYCOUNT") ||
                 bulkn(&w, p->count) || bulks(&w, "FORCE") ||
                 bulks(&w, "JUSTID"))
+                return -2;
+        }
+        /* The records of trimmed entries: no Valkey command recreates
+         * them; a pull's import takes them as EMQ.XPEL (engine/import.c).
+         * They are in no digest record, on either side. */
+        for (size_t j = 0; j < g->npel; j++) {
+            const xs_pel *p = &g->pel[j];
+            if (live(x, p->ms, p->seq))
+                continue;
+            if (start(&w, 7, "EMQ.XPEL", key, klen) ||
+                bulk(&w, g->name.p, g->name.n) ||
+                bulk(&w, p->owner.p, p->owner.n) ||
+                bulk(&w, p->id.p, p->id.n) || bulkn(&w, p->time) ||
+                bulkn(&w, p->count))
                 return -2;
         }
     }

@@ -1370,6 +1370,21 @@ int emq_xs_claim(emq_store *st, const void *key, size_t klen, const void *g,
     return consumer_touch(st, grp.gid, c, clen, claimed > 0);
 }
 
+int emq_xs_pel_restore(emq_store *st, const void *key, size_t klen,
+                       const void *g, size_t glen, const void *c,
+                       size_t clen, emq_xid id, int64_t dtime, int64_t count)
+{
+    xstream x;
+    xgroup grp;
+    int created;
+    int rc = find_group(st, key, klen, g, glen, &x, &grp);
+    if (rc != EMQ_OK)
+        return rc;
+    if ((rc = consumer_ensure(st, grp.gid, c, clen, &created)) != EMQ_OK)
+        return rc;
+    return pel_put(st, grp.gid, id, c, clen, dtime, count);
+}
+
 int emq_xs_autoclaim(emq_store *st, const void *key, size_t klen,
                      const void *g, size_t glen, const void *c, size_t clen,
                      int64_t min_idle, emq_xid start, uint64_t count,

@@ -254,6 +254,14 @@ int emq_xs_claim(emq_store *st, const void *key, size_t klen, const void *g,
                  const emq_xid *ids, size_t n, const emq_xclaim *o,
                  emq_xentry_cb cb, void *ctx);
 
+/** A pending record put back as a server listed it (a pull), whether or
+ *  not its entry is still in the stream: owner `c` (created if new),
+ *  delivery time and count as given; a record of that id is replaced.
+ *  Valkey has no command for it (XCLAIM ... FORCE needs the entry). */
+int emq_xs_pel_restore(emq_store *st, const void *key, size_t klen,
+                       const void *g, size_t glen, const void *c,
+                       size_t clen, emq_xid id, int64_t dtime, int64_t count);
+
 /**
  * XAUTOCLAIM: scan the group's PEL from `start` (at most count * 10
  * records): a record whose entry is gone is dropped and passed to

@@ -185,6 +185,36 @@ $E --db "$w/f.db" export --by-slot --out "$w/aof2/appendonlydir/appendonly.aof.1
 printf 'file appendonly.aof.1.base.aof seq 1 type b\n' >"$w/aof2/appendonlydir/appendonly.aof.manifest"
 aof_verify "$w/aof2" "AOF (manifest, by-slot export)" "AOF (manifest)"
 
+# ------------------------- (a2) pending records of trimmed entries (issue 28)
+
+# A consumer's pending entries whose stream entries were trimmed: the pull
+# carries them (XACK answers 1 in the file as on the server), push and
+# export say how many Valkey cannot hold, verify names them.
+$cli flushall >/dev/null
+$cli set '{emq}:version' echomq:3.0.0 >/dev/null
+sk='emq:{ev}:stream:orders'
+for i in 1 2 3 4; do $cli xadd "$sk" "$i-1" f "v$i" >/dev/null; done
+$cli xgroup create "$sk" g 0 >/dev/null
+$cli xreadgroup group g c1 count 3 streams "$sk" '>' >/dev/null
+$cli xtrim "$sk" maxlen 2 >/dev/null
+check "the server lists 3 pending records, 2 of trimmed entries" sh -c "$cli xpending '$sk' g | head -n 1 | grep -qx 3"
+rc_is "pull the stream" 0 $E --db "$w/pel.db" pull --from "$to"
+rc_is "the file's pending records" 0 $E --db "$w/pel.db" group pending ev orders g
+has "a trimmed entry's record survived the pull" "$w/out" '^    1-1$'
+has "... both of them" "$w/out" '^    2-1$'
+rc_is "verify after the pull" 0 $E --db "$w/pel.db" verify --against "$to"
+has "verify names them, held on both sides" "$w/out" '^unheld: emq:\{ev\}:stream:orders group g: 2 pending entries of trimmed stream entries \(the known difference: the file holds 2, the server 2'
+rc_is "XACK of a trimmed entry in the file" 0 $E --db "$w/pel.db" group ack ev orders g 1-1
+has "... answers 1, as the server's does" "$w/out" '^1$'
+check "the server's XACK answers 1 too" sh -c "$cli xack '$sk' g 1-1 | grep -qx 1"
+$cli flushall >/dev/null
+rc_is "push the file" 0 $E --db "$w/pel.db" push --to "$to"
+has "push says what the target cannot hold" "$w/out" '^unheld: emq:\{ev\}:stream:orders group g: 1 pending entry of trimmed stream entries \(left out'
+rc_is "verify after the push: equal" 0 $E --db "$w/pel.db" verify --against "$to"
+has "... but for the known difference" "$w/out" 'the file holds 1, the server 0'
+rc_is "export --json" 0 $E --db "$w/pel.db" --json export --out "$w/pel.resp"
+has "export --json counts them" "$w/out" '"unheld":\[\{"stream":"emq:\{ev\}:stream:orders","group":"g","count":1,'
+
 # ------------------------------------------ (b2) Valkey's own AOF (issue 28)
 
 # aof_wait CLI: until the server's AOF rewrite is over.

@@ -20,6 +20,7 @@
 #include "db.h"
 #include "abi.h"
 #include "export.h"
+#include "export_stream.h"
 #include "resp.h"
 #include "transfer.h"
 
@@ -452,6 +453,20 @@ static int run_walk(walk *w, emq_transfer_summary *sum)
 
 /* -------------------------------------------------------------- the API */
 
+typedef struct unheld_note {
+    emq_note_fn note;
+    void *ctx;
+} unheld_note;
+
+static void on_unheld(void *ctx, const unsigned char *key, size_t klen,
+                      const unsigned char *g, size_t glen, uint64_t n)
+{
+    unheld_note *u = ctx;
+    emq_transfer_note t = { EMQ_NOTE_UNHELD, "left out: a Valkey target "
+                            "cannot hold them", key, klen, g, glen, n };
+    u->note(u->ctx, &t);
+}
+
 /* Count bytes on their way to the caller's sink. */
 typedef struct counted {
     emq_write_fn write;
@@ -485,10 +500,18 @@ int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
     walk w;
     if ((rc = walk_init(&w, db, opt, count_write, &c)) != EMQ_OK)
         return rc;
+    emq_note_fn note = w.opt.note;
+    void *note_ctx = w.opt.note_ctx;
+    emq_export_options sel = w.opt;
     rc = run_walk(&w, &s);
     if (rc == EMQ_OK && sum) {
         s.bytes = c.bytes;
         *sum = s;
+    }
+    /* What the stream left out: pending records of trimmed entries. */
+    if (rc == EMQ_OK && note) {
+        unheld_note un = { note, note_ctx };
+        rc = emq_unheld(db, &sel, on_unheld, &un);
     }
     return rc;
 }

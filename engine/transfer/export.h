@@ -39,4 +39,9 @@ int emq_digest_each(emq_db *db, const emq_export_options *opt,
  *  (the import's summary); `sum->commands`, `sum->bytes` are 0. */
 int emq_digest_tx(emq_db *db, emq_store *st, emq_transfer_summary *sum);
 
+/** Let importer `im` accept EMQ.XPEL key group consumer id time count: a
+ *  pending record put back whether or not its entry exists (a pull
+ *  carries those of entries the server trimmed; remote/xstream.c). */
+void emq_import_carry_pel(emq_importer *im);
+
 #endif /* EMQ_EXPORT_H */

@@ -8,6 +8,7 @@
 #include "db.h"
 #include "keys.h"
 #include "xcmd.h"
+#include "stream.h"
 #include "export_stream.h"
 
 /* -------------------------------------------------------------- import */
@@ -83,4 +84,110 @@ done:
     emq_mem_free(argv);
     emq_mem_free(bytes);
     return rc < 0 ? rc : EMQ_OK;
+}
+
+/* ------------------------------------------------ records Valkey lacks */
+
+/* The pending records whose entry is gone, per stream and group: what no
+ * Valkey command recreates (XCLAIM ... FORCE needs the entry), so what an
+ * export or a push cannot carry. */
+typedef struct unheld {
+    const emq_export_options *eo;
+    emq_unheld_fn fn;
+    void *ctx;
+    emq_store *st;
+    emq_buf keys, groups;   /* length-prefixed names                     */
+    const unsigned char *key;
+    size_t klen;
+    uint64_t n;
+    int oom;
+} unheld;
+
+static int put_name(emq_buf *b, const void *p, size_t n)
+{
+    uint32_t l = (uint32_t)n;
+    return emq_buf_append(b, &l, sizeof l) == EMQ_OK &&
+                   emq_buf_append(b, p, n) == EMQ_OK
+               ? 0 : 1;
+}
+
+static int on_stream_key(void *ctx, const unsigned char *key, size_t klen,
+                         int type)
+{
+    unheld *u = ctx;
+    if (type != EMQ_T_STREAM)
+        return 0;
+    return (u->oom = put_name(&u->keys, key, klen));
+}
+
+static int on_group(void *ctx, const emq_xgroup_info *g)
+{
+    unheld *u = ctx;
+    return (u->oom = put_name(&u->groups, g->name, g->nlen));
+}
+
+static int on_pel(void *ctx, emq_xid id, const unsigned char *c, size_t clen,
+                  int64_t delivered, int64_t count)
+{
+    unheld *u = ctx;
+    int rc = EMQ_OK;
+    (void)c, (void)clen, (void)delivered, (void)count;
+    if (!emq_xs_exists(u->st, u->key, u->klen, id, &rc) && rc == EMQ_OK)
+        u->n++;
+    return rc;
+}
+
+static int unheld_tx(struct emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    unheld *u = ctx;
+    int rc = EMQ_OK;
+    (void)db, (void)now;
+    u->st = st;
+    if (u->eo && u->eo->queues && u->eo->n_queues) {
+        for (size_t i = 0; i < u->eo->n_queues && rc == EMQ_OK; i++) {
+            char pre[300];
+            int n = snprintf(pre, sizeof pre, "emq:{%s}:", u->eo->queues[i]);
+            if (n > 0 && (size_t)n < sizeof pre)
+                rc = emq_key_scan(st, pre, (size_t)n, on_stream_key, u);
+        }
+    } else {
+        rc = emq_key_scan(st, "", 0, on_stream_key, u);
+    }
+    for (size_t at = 0; rc == EMQ_OK && at < u->keys.len;) {
+        uint32_t kl;
+        memcpy(&kl, u->keys.p + at, sizeof kl);
+        u->key = u->keys.p + at + sizeof kl;
+        u->klen = kl;
+        at += sizeof kl + kl;
+        u->groups.len = 0;
+        rc = emq_xs_groups(st, u->key, u->klen, on_group, u);
+        for (size_t g = 0; rc == EMQ_OK && g < u->groups.len;) {
+            uint32_t gl;
+            memcpy(&gl, u->groups.p + g, sizeof gl);
+            const unsigned char *gn = u->groups.p + g + sizeof gl;
+            g += sizeof gl + gl;
+            u->n = 0;
+            rc = emq_xs_pel(st, u->key, u->klen, gn, gl, NULL, 0, 0, on_pel,
+                            u);
+            if (rc == EMQ_OK && u->n)
+                u->fn(u->ctx, u->key, u->klen, gn, gl, u->n);
+        }
+    }
+    if (u->oom)
+        rc = EMQ_ENOMEM;
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
+}
+
+int emq_unheld(struct emq_db *db, const emq_export_options *eo,
+               emq_unheld_fn fn, void *ctx)
+{
+    unheld u;
+    memset(&u, 0, sizeof u);
+    u.eo = eo;
+    u.fn = fn;
+    u.ctx = ctx;
+    int rc = emq_db_run(db, 0, unheld_tx, &u);
+    emq_buf_free(&u.keys);
+    emq_buf_free(&u.groups);
+    return rc;
 }

@@ -13,6 +13,7 @@
 #include "store.h"
 #include "resp.h"
 #include "xsout.h"
+#include "emqlite.h"
 
 struct emq_db;
 
@@ -29,5 +30,19 @@ int emq_stream_import_cmd(const emq_resp_cmd *c);
  */
 int emq_stream_import(struct emq_db *db, emq_store *st,
                       const emq_resp_cmd *c);
+
+/** Called per stream and group holding pending records whose entry is
+ *  gone (`n` of them): what Valkey cannot hold. */
+typedef void (*emq_unheld_fn)(void *ctx, const unsigned char *key,
+                              size_t klen, const unsigned char *g,
+                              size_t glen, uint64_t n);
+
+/**
+ * Walk the stream keys of the selection `eo` (its queues; NULL: every
+ * key) in one read transaction and call `fn` for each group holding such
+ * records. EMQ_OK or a store failure.
+ */
+int emq_unheld(struct emq_db *db, const emq_export_options *eo,
+               emq_unheld_fn fn, void *ctx);
 
 #endif /* EMQ_EXPORT_STREAM_H */

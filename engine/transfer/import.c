@@ -25,6 +25,7 @@
 #include "rules.h"
 #include "transfer.h"
 #include "types.h"
+#include "stream.h"
 
 /* ---------------------------------------------------------- small maps */
 
@@ -121,6 +122,7 @@ struct emq_importer {
     emq_bytes *argv;        /* the frame being applied, as views         */
     size_t capv;
     int version_seen;
+    int carry_pel;          /* a pull: EMQ.XPEL accepted (export.h)      */
     int64_t now;            /* the import's NOW (PEXPIRE's base)         */
     unsigned char head[5];  /* the stream's first bytes (an RDB's magic) */
     const char *file_wire;  /* the file's identity when the import began */
@@ -608,6 +610,61 @@ static int apply_aof(emq_importer *im, const emq_resp_cmd *c,
     return EMQ_OK;
 }
 
+/* ------------------------------------------ a pull's pending records */
+
+void emq_import_carry_pel(emq_importer *im)
+{
+    if (im)
+        im->carry_pel = 1;
+}
+
+static int parse_xid(const emq_bytes *a, emq_xid *id)
+{
+    char b[48], *e;
+    const char *dash;
+    if (a->n == 0 || a->n >= sizeof b)
+        return 0;
+    memcpy(b, a->p, a->n);
+    b[a->n] = 0;
+    if (!(dash = strchr(b, '-')) || b[0] < '0' || b[0] > '9' ||
+        dash[1] < '0' || dash[1] > '9')
+        return 0;
+    id->ms = strtoull(b, &e, 10);
+    if (e != dash)
+        return 0;
+    id->seq = strtoull(dash + 1, &e, 10);
+    return *e == 0;
+}
+
+/* EMQ.XPEL key group consumer id time count: a pending record whose entry
+ * the server trimmed, as XINFO STREAM FULL listed it. Only a pull writes
+ * it (emq_import_carry_pel): it is no Valkey command and never in an
+ * export. */
+static int apply_pel(emq_importer *im, const emq_resp_cmd *c,
+                     const emq_bytes *a)
+{
+    emq_keyinfo ki;
+    emq_xid id;
+    int64_t t, n;
+    int rc;
+    if (c->argc != 7 || !parse_xid(&a[4], &id) || !num(&a[5], &t) ||
+        !num(&a[6], &n) || t < 0 || n < 0)
+        return refuse_arg(im->db, c, "EMQ.XPEL takes key group consumer id "
+                          "time count", 0);
+    if (!emq_key_parse(c->argv[1], c->lens[1], &ki) ||
+        ki.family != EMQ_K_QUEUE || ki.kt != EMQ_KT_STREAM)
+        return refuse_arg(im->db, c, "EMQ.XPEL names no stream key of the "
+                          "EchoMQ grammar", 1);
+    rc = emq_xs_pel_restore(im->st, a[1].p, a[1].n, a[2].p, a[2].n, a[3].p,
+                            a[3].n, id, t, n);
+    if (rc == EMQ_XNOGROUP || rc == EMQ_NOTFOUND)
+        return refuse_arg(im->db, c, "EMQ.XPEL: no such stream or group", 2);
+    if (rc < 0)
+        return store_rc(im->db, im->st, c, rc);
+    return note_write(im, c, 1, &ki) == EMQ_OK
+               ? EMQ_OK : emq_db_fail(im->db, EMQ_ENOMEM, NULL);
+}
+
 /* Check one frame whole, then apply it. */
 static int apply(emq_importer *im, const emq_resp_cmd *c)
 {
@@ -639,6 +696,8 @@ static int apply(emq_importer *im, const emq_resp_cmd *c)
                                   "EchoMQ keys live in it, not in", 1);
             return EMQ_OK;
         }
+    if (im->carry_pel && emq_arg_is(argv, argc, 0, "EMQ.XPEL"))
+        return apply_pel(im, c, argv);
     for (const aofcmd *d = aof_cmds; d->name; d++)
         if (emq_arg_is(argv, argc, 0, d->name)) {
             if (im->opt.aof)
