@@ -206,6 +206,60 @@ static int visit(void *ctx, const emq_bytes *key, const emq_typedef *t,
     return EMQ_OK;
 }
 
+static int cmp_q(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Drop from `nl` the names of queues the file does not hold, reporting
+ * each such queue (and its number of keys) through o->note. */
+static int others(emq_db *db, rm_names *nl, const emq_verify_options *o)
+{
+    char **fq = NULL, qb[300];
+    size_t nfq = 0, k = 0, run = 0;
+    const char *lastq = NULL;
+    size_t lastlen = 0;
+    int rc = emq_queues(db, &fq, &nfq);
+    if (rc != EMQ_OK)
+        return rc;
+    qsort(fq, nfq, sizeof *fq, cmp_q);
+    for (size_t i = 0; i <= nl->nv; i++) {
+        const char *q = NULL, *key;
+        size_t qlen = 0;
+        int other = 0;
+        if (i < nl->nv && rm_key_queue(nl->v[i].p, nl->v[i].n, &q, &qlen) &&
+            qlen < sizeof qb) {
+            memcpy(qb, q, qlen);
+            qb[qlen] = 0;
+            key = qb;
+            other = !bsearch(&key, fq, nfq, sizeof *fq, cmp_q);
+        }
+        /* a run of one other queue's names ends: say so */
+        if (run && (!other || qlen != lastlen || memcmp(q, lastq, qlen))) {
+            char name[300];
+            snprintf(name, sizeof name, "%.*s", (int)lastlen, lastq);
+            if (o->note) {
+                emq_transfer_note t = { EMQ_NOTE_OTHER_QUEUE, name, NULL, 0,
+                                        NULL, 0, run };
+                o->note(o->note_ctx, &t);
+            }
+            run = 0;
+        }
+        if (i == nl->nv)
+            break;
+        if (other) {
+            lastq = q;
+            lastlen = qlen;
+            run++;
+            continue;
+        }
+        nl->v[k++] = nl->v[i];
+    }
+    nl->nv = k;
+    emq_queues_free(fq, nfq);
+    return EMQ_OK;
+}
+
 void emq_verify_options_init_size(emq_verify_options *o, size_t size)
 {
     emq_verify_options d;
@@ -278,8 +332,13 @@ int emq_verify(emq_db *db, emq_remote *against, const emq_verify_options *opt,
     rep->cluster = against->cl != NULL;
     rm_tally_reset(against);
     if ((rc = rm_selection(db, against, o.queues, eo.n_queues, &nl)) !=
-            EMQ_OK ||
-        (rc = rm_read(db, against, nl.v, nl.nv, visit, &v, o.progress,
+        EMQ_OK)
+        goto done;
+    /* Without a selection: the queues the file holds are compared; the
+     * server's other EchoMQ queues are listed apart (a shared server). */
+    if (!eo.n_queues && (rc = others(db, &nl, &o)) != EMQ_OK)
+        goto done;
+    if ((rc = rm_read(db, against, nl.v, nl.nv, visit, &v, o.progress,
                       o.progress_ctx, "reading the server")) != EMQ_OK)
         goto done;
     if (rm_tally_report(against, &rep->nodes, &rep->n_nodes) != EMQ_OK) {

@@ -212,6 +212,16 @@ rc_is "push the file" 0 $E --db "$w/pel.db" push --to "$to"
 has "push says what the target cannot hold" "$w/out" '^unheld: emq:\{ev\}:stream:orders group g: 1 pending entry of trimmed stream entries \(left out'
 rc_is "verify after the push: equal" 0 $E --db "$w/pel.db" verify --against "$to"
 has "... but for the known difference" "$w/out" 'the file holds 1, the server 0'
+# verify on a shared server: the file's queues are compared, the others
+# listed apart (issue 28 item 4)
+$cli hset 'emq:{zz}:meta' a 1 >/dev/null
+$cli rpush 'emq:{zz}:wake' 1 >/dev/null
+rc_is "verify with another queue on the server" 0 $E --db "$w/pel.db" verify --against "$to"
+has "... listed apart, not compared" "$w/out" '^other queue on the server \(not compared\): zz, 2 keys$'
+rc_is "verify --json lists it" 0 $E --db "$w/pel.db" --json verify --against "$to"
+has "... as other_queues" "$w/out" '"other_queues":\[\{"queue":"zz","keys":2\}\]'
+rc_is "verify --queue zz" 11 $E --db "$w/pel.db" verify --against "$to" --queue zz
+has "... narrows to it" "$w/out" '^differ: first differing key emq:\{zz\}:meta: only on the server$'
 rc_is "export --json" 0 $E --db "$w/pel.db" --json export --out "$w/pel.resp"
 has "export --json counts them" "$w/out" '"unheld":\[\{"stream":"emq:\{ev\}:stream:orders","group":"g","count":1,'
 
