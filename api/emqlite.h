@@ -81,9 +81,9 @@ extern "C" {
 #define EMQ_WIRE "echomq:4.0.0"
 
 /**
- * The wire identities this library implements exactly (doc/PROTOCOL.md §5,
- * doc/DECISIONS.md D-40): entry `i` (0: EMQ_WIRE; 1: "echomq:3.0.0", the
- * deployed EchoMQ runtime's), NULL past the last. They differ in nothing
+ * The wire identities this library implements exactly (PROTOCOL.md §5;
+ * doc/DECISIONS.md, "Wire identities"): entry `i` (0: EMQ_WIRE; 1:
+ * "echomq:3.0.0", the deployed EchoMQ runtime's), NULL past the last. They differ in nothing
  * but the stamp. A file keeps the identity it was created (emq_options
  * .wire), imported or pulled with; emq_set_wire changes it.
  */

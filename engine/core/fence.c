@@ -11,8 +11,9 @@
  * writes anything (WAL mode, schema), so a file of another wire is refused
  * without a byte of it changed, whatever its journal mode.
  * Rule: the comparison is exact (no minor-version tolerance, D-1), against
- * each identity of the table below (PROTOCOL.md §5, D-40): a file is
- * stamped with one of them at creation (emq_options.wire, default
+ * each identity of the table below (PROTOCOL.md §5; doc/DECISIONS.md,
+ * "Wire identities"): a file is stamped with one of them at creation
+ * (emq_options.wire, default
  * EMQ_WIRE) and keeps it; emq_set_wire changes it on request.
  *
  * Also owns: the wire identities themselves (emq_wire_table,
