@@ -70,11 +70,11 @@ out_has "help claim shows the lease option" '--lease DURATION'
 e version
 rc_is "version" 0
 out_has "version: library" '^emqlite [0-9]+\.[0-9]+\.[0-9]+$'
-out_has "version: wire" '^wire +echomq:4\.0\.0$'
+out_has "version: wire" '^wire +echomq:4\.0\.0 \(new files\); also echomq:3\.0\.0$'
 out_has "version: sqlite" '^sqlite +3\.[0-9]+'
 e version --json
 json "version --json"
-out_has "version --json shape" '^\{"emqlite":"[0-9.]+","wire":"echomq:4\.0\.0","sqlite":"3\.[0-9.]+"\}$'
+out_has "version --json shape" '^\{"emqlite":"[0-9.]+","wire":"echomq:4\.0\.0","wires":\["echomq:4\.0\.0","echomq:3\.0\.0"\],"sqlite":"3\.[0-9.]+"\}$'
 check "version does not create the file" ! -e "$db"
 
 # ------------------------------------------------------------------- slot
