@@ -81,9 +81,14 @@ int emq_journal_set(emq_store *st, int64_t jid, int64_t next)
     return by_jid(st, S_J_SET, jid, next);
 }
 
+/* The row goes and its jid becomes the high-water mark (emq_meta
+ * `journal_hw`) that emq_journal_add mints above: SQLite alone would hand
+ * the largest rowid out again once its row is deleted, and a live add still
+ * holding that jid would then step the next add's row (issue 27 item 1). */
 int emq_journal_end(emq_store *st, int64_t jid)
 {
-    return by_jid(st, S_J_DEL, jid, 0);
+    int rc = by_jid(st, S_J_DEL, jid, 0);
+    return rc != EMQ_OK ? rc : by_jid(st, S_J_HW, jid, 0);
 }
 
 int emq_journal_scan(emq_store *st, emq_journal_cb cb, void *ctx)

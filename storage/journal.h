@@ -27,14 +27,18 @@
     "CREATE TABLE IF NOT EXISTS emq_journal(jid INTEGER PRIMARY KEY,"      \
     " kind TEXT NOT NULL, next INTEGER NOT NULL, body BLOB NOT NULL)"
 
-/** Add a row (kind, next, body) and store its jid in *jid. */
+/** Add a row (kind, next, body) and store its jid in *jid. A jid is never
+ *  handed out twice in a file's life: it is above every row there and every
+ *  jid emq_journal_end ever ended (emq_meta `journal_hw`), so a procedure
+ *  still holding an ended jid can never reach another's row. */
 int emq_journal_add(emq_store *st, const char *kind, const void *body,
                     size_t n, int64_t next, int64_t *jid);
 /** The `next` of row jid into *next; EMQ_NOTFOUND when the row is gone. */
 int emq_journal_next(emq_store *st, int64_t jid, int64_t *next);
 /** Set the `next` of row jid (a gone row is left gone). */
 int emq_journal_set(emq_store *st, int64_t jid, int64_t next);
-/** Delete row jid (the procedure is finished). */
+/** Delete row jid (the procedure is finished) and raise the high-water
+ *  mark to it. */
 int emq_journal_end(emq_store *st, int64_t jid);
 
 /** One row, valid during the callback only; nonzero stops the scan and is

@@ -157,11 +157,17 @@ static const char *const sql[S_COUNT] = {
     [S_J_CREATE] = JOURNAL_DDL,
     [S_J_EXISTS] = "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
                    " AND name = 'emq_journal'",
-    [S_J_INSERT] = "INSERT INTO emq_journal(kind, next, body)"
-                   " VALUES(?1, ?2, ?3) RETURNING jid",
+    /* A jid is never handed out twice (journal.h): one above both the
+     * rows there and the highest jid ever ended. */
+    [S_J_INSERT] = "INSERT INTO emq_journal(jid, kind, next, body)"
+                   " VALUES(1 + max(coalesce((SELECT max(jid)"
+                   " FROM emq_journal), 0), coalesce((SELECT v FROM emq_meta"
+                   " WHERE k = 'journal_hw'), 0)), ?1, ?2, ?3) RETURNING jid",
     [S_J_NEXT] = "SELECT next FROM emq_journal WHERE jid = ?1",
     [S_J_SET] = "UPDATE emq_journal SET next = ?2 WHERE jid = ?1",
     [S_J_DEL] = "DELETE FROM emq_journal WHERE jid = ?1",
+    [S_J_HW] = "INSERT INTO emq_meta(k, v) VALUES('journal_hw', ?1)"
+               " ON CONFLICT(k) DO UPDATE SET v = max(v, excluded.v)",
     [S_J_SCAN] = "SELECT jid, kind, next, body FROM emq_journal ORDER BY jid",
     /* An add that leaves a conflicting row alone (zset.c): at score 0 it
      * finds the member at 0 by the key; in a big set, at any other score,

@@ -32,7 +32,8 @@ enum {
     S_EV_INSERT, S_EV_LAST, S_EV_READ, S_EV_HEAD, S_EV_DROP_TO,
     S_EV_EXISTS,
     /* the procedure journal (journal.c) */
-    S_J_CREATE, S_J_EXISTS, S_J_INSERT, S_J_NEXT, S_J_SET, S_J_DEL, S_J_SCAN,
+    S_J_CREATE, S_J_EXISTS, S_J_INSERT, S_J_NEXT, S_J_SET, S_J_DEL, S_J_HW,
+    S_J_SCAN,
     S_Z_INSERT_NX, S_Z_SCORE_NZ, S_Z_ANY_IX,
     /* a batch of score-0 members (zset.c, emq_zset_add0_many) */
     S_Z_INSERT0_RUN,

@@ -692,6 +692,87 @@ START_TEST(a_recovery_racing_a_live_add_takes_each_step_once)
 }
 END_TEST
 
+/* The tree's shape again over other ids (a second, unrelated add). */
+static emq_flow_node a2_kids[2] = {
+    {"JOB00000000013", "a1", 2, QX, EMQ_FLOW_FP, NULL, 0},
+    {"JOB00000000014", "a2", 2, NULL, EMQ_FLOW_FP, NULL, 0},
+};
+static emq_flow_node b2_kids[2] = {
+    {"JOB00000000016", "b1", 2, NULL, EMQ_FLOW_FP, NULL, 0},
+    {"JOB00000000017", "b2", 2, Q, EMQ_FLOW_FP, NULL, 0},
+};
+static emq_flow_node r2_kids[3] = {
+    {"JOB00000000012", "A", 1, NULL, EMQ_FLOW_FP, a2_kids, 2},
+    {"JOB00000000015", "B", 1, QX, EMQ_FLOW_ID, b2_kids, 2},
+    {"JOB00000000018", "C", 1, QY, EMQ_FLOW_FP, NULL, 0},
+};
+static const emq_flow_node tree2 = {"JOB00000000011", "R", 1, NULL,
+                                    EMQ_FLOW_FP, r2_kids, 3};
+
+/* While a live add sits after its step 3, another handle recovers it (its
+ * journal row is deleted) and then starts a second add that is cut after
+ * its own step 3. The live add must not mistake the second add's row for
+ * its own (issue 27 item 1: SQLite handed the deleted row's jid out again,
+ * the live add then took the second add's steps 3..7 and deleted its row,
+ * so the second tree's nodes never landed and recover found nothing). */
+typedef struct reuse {
+    emq_db *other;
+    int fired, rc_recover, rc_add;
+    int64_t finished;
+} reuse;
+
+static void reuse_hook(void *ctx, const char *proc, int64_t step)
+{
+    reuse *r = ctx;
+    if (r->fired || strcmp(proc, "flow_add") != 0 || step != 3) return;
+    r->fired = 1;
+    r->rc_recover = emq_flow_recover(r->other, &r->finished);
+    /* The second add stops before its step 3 (index 3: A2's row is in
+     * the way), leaving its row journaled with next = 3. */
+    tk_set(r->other, "emq:{" Q "}:job:JOB00000000014", "in the way");
+    r->rc_add = emq_flow_add(r->other, Q, &tree2);
+    tk_del(r->other, "emq:{" Q "}:job:JOB00000000014");
+}
+
+START_TEST(a_journal_id_is_never_reused_under_a_live_add)
+{
+    char dir[256], path[300], *want, *got;
+    emq_db *a, *b, *ref;
+    tclock c2;
+    reuse r = {NULL, 0, -1, -1, 0};
+    int64_t n = -1;
+    ref = topen(&c2);
+    ck_assert_int_eq(emq_flow_add(ref, Q, &tree), EMQ_OK);
+    ck_assert_int_eq(emq_flow_add(ref, Q, &tree2), EMQ_OK);
+    want = tk_dump(ref);
+    emq_close(ref);
+    tdir_make(dir, sizeof dir, "flows", path, sizeof path);
+    a = open_file(path, 0);
+    b = open_file(path, 0);
+    r.other = b;
+    emq_proc_set_hook(reuse_hook, &r);
+    ck_assert_int_eq(emq_flow_add(a, Q, &tree), EMQ_OK);
+    emq_proc_set_hook(NULL, NULL);
+    ck_assert_int_eq(r.fired, 1);
+    ck_assert_int_eq(r.rc_recover, EMQ_OK);
+    ck_assert_int_eq(r.finished, 1);
+    ck_assert_int_eq(r.rc_add, EMQ_EWRONGTYPE);
+    /* The second add's row is still there, and recover finishes it. */
+    ck_assert_int_eq(emq_flow_recover(a, &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    got = tk_dump(a);
+    ck_assert_str_eq(got, want);
+    ck_assert_int_eq(deps(a, Q, "JOB00000000011"), 3);
+    ck_assert_int_eq(emq_flow_recover(b, &n), EMQ_OK);
+    ck_assert_int_eq(n, 0);
+    free(got);
+    free(want);
+    emq_close(a);
+    emq_close(b);
+    tdir_remove(dir);
+}
+END_TEST
+
 /* An injected I/O fault (EIO at every write and sync point) anywhere in a
  * multi-step add: a typed failure, then recovery (or, when nothing was
  * journaled, the add again) reaches the uninterrupted state. */
@@ -873,6 +954,7 @@ Suite *suite_flow(void)
     tcase_add_test(t, flow_tree_shows_every_node_with_its_state);
     tcase_add_test(t, an_empty_optional_queue_is_absent);
     tcase_add_test(t, hostile_arguments_are_refused_or_run);
+    tcase_add_test(t, a_journal_id_is_never_reused_under_a_live_add);
     tcase_add_loop_test(t, an_add_cut_before_any_step_is_finished_by_recover,
                         1, 8);
     tcase_add_test(t, a_recovery_racing_a_live_add_takes_each_step_once);
