@@ -2059,6 +2059,28 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
  *  promptly. Safe from any thread and from a signal handler. */
 void emq_claim_wait_interrupt(emq_db *db);
 
+/**
+ * Deterministic waiting, the other half of the test clock (emq_clock_fn):
+ * a waiting claim under a test clock never has to sleep. `fn` is called
+ * before each blocking wait of emq_claim_wait on this handle with the wait
+ * it is about to make, in the handle's clock's milliseconds: up to the
+ * timeout, the earliest scheduled run-at or the earliest lease deadline,
+ * whichever is first (-1: none of them, no bound). Typically it advances
+ * the test clock by `wait_ms` and returns 1; it may also write through
+ * another handle. It returns
+ *   1    skip the wait and look again (at the clock's new time),
+ *   0    make the real wait (a write made inside the hook, or by anyone
+ *        after the look, ends it at once; it is bounded by `wait_ms` of
+ *        real time, or not at all when -1),
+ *   < 0  give up: emq_claim_wait returns EMQ_EMPTY.
+ * While a hook is installed the timeout runs on the handle's clock only
+ * (real time no longer bounds it: the hook is the time). Without one, the
+ * timeout also runs on real time, so a pinned clock still returns once the
+ * real time spent reaches `timeout_ms`. NULL removes the hook.
+ */
+typedef int (*emq_wait_fn)(void *ctx, emq_db *db, int64_t wait_ms);
+void emq_set_wait_hook(emq_db *db, emq_wait_fn fn, void *ctx);
+
 /* Retry policies: host-side configuration (L4), kept in the file beside the
  * keyspace (table `hostconf`), never exported: an export to Valkey carries
  * the same keys with or without them (doc/SCHEDULING.md). */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "suites.h"
 #include "tengine.h"
@@ -519,7 +520,7 @@ START_TEST(claim_wait_claims_at_once_or_times_out_on_the_clock)
     ck_assert_str_eq(j.id, A);
     emq_job_clear(&j);
     /* Nothing to claim, timeout 0: no wait at all. */
-    emq_sched_set_wait_hook(db, wait_hook, &h);
+    emq_set_wait_hook(db, wait_hook, &h);
     ck_assert_int_eq(emq_claim_wait(db, Q, 1000, 0, &j), EMQ_EMPTY);
     ck_assert_int_eq(h.calls, 0);
     /* The test clock fires the timeout: one wait of exactly 5000. Only A's
@@ -539,7 +540,7 @@ START_TEST(claim_wait_wakes_for_a_run_at_and_a_lapsed_lease)
 {
     hook h = {&clk, 0, {0}, 0, NULL, 1};
     emq_job j;
-    emq_sched_set_wait_hook(db, wait_hook, &h);
+    emq_set_wait_hook(db, wait_hook, &h);
     ck_assert_int_eq(emq_enqueue_at(db, Q, A, "due", 3, T0 + 7000),
                      EMQ_SCHEDULED);
     /* One wait, to the run-at exactly, then promote and claim. */
@@ -564,7 +565,7 @@ START_TEST(claim_wait_honours_pause_and_interrupt)
 {
     hook h = {&clk, 0, {0}, 1000, NULL, 1};
     emq_job j;
-    emq_sched_set_wait_hook(db, wait_hook, &h);
+    emq_set_wait_hook(db, wait_hook, &h);
     ck_assert_int_eq(emq_enqueue(db, Q, A, "p", 1), EMQ_ENQUEUED);
     ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
     ck_assert_int_eq(emq_claim_wait(db, Q, 300, 2500, &j), EMQ_EMPTY);
@@ -629,7 +630,9 @@ START_TEST(commits_that_can_wake_a_claim_signal_and_others_do_not)
     STILL("a claim", ck_assert_int_eq(emq_claim(d, Q, 10, &j), EMQ_OK));
     emq_job_clear(&j);
     STILL("a complete", ck_assert_int_eq(emq_complete(d, Q, A, 1), EMQ_OK));
-    STILL("a schedule", ck_assert_int_eq(emq_enqueue_in(d, Q, B, "b", 1, 5),
+    /* A schedule signals too: a waiter's sleep is bounded by the earliest
+     * run-at it saw, and this one may come first (issue 27 item 5). */
+    MOVES("a schedule", ck_assert_int_eq(emq_enqueue_in(d, Q, B, "b", 1, 5),
                                          EMQ_SCHEDULED));
     STILL("a promote of nothing due",
           ck_assert_int_eq(emq_promote(d, Q, 10, NULL), EMQ_OK));
@@ -667,13 +670,137 @@ START_TEST(a_job_enqueued_between_the_look_and_the_wait_is_claimed)
     emq_db *d = fopen_db(&clk), *w = fopen_db(&clk);
     hook h = {&clk, 0, {0}, 0, w, 0};
     emq_job j;
-    emq_sched_set_wait_hook(d, wait_hook, &h);
+    emq_set_wait_hook(d, wait_hook, &h);
     ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 600000, &j), EMQ_OK);
     ck_assert_str_eq(j.id, C);
     ck_assert_int_eq(h.calls, 1);
     emq_job_clear(&j);
     emq_close(d);
     emq_close(w);
+}
+END_TEST
+
+/* Issue 27 item 5: a claim waiting with a long timeout; another handle
+ * (any process: the wake file is shared) schedules a job 50 ms ahead.
+ * The real wait must end at the schedule and the next wait be exactly the
+ * 50 ms to its run-at; then the job is claimed. Before, the schedule did
+ * not signal: the waiter slept its whole timeout (10 minutes; a watchdog
+ * interrupts it after 2 s of real time, which fails the test). Through
+ * the public test hook. */
+typedef struct sched_hook {
+    emq_db *writer;
+    int calls;
+    int64_t waits[4];
+} sched_hook;
+
+static int schedule_then_wait(void *ctx, emq_db *d, int64_t wait_ms)
+{
+    sched_hook *h = ctx;
+    (void)d;
+    if (h->calls < 4) h->waits[h->calls] = wait_ms;
+    if (h->calls++ == 0) {
+        ck_assert_int_eq(emq_enqueue_in(h->writer, Q, C, "later", 5, 50),
+                         EMQ_SCHEDULED);
+        return 0; /* the real wait: the schedule must end it at once */
+    }
+    if (h->calls > 3) return -1;
+    clk.now += wait_ms;
+    return 1;
+}
+
+typedef struct watchdog {
+    emq_db *d;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, fired;
+} watchdog;
+
+static void *watchdog_main(void *arg)
+{
+    watchdog *g = arg;
+    struct timespec ts;
+    int rc = 0;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 2;
+    pthread_mutex_lock(&g->mu);
+    while (!g->done && rc == 0)
+        rc = pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    if (!g->done) {
+        g->fired = 1;
+        emq_claim_wait_interrupt(g->d);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+START_TEST(a_job_scheduled_by_another_handle_ends_the_wait_at_its_run_at)
+{
+    emq_db *d = fopen_db(&clk), *w = fopen_db(&clk);
+    sched_hook h = {w, 0, {0}};
+    watchdog g;
+    pthread_t th;
+    emq_job j;
+    int rc;
+    memset(&g, 0, sizeof g);
+    g.d = d;
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
+    ck_assert_int_eq(pthread_create(&th, NULL, watchdog_main, &g), 0);
+    emq_set_wait_hook(d, schedule_then_wait, &h);
+    rc = emq_claim_wait(d, Q, 1000, 600000, &j);
+    pthread_mutex_lock(&g.mu);
+    g.done = 1;
+    pthread_cond_signal(&g.cv);
+    pthread_mutex_unlock(&g.mu);
+    pthread_join(th, NULL);
+    ck_assert_msg(!g.fired, "the schedule did not end the wait");
+    ck_assert_int_eq(rc, EMQ_OK);
+    ck_assert_str_eq(j.id, C);
+    emq_job_clear(&j);
+    ck_assert_int_eq(h.calls, 2);
+    ck_assert_int_eq(h.waits[0], 600000);
+    ck_assert_int_eq(h.waits[1], 50);
+    ck_assert_int_eq(clk.now, T0 + 50);
+    pthread_mutex_destroy(&g.mu);
+    pthread_cond_destroy(&g.cv);
+    emq_close(d);
+    emq_close(w);
+}
+END_TEST
+
+/* Issue 27 item 10: on a pinned clock the timeout runs on real time; a
+ * real time that overshoots it (a loaded machine, valgrind) must end the
+ * claim, not leave the time left negative and wait again for ever. The
+ * stand-in real time jumps 7 ms per read against a 5 ms timeout; a claim
+ * still waiting after 20 reads is interrupted, and that is a failure. */
+typedef struct jumpy {
+    emq_db *d;
+    int64_t t;
+    int reads;
+} jumpy;
+
+static int64_t jumpy_ms(void *ctx)
+{
+    jumpy *m = ctx;
+    if (++m->reads == 20) emq_claim_wait_interrupt(m->d);
+    return m->t += 7;
+}
+
+START_TEST(a_pinned_clock_claim_returns_when_real_time_overshoots)
+{
+    emq_db *d = fopen_db(&clk);
+    jumpy m = {d, 1000, 0};
+    emq_job j;
+    emq_sched_set_mono(d, jumpy_ms, &m);
+    ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 5, &j), EMQ_EMPTY);
+    ck_assert_int_le(m.reads, 3);
+    ck_assert_int_eq(clk.now, T0); /* pinned */
+    /* A scheduled job far ahead does not keep it either. */
+    ck_assert_int_eq(emq_enqueue_in(d, Q, A, "a", 1, 60000), EMQ_SCHEDULED);
+    m.reads = 0;
+    ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 5, &j), EMQ_EMPTY);
+    ck_assert_int_le(m.reads, 3);
+    emq_close(d);
 }
 END_TEST
 
@@ -711,7 +838,7 @@ START_TEST(a_waiting_claim_in_another_process_is_woken)
         int rc;
         close(c2p[0]);
         if (emq_open(path, NULL, &cd) != EMQ_OK) _exit(3);
-        emq_sched_set_wait_hook(cd, tell_parent, &t);
+        emq_set_wait_hook(cd, tell_parent, &t);
         rc = emq_claim_wait(cd, Q, 30000, 120000, &j);
         if (rc == EMQ_OK && write(c2p[1], j.id, EMQ_ID_LEN) != EMQ_ID_LEN)
             rc = -1;
@@ -772,7 +899,7 @@ START_TEST(an_interrupt_ends_a_real_wait)
     pthread_cond_init(&w.cv, NULL);
     w.d = fopen_db(NULL);
     w.rc = 99;
-    emq_sched_set_wait_hook(w.d, note_waiting, &w);
+    emq_set_wait_hook(w.d, note_waiting, &w);
     ck_assert_int_eq(pthread_create(&th, NULL, waiter_main, &w), 0);
     pthread_mutex_lock(&w.mu);
     while (!w.waiting) pthread_cond_wait(&w.cv, &w.mu);
@@ -1275,6 +1402,9 @@ Suite *suite_sched(void)
     tcase_add_test(t, commits_that_can_wake_a_claim_signal_and_others_do_not);
     tcase_add_test(t, a_job_enqueued_between_the_look_and_the_wait_is_claimed);
     tcase_add_test(t, a_waiting_claim_in_another_process_is_woken);
+    tcase_add_test(t,
+        a_job_scheduled_by_another_handle_ends_the_wait_at_its_run_at);
+    tcase_add_test(t, a_pinned_clock_claim_returns_when_real_time_overshoots);
     tcase_add_test(t, an_interrupt_ends_a_real_wait);
     tcase_add_test(t, a_pinned_clock_times_out_on_real_time_even_past_it);
     tcase_add_test(t, the_wake_file_is_made_like_the_database_and_checked);

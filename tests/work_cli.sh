@@ -87,6 +87,14 @@ at $T work mail --timeout 0 -- true
 rc_is "nothing to do: exit 2" 2
 at $T --json work mail --timeout 0 -- true
 out_is "work --json" '{"queue":"mail","claimed":0,"completed":0,"retried":0,"dead":0,"abandoned":0,"stale":0,"errors":0}'
+# A real timeout on a pinned clock ends (issue 27 item 10: the real time
+# left went negative when a wait overshot, and work hung). `timeout` only
+# bounds a failure; the unit test sched/wake pins the cause.
+for i in 1 2 3; do
+    run timeout 30 env EMQLITE_NOW_MS=$T "$EMQLITE" --db "$db" work mail \
+        --timeout 100ms -- true
+    rc_is "work --timeout 100ms on a pinned clock ends ($i)" 2
+done
 at $T work mail
 rc_is "work needs a command" 1
 

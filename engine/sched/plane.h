@@ -31,15 +31,9 @@ extern const emq_watch_rule emq_wake_rules[];
  *  did). Returns EMQ_OK or a failure. */
 typedef int (*emq_mint_hook)(void *ctx, char out[EMQ_ID_SIZE]);
 
-/**
- * Called before each blocking wait of emq_claim_wait with the wait it is
- * about to make, in the handle's clock's milliseconds (-1: no bound). A
- * test advances its clock, or writes through another handle. Return 0 to
- * make the wait (on the sequence read before the look: a write made here
- * ends it at once), 1 to skip it and look again, < 0 to give up
- * (EMQ_EMPTY).
- */
-typedef int (*emq_wait_hook)(void *ctx, struct emq_db *db, int64_t wait_ms);
+/** The waiting claim's test hook: the public emq_wait_fn (emqlite.h,
+ *  emq_set_wait_hook says what it may do). */
+typedef emq_wait_fn emq_wait_hook;
 
 typedef struct emq_sched {
     emq_clock_fn host_clock;   /* HOST-NOW; NULL: the handle's clock     */
@@ -52,6 +46,9 @@ typedef struct emq_sched {
     void *mint_ctx;
     emq_wait_hook wait;        /* NULL: the real wait (storage/notify)  */
     void *wait_ctx;
+    emq_clock_fn mono;         /* real time of the wait's timeout (ms);
+                                  NULL: CLOCK_MONOTONIC                 */
+    void *mono_ctx;
     atomic_uint interrupt;     /* emq_claim_wait_interrupt() pending   */
     atomic_uint wait_bucket;   /* the bucket a claim waits on, +1 (0:
                                   not waiting)                          */
@@ -73,5 +70,8 @@ uint64_t emq_sched_random_cb(void *db);
 /** Install the test hooks (NULL restores the default). */
 void emq_sched_set_mint_hook(struct emq_db *db, emq_mint_hook fn, void *ctx);
 void emq_sched_set_wait_hook(struct emq_db *db, emq_wait_hook fn, void *ctx);
+/** Stand in for the real time that bounds a waiting claim's timeout on a
+ *  clock that does not move (tests: a real time that overshoots). */
+void emq_sched_set_mono(struct emq_db *db, emq_clock_fn fn, void *ctx);
 
 #endif /* EMQ_PLANE_H */

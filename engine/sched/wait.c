@@ -14,13 +14,19 @@
  * that signalled before the sequence was read is visible to the look; one
  * that signals after it moves the sequence, and the sleep returns at once.
  *
+ * it committed (the store's watch rules, emq_wake_rules below), and so does
+ * every commit that schedules a job (B.schedule), because the sleep's
+ * bound is the earliest run-at the look saw and a new one may come first.
+ *
  * Time: what is due is judged on the handle's clock, inside the look's
  * transaction; the sleep is bounded by the earliest of the timeout, the
  * earliest scheduled run-at and the earliest lease deadline (so a
  * scheduled job is promoted and a lapsed lease reaped when it falls due,
  * without polling). The timeout runs on the handle's clock and on real
- * time, whichever ends first, so a pinned clock still times out. Tests
- * hook the sleep (plane.h) to advance their clock instead.
+ * time, whichever ends first, so a pinned clock still times out: once the
+ * real time spent reaches the timeout the claim returns, however far it
+ * overshot. Tests install emq_set_wait_hook (emqlite.h) to advance their
+ * clock instead of sleeping; then only the handle's clock times out.
  */
 #include <math.h>
 #include <string.h>
@@ -34,6 +40,10 @@ const emq_watch_rule emq_wake_rules[] = {
                                      reprocess, stalled, released parents */
     {EMQ_WATCH_PUSH, ":wake"},    /* B.wake: WAKE, i.e. every OFFER, T3.8 */
     {EMQ_WATCH_HDEL, ":meta"},    /* B.meta: resume (T2.1)                 */
+    {EMQ_WATCH_ZADD, ":schedule"}, /* B.schedule: enqueue_in / enqueue_at,
+                                     a retry with a delay: a waiter's sleep
+                                     may have to end sooner (its next run-at
+                                     is recomputed by the look)          */
     {0, NULL},
 };
 
@@ -166,6 +176,24 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The real time (plane.h: a test may stand in for it). */
+static int64_t real_ms(emq_db *db)
+{
+    return db->sched.mono ? db->sched.mono(db->sched.mono_ctx) : mono_ms();
+}
+
+void emq_set_wait_hook(emq_db *db, emq_wait_fn fn, void *ctx)
+{
+    if (db == NULL) return;
+    emq_sched_set_wait_hook(db, fn, ctx);
+}
+
+void emq_sched_set_mono(emq_db *db, emq_clock_fn fn, void *ctx)
+{
+    db->sched.mono = fn;
+    db->sched.mono_ctx = fn ? ctx : NULL;
+}
+
 int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
                    int64_t timeout_ms, emq_job *job)
 {
@@ -173,7 +201,7 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
     uint32_t b, seen;
     int64_t start, deadline, real0, now, w, left;
     double until = INFINITY;
-    int again, rc, real;
+    int again, rc, real_bound;
 
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
@@ -190,7 +218,10 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
     start = db->clock(db->clock_ctx);
     deadline = timeout_ms < 0 || start > INT64_MAX - timeout_ms
                    ? INT64_MAX : start + timeout_ms;
-    real0 = mono_ms();
+    real0 = real_ms(db);
+    /* Real time bounds the timeout too (a pinned clock), unless a test
+     * hook drives time. */
+    real_bound = timeout_ms >= 0 && db->sched.wait == NULL;
     atomic_store(&db->sched.wait_notify, nf);
     for (;;) {
         seen = emq_notify_seq(nf, b);
@@ -201,12 +232,11 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
          * interrupt either is seen here or signals the bucket. */
         atomic_store(&db->sched.wait_bucket, b + 1);
         now = db->clock(db->clock_ctx);
-        /* Real time bounds the timeout too (a pinned clock), unless a test
-         * hook drives time; past it (left < 0) the wait is over as well. */
-        real = timeout_ms >= 0 && !db->sched.wait;
-        left = real ? timeout_ms - (mono_ms() - real0) : -1;
+        /* The real time left; at or below 0 (a wait that overshot, a
+         * loaded machine, valgrind) the timeout has passed. */
+        left = real_bound ? timeout_ms - (real_ms(db) - real0) : -1;
         if (atomic_exchange(&db->sched.interrupt, 0) || timeout_ms == 0 ||
-            now >= deadline || (real && left <= 0))
+            now >= deadline || (real_bound && left <= 0))
             break;
         /* The sleep: to the deadline, the next run-at or lease deadline,
          * or the real time left, whichever is first. */
@@ -218,7 +248,7 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
             if ((double)dw < d) dw++; /* scores are integers: exact */
             if (w < 0 || dw < w) w = dw;
         }
-        if (real && (w < 0 || left < w)) w = left;
+        if (real_bound && (w < 0 || left < w)) w = left;
         if (db->sched.wait) {
             int h = db->sched.wait(db->sched.wait_ctx, db, w);
             if (h < 0) break;
