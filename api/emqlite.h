@@ -1176,7 +1176,10 @@ void emq_stream_entries_free(emq_stream_entry *e, size_t n);
 
 /**
  * T5.2 append: mint an EVT id from the handle's clock (HOST-NOW) and append
- * the record [id, <id>, fields...] under entry_id(id). `id_out` (may be
+ * the record [id, <id>, fields...] under entry_id(id). The id is minted
+ * inside the append's write transaction, so appends from any number of
+ * handles and processes land in order (one whose fresh id would sort below
+ * a top at most 1 s ahead is minted again above it). `id_out` (may be
  * NULL) receives the id. Returns EMQ_OK, EMQ_ENONMONO (a record at or
  * above it exists; nothing written), EMQ_EWRONGTYPE, or a host gate.
  */
@@ -1194,8 +1197,9 @@ int emq_stream_append_id(emq_db *db, const char *q, const char *name,
                          const size_t *fvlen, size_t nfv);
 
 /**
- * T5.2 / D-15 append_batch: mint one id per record (in order) and append
- * each as append_id does, one transition each (not atomic as a set).
+ * T5.2 / D-15 append_batch: append each record in order as
+ * emq_stream_append does (its id minted inside its own transition), one
+ * transition each (not atomic as a set).
  * Record i has nfv[i] byte strings, taken in turn from fv/fvlen. `ids`
  * (room for nrec) receives every minted id, even for records the engine
  * refused; `outcomes` (may be NULL, room for nrec) each append's result.

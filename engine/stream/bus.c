@@ -21,6 +21,7 @@
 #include "xcmd.h"
 #include "brandedid.h"
 #include "bus.h"
+#include "stream.h"
 
 /* ---------------------------------------------------------- ids (T5.1) */
 
@@ -231,11 +232,80 @@ int emq_v_append_id(emq_vctx *c)
 }
 
 /*
+ * The mint of an append, inside its write transaction (issue 27 item 4).
+ * An id minted before the transaction could lose the race for the write
+ * lock to another process's later id and land below the stream's top
+ * (EMQ_ENONMONO). Minted under the lock instead, an id is above every
+ * entry another handle committed before it, except when the top is of the
+ * same millisecond from a node numbered above this one (the entry id
+ * orders node before sequence), or a burst's borrowed millisecond. Then,
+ * and only then — after the store refused the add, so the common path
+ * reads nothing more — when the top is at most APPEND_NEAR_MS above the
+ * id, the node's cell is raised to the millisecond after the top and the
+ * id minted again: the record carries a time that much ahead, as a burst
+ * past 4096 ids in a millisecond borrows the next one.
+ */
+typedef struct mint_add {
+    char *id;                /* out: the minted id (EMQ_ID_SIZE)         */
+} mint_add;
+
+/* How far above the minted id's millisecond a top may be and still be
+ * taken for another handle's id of about the same time (a lower node in
+ * the same millisecond, a burst that borrowed the next ones): further up
+ * it is a record from elsewhere (a far-future id), and the append is
+ * refused as before (D-15) rather than dragging this node's ids there. */
+#define APPEND_NEAR_MS 1000
+
+static int append_mint_tx(emq_vctx *c)
+{
+    char *id = ((mint_add *)c->out)->id, key[EMQ_KEY_MAX], ns[4];
+    emq_xmeta m;
+    uint64_t snow;
+    int64_t ms;
+    int rc, tries;
+    for (tries = 0;; tries++) {
+        if ((rc = emq_mint(c->db, "EVT", id)) < 0) return rc;
+        rc = add_record(c, id, EMQ_ID_LEN, 3);
+        if (rc != EMQ_ENONMONO || tries == 1) return rc;
+        if (emq_id_check(id, EMQ_ID_LEN, ns, &snow) != EMQ_ID_OK ||
+            emq_xs_meta(c->st, key, skey(c, EMQ_KT_STREAM, key), &m) !=
+                EMQ_OK)
+            return rc;
+        ms = emq_snow_unix_ms(snow);
+        if (m.last.ms > (uint64_t)ms + APPEND_NEAR_MS) return rc;
+        emq_snow_seed((unsigned)c->db->node_id,
+                      emq_snow_cell(emq_snow_min_for((int64_t)m.last.ms +
+                                                     1)));
+        emq_db_clear(c->db);
+    }
+}
+
+/* Append the record of verb arguments `a` (q, name, -, fields...) with an
+ * id minted inside its own transaction (into `id`), the reply into `r`;
+ * `parent` is the calling verb's context. */
+static int append_minted(const emq_vctx *parent, emq_reply *r,
+                         const emq_varg *a, size_t argc,
+                         char id[EMQ_ID_SIZE])
+{
+    mint_add ma = {id};
+    emq_vctx c = *parent;
+    c.a = a;
+    c.argc = argc;
+    c.r = r;
+    c.out = &ma;
+    id[0] = 0;
+    return in_tx(&c, 1, append_mint_tx);
+}
+
+/*
  * T5.2 append(q, name, [id], fields...) — mint an EVT id from HOST-NOW
- * (the handle's clock and node id) and run append_id with it; `id`, when
- * given (and not empty), is the id the host already minted for this record
- * (the golden traces record it). Keys, replies: as append_id; c->out (a
- * char[EMQ_ID_SIZE], may be NULL) receives the id. Clock: HOST-NOW (mint).
+ * (the handle's clock and node id) and append the record under it as
+ * append_id does, the mint inside the append's write transaction (above:
+ * appends from any number of processes land in order); `id`, when given
+ * (and not empty), is the id the host already minted for this record (the
+ * golden traces record it) and runs append_id. Keys, replies: as
+ * append_id; c->out (a char[EMQ_ID_SIZE], may be NULL) receives the id.
+ * Clock: HOST-NOW (mint).
  */
 int emq_v_append(emq_vctx *c)
 {
@@ -243,18 +313,16 @@ int emq_v_append(emq_vctx *c)
     emq_varg *v;
     int rc;
     if (!c->a[2].present || c->a[2].n == 0) {
-        if ((rc = emq_mint(c->db, "EVT", id)) < 0)
-            return rc;
-    } else {
-        snprintf(id, sizeof id, "%.*s", (int)(c->a[2].n < EMQ_ID_LEN
-                                              ? c->a[2].n : EMQ_ID_LEN),
-                 c->a[2].s);
+        rc = append_minted(c, c->r, c->a, c->argc, id);
+        if (c->out) memcpy(c->out, id, EMQ_ID_SIZE);
+        return rc;
     }
+    snprintf(id, sizeof id, "%.*s", (int)(c->a[2].n < EMQ_ID_LEN
+                                          ? c->a[2].n : EMQ_ID_LEN),
+             c->a[2].s);
     if (!(v = emq_mem_malloc(c->argc * sizeof *v)))
         return emq_db_fail(c->db, EMQ_ENOMEM, NULL);
     memcpy(v, c->a, c->argc * sizeof *v);
-    if (!c->a[2].present || c->a[2].n == 0)
-        v[2] = emq_varg_bytes(id, EMQ_ID_LEN);
     rc = emq_verb_exec(c->db, EMQ_V_APPEND_ID, v, c->argc, c->r, NULL);
     emq_mem_free(v);
     if (c->out)
@@ -265,9 +333,9 @@ int emq_v_append(emq_vctx *c)
 /*
  * T5.2 / D-15 append_batch(q, name, records...) — each record is a field
  * list (its length, then its names and values, as the registry passes a
- * nested list: tests/vjson.h): mint one id per record, in order, then
- * append each as append_id does, one transition each (not atomic as a
- * set). Reply: every minted id, in order, whatever each append answered;
+ * nested list: tests/vjson.h): append each in order as append does, one
+ * transition each with its id minted inside it (not atomic as a set).
+ * Reply: every minted id, in order, whatever each append answered;
  * c->out (int[], one per record) receives each append's result code.
  * A crash may cut the batch between two appends: the appended records
  * stay, the rest were never written (the receipts were not returned).
@@ -289,9 +357,6 @@ int emq_v_append_batch(emq_vctx *c)
     }
     if (!(ids = emq_mem_malloc((nrec ? nrec : 1) * sizeof *ids)))
         return emq_db_fail(c->db, EMQ_ENOMEM, NULL);
-    for (i = 0; i < nrec; i++)
-        if ((rc = emq_mint(c->db, "EVT", ids[i])) < 0)
-            goto done;
     if ((rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, nrec)) < 0)
         goto done;
     for (i = 0, at = 2; i < nrec; i++) {
@@ -304,10 +369,11 @@ int emq_v_append_batch(emq_vctx *c)
         }
         v[0] = c->a[0];
         v[1] = c->a[1];
-        v[2] = emq_varg_bytes(ids[i], EMQ_ID_LEN);
+        v[2] = emq_varg_bytes("", 0);
         memcpy(v + 3, c->a + at + 1, (size_t)n * sizeof *v);
-        int one = emq_verb_exec(c->db, EMQ_V_APPEND_ID, v, 3 + (size_t)n,
-                                NULL, NULL);
+        emq_reply one_r = {0};
+        int one = append_minted(c, &one_r, v, 3 + (size_t)n, ids[i]);
+        emq_reply_clear(&one_r);
         emq_mem_free(v);
         if (outcomes)
             outcomes[i] = one;
