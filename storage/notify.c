@@ -11,8 +11,10 @@
  * is a valid initial state; the magic word is set by compare-and-swap, so
  * concurrent creators agree. Its blocks are reserved (posix_fallocate)
  * before it is mapped, so no store to the map can fault on a full disk.
- * Leases are OFD locks on bytes past the end
- * (LEASE_BASE + bucket), which need no room in the file.
+ * A slot also holds its bucket's lease (a holder token and deadline in one
+ * 64-bit word, and the holder's pid): leases are timed, so a holder that is
+ * stopped loses its role when its deadline passes (before, an OFD lock held
+ * the role for as long as the stopped process lived: issue 27 item 6).
  *
  * Why a futex on a shared mapping: one FUTEX_WAKE reaches every waiter of
  * a bucket in every process (futexes on a MAP_SHARED file are keyed by the
@@ -24,6 +26,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdint.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,7 +45,6 @@
 #define HEADER 64
 #define SLOT 64
 #define FILE_SIZE (HEADER + (size_t)EMQ_NOTIFY_BUCKETS * SLOT)
-#define LEASE_BASE (INT64_C(1) << 30)
 #define RETRY_AFTER 1000 /* commits a store skips after a failed open */
 
 _Static_assert(sizeof ((emq_store *)0)->wdirty * 8 == EMQ_NOTIFY_BUCKETS,
@@ -50,12 +53,23 @@ _Static_assert(sizeof ((emq_store *)0)->wdirty * 8 == EMQ_NOTIFY_BUCKETS,
 typedef struct slot {
     _Atomic uint32_t seq;
     _Atomic uint32_t waiters;
+    _Atomic uint64_t lease;      /* the bucket's role: holder token << 40 |
+                                    deadline (CLOCK_MONOTONIC ms, 40 bits);
+                                    0: free                             */
+    _Atomic uint32_t lease_pid;  /* the holder's process (death check)   */
 } slot;
+
+_Static_assert(sizeof(slot) <= SLOT, "a slot fits its 64 bytes");
+
+#define LEASE_MS_BITS 40
+#define LEASE_MS_MASK ((UINT64_C(1) << LEASE_MS_BITS) - 1)
 
 struct emq_notify {
     unsigned char *map;   /* FILE_SIZE bytes                             */
     int fd;               /* -1 for a private region                     */
     int priv;             /* 1: a private (in-memory store) region       */
+    uint32_t token;       /* this open's lease token (24 bits, nonzero)  */
+    unsigned char held[EMQ_NOTIFY_BUCKETS / 8]; /* leases taken here    */
 };
 
 static slot *slot_of(emq_notify *n, uint32_t b)
@@ -165,7 +179,10 @@ fail:
 
 void emq_notify_close(emq_notify *n)
 {
+    uint32_t b;
     if (n == NULL) return;
+    for (b = 0; n->map && !n->priv && b < EMQ_NOTIFY_BUCKETS; b++)
+        if (n->held[b / 8] & (1u << (b % 8))) emq_notify_unlease(n, b);
     if (n->priv)
         emq_mem_free(n->map);
     else if (n->map)
@@ -225,31 +242,78 @@ int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
     return atomic_load(&s->seq) != seen;
 }
 
-static int lease_lock(emq_notify *n, uint32_t b, short type)
+/* This open's token: 24 bits, nonzero, distinct between the opens of one
+ * process (a counter) and unlikely to meet another process's (the pid and
+ * the time mixed in). */
+static uint32_t new_token(const emq_notify *n)
 {
-    struct flock fl;
-    int rc;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = LEASE_BASE + (off_t)(b % EMQ_NOTIFY_BUCKETS);
-    fl.l_len = 1;
-    do
-        rc = fcntl(n->fd, F_OFD_SETLK, &fl);
-    while (rc != 0 && errno == EINTR);
-    return rc;
+    static _Atomic uint32_t count;
+    struct timespec ts;
+    uint64_t x;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    x = (uint64_t)getpid() * UINT64_C(0x9E3779B97F4A7C15) ^
+        (uint64_t)ts.tv_nsec * UINT64_C(0xC2B2AE3D27D4EB4F) ^
+        (uint64_t)(uintptr_t)n ^ (uint64_t)atomic_fetch_add(&count, 1) << 7;
+    x ^= x >> 29;
+    x *= UINT64_C(0xBF58476D1CE4E5B9);
+    x ^= x >> 32;
+    return (uint32_t)(x & 0xFFFFFF) ? (uint32_t)(x & 0xFFFFFF) : 1;
 }
 
-int emq_notify_lease(emq_notify *n, uint32_t b)
+/* 1 when process `pid` is known to be gone. */
+static int pid_gone(uint32_t pid)
 {
+    return pid != 0 && (pid_t)pid != getpid() && kill((pid_t)pid, 0) != 0 &&
+           errno == ESRCH;
+}
+
+int emq_notify_lease(emq_notify *n, uint32_t b, int64_t lease_ms,
+                     int64_t now_ms)
+{
+    slot *s;
+    uint64_t w, mine;
+    int64_t deadline;
     if (n->priv) return 1; /* a private region has one user */
-    if (lease_lock(n, b, F_WRLCK) == 0) return 1;
-    return errno == EAGAIN || errno == EACCES ? 0 : EMQ_EIO;
+    if (n->token == 0) n->token = new_token(n);
+    s = slot_of(n, b);
+    b %= EMQ_NOTIFY_BUCKETS;
+    deadline = now_ms + (lease_ms > 0 ? lease_ms : 1);
+    mine = (uint64_t)n->token << LEASE_MS_BITS |
+           ((uint64_t)deadline & LEASE_MS_MASK);
+    for (;;) {
+        w = atomic_load(&s->lease);
+        if (w != 0 && (uint32_t)(w >> LEASE_MS_BITS) != n->token) {
+            /* Another's: it stands until its deadline, unless its process
+             * is gone (a holder that died or closed without release). */
+            int64_t until = (int64_t)(w & LEASE_MS_MASK);
+            uint32_t pid = atomic_load(&s->lease_pid);
+            if (until >= now_ms &&
+                !(pid_gone(pid) && atomic_load(&s->lease) == w)) {
+                n->held[b / 8] &= (unsigned char)~(1u << (b % 8));
+                return 0;
+            }
+        }
+        /* Free, lapsed, its holder gone, or already this open's: take or
+         * renew it. A holder that was stopped past its deadline and finds
+         * another's token here has lost it (above). */
+        if (atomic_compare_exchange_weak(&s->lease, &w, mine)) break;
+    }
+    atomic_store(&s->lease_pid, (uint32_t)getpid());
+    n->held[b / 8] |= (unsigned char)(1u << (b % 8));
+    return 1;
 }
 
 void emq_notify_unlease(emq_notify *n, uint32_t b)
 {
-    if (n && !n->priv && n->fd >= 0) lease_lock(n, b, F_UNLCK);
+    slot *s;
+    uint64_t w;
+    if (n == NULL || n->priv || n->map == NULL) return;
+    s = slot_of(n, b);
+    b %= EMQ_NOTIFY_BUCKETS;
+    n->held[b / 8] &= (unsigned char)~(1u << (b % 8));
+    w = atomic_load(&s->lease);
+    if (w != 0 && (uint32_t)(w >> LEASE_MS_BITS) == n->token)
+        atomic_compare_exchange_strong(&s->lease, &w, 0);
 }
 
 /* ------------------------------------------------------ the store's use */

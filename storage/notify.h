@@ -67,13 +67,21 @@ int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
                     int64_t timeout_ms);
 
 /**
- * A role per bucket held by at most one open wake file at a time (an
- * open-file-description lock, released when the holder closes or dies):
- * returns 1 when taken (or already held by `n`), 0 when another holds it,
- * or a negative EMQ code. The worker pool's pump uses it so that one
- * process sweeps a queue.
+ * A role per bucket held by at most one open wake file at a time, for a
+ * time: the worker pool's pump uses it so that one process sweeps a queue.
+ * The bucket's slot holds the holder's token and deadline (`now_ms` +
+ * `lease_ms`, on CLOCK_MONOTONIC, which every process of the machine
+ * shares); the holder renews it by calling again before the deadline.
+ * Returns 1 when this open holds it now (taken: free, lapsed, or its
+ * holder's process is gone; or renewed), 0 when another holds it — which
+ * is also how a holder that was stopped past its deadline (SIGSTOP, a
+ * debugger, a stalled VM) learns it lost the role: it must stop acting on
+ * it. emq_notify_unlease and emq_notify_close release it at once; a
+ * holder that died is replaced at once by the next caller (its pid is
+ * gone), one that is stopped when its lease lapses.
  */
-int emq_notify_lease(emq_notify *n, uint32_t b);
+int emq_notify_lease(emq_notify *n, uint32_t b, int64_t lease_ms,
+                     int64_t now_ms);
 void emq_notify_unlease(emq_notify *n, uint32_t b);
 
 #endif /* EMQ_NOTIFY_H */

@@ -12,6 +12,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1033,12 +1034,86 @@ START_TEST(leases_have_one_holder_and_die_with_it)
     uint32_t k = emq_notify_bucket(Q, strlen(Q));
     ck_assert_int_eq(emq_store_notifier(emq_db_store(a), &na), EMQ_OK);
     ck_assert_int_eq(emq_store_notifier(emq_db_store(b), &nb), EMQ_OK);
-    ck_assert_int_eq(emq_notify_lease(na, k), 1);
-    ck_assert_int_eq(emq_notify_lease(na, k), 1);
-    ck_assert_int_eq(emq_notify_lease(nb, k), 0);
-    ck_assert_int_eq(emq_notify_lease(nb, k + 1), 1);
+    ck_assert_int_eq(emq_notify_lease(na, k, 300, 1000), 1);
+    ck_assert_int_eq(emq_notify_lease(na, k, 300, 1000), 1);
+    ck_assert_int_eq(emq_notify_lease(nb, k, 300, 1000), 0);
+    ck_assert_int_eq(emq_notify_lease(nb, k + 1, 300, 1000), 1);
+    emq_close(a); /* released at once */
+    ck_assert_int_eq(emq_notify_lease(nb, k, 300, 1000), 1);
+    emq_close(b);
+}
+END_TEST
+
+/* Issue 27 item 6: a lease holder that stops renewing (a process stopped
+ * by SIGSTOP, a debugger, a stalled VM) loses the role when its lease
+ * lapses; when it comes back its renewal answers 0 and it must stop. Times
+ * are given (CLOCK_MONOTONIC ms in real use), so nothing sleeps. Before,
+ * the lease was an OFD lock that a stopped process held for ever. */
+START_TEST(a_stopped_lease_holder_loses_the_lease_within_its_time)
+{
+    emq_db *a = fopen_db(&clk), *b = fopen_db(&clk);
+    emq_notify *na, *nb;
+    uint32_t k = emq_notify_bucket(Q, strlen(Q));
+    int c2p[2], st;
+    char ch;
+    pid_t pid;
+    struct timespec ts;
+    int64_t now;
+    ck_assert_int_eq(emq_store_notifier(emq_db_store(a), &na), EMQ_OK);
+    ck_assert_int_eq(emq_store_notifier(emq_db_store(b), &nb), EMQ_OK);
+    ck_assert_int_eq(emq_notify_lease(na, k, 300, 1000), 1);
+    ck_assert_int_eq(emq_notify_lease(nb, k, 300, 1200), 0);
+    ck_assert_int_eq(emq_notify_lease(nb, k, 300, 1300), 0); /* at 1300 */
+    ck_assert_int_eq(emq_notify_lease(nb, k, 300, 1301), 1); /* lapsed */
+    ck_assert_int_eq(emq_notify_lease(na, k, 300, 1400), 0); /* lost */
+    ck_assert_int_eq(emq_notify_lease(nb, k, 300, 1400), 1); /* renewed */
+    ck_assert_int_eq(emq_notify_lease(na, k, 300, 1650), 0);
+    ck_assert_int_eq(emq_notify_lease(na, k, 300, 1701), 1);
+    emq_notify_unlease(na, k);
+    /* Across processes: a child takes the lease and stops itself. It is
+     * still held within its time, and lapses after it. */
+    ck_assert_int_eq(pipe(c2p), 0);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        emq_db *cd;
+        emq_notify *nc;
+        if (emq_open(path, NULL, &cd) != EMQ_OK ||
+            emq_store_notifier(emq_db_store(cd), &nc) != EMQ_OK ||
+            emq_notify_lease(nc, k, 200, now) != 1 ||
+            write(c2p[1], "l", 1) != 1)
+            _exit(3);
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    ck_assert_int_eq(read(c2p[0], &ch, 1), 1);
+    ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+    ck_assert(WIFSTOPPED(st));
+    ck_assert_int_eq(emq_notify_lease(nb, k, 200, now + 100), 0);
+    ck_assert_int_eq(emq_notify_lease(nb, k, 200, now + 201), 1);
+    kill(pid, SIGKILL);
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    /* A holder whose process is gone is replaced at once. */
+    emq_notify_unlease(nb, k);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        emq_db *cd;
+        emq_notify *nc;
+        if (emq_open(path, NULL, &cd) != EMQ_OK ||
+            emq_store_notifier(emq_db_store(cd), &nc) != EMQ_OK ||
+            emq_notify_lease(nc, k, 60000, now) != 1)
+            _exit(3);
+        _exit(0); /* dies holding it, without a close */
+    }
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ck_assert_int_eq(emq_notify_lease(nb, k, 200, now + 1), 1);
+    close(c2p[0]);
+    close(c2p[1]);
     emq_close(a);
-    ck_assert_int_eq(emq_notify_lease(nb, k), 1);
     emq_close(b);
 }
 END_TEST
@@ -1409,6 +1484,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, a_pinned_clock_times_out_on_real_time_even_past_it);
     tcase_add_test(t, the_wake_file_is_made_like_the_database_and_checked);
     tcase_add_test(t, leases_have_one_holder_and_die_with_it);
+    tcase_add_test(t, a_stopped_lease_holder_loses_the_lease_within_its_time);
     suite_add_tcase(s, t);
     t = tcase_create("pool");
     tcase_add_checked_fixture(t, pool_setup, pool_teardown);

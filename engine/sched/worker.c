@@ -9,8 +9,9 @@
  * beat, with a handle of its own: every extend interval it extends the
  * leases of the jobs in hand in one transaction (T1.12, or T5.12's beat
  * with the lock markers), and every pump beat it runs the sweep (T5.9)
- * — only in the one process that holds the queue's pump lease (an OFD lock
- * of the wake file; it moves to another process when its holder exits).
+ * — only in the one process that holds the queue's pump lease (a timed
+ * lease in the wake file, renewed at each beat: it moves to another
+ * process when its holder exits, dies, or is stopped past three beats).
  *
  * A job claimed more times than its policy's max_attempts (its leases
  * lapsed: a handler that crashed its process, a command killed by a
@@ -307,6 +308,9 @@ static void *beat_main(void *arg)
     uint32_t bucket = emq_notify_bucket(p->queue, strlen(p->queue));
     emq_notify *nf = NULL;
     int pumping = 0, busy;
+    /* The pump's lease: three beats, so a live pump renews it twice
+     * before it could lapse, and a stopped one is replaced within it. */
+    int64_t pump_lease = 3 * (p->w.pump_ms > 0 ? p->w.pump_ms : 1000);
     if (p->w.pump_ms >= 0 && emq_store_notifier(p->beat_db->st, &nf) < 0)
         nf = NULL;
     while (atomic_load(&p->live) > 0) {
@@ -328,7 +332,10 @@ static void *beat_main(void *arg)
             next_extend = now + every;
         }
         if (p->w.pump_ms >= 0 && !atomic_load(&p->stop) && now >= next_pump) {
-            if (!pumping && nf) pumping = emq_notify_lease(nf, bucket) == 1;
+            /* Taken or renewed before every sweep: a pump stopped past
+             * its lease finds another holder and stops sweeping. */
+            if (nf) pumping = emq_notify_lease(nf, bucket, pump_lease,
+                                               now) == 1;
             if (pumping || nf == NULL) {
                 int rc = emq_sweep(p->beat_db, p->queue, PUMP_BATCH, NULL);
                 if (rc < 0 && rc != EMQ_EBUSY) fail(p, rc);
