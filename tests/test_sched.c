@@ -157,6 +157,38 @@ static int test_mint(void *ctx, char out[EMQ_ID_SIZE])
     return emq_id_encode("JOB", (uint64_t)(++mint_cell), out);
 }
 
+/* Issue 27 item 16: one sweep under a clock an hour ahead fires a 1 s
+ * repeat and scores it from that future; once the clock is back, the next
+ * sweep rebases it to HOST-NOW + 1 s, so it fires a second later, not an
+ * hour later. A registration made with a long first run (not scored by
+ * that future) keeps its score. Before, the repeat stayed silent for the
+ * hour. */
+START_TEST(a_sweep_under_a_clock_ahead_does_not_silence_a_repeat)
+{
+    emq_sweep_counts k;
+    ck_assert_int_eq(emq_repeat_register(db, Q, "beat", 1000, "b", 1, 0),
+                     EMQ_OK);
+    clk.now = T0 + 3600000; /* an hour ahead */
+    ck_assert_int_eq(emq_sweep(db, Q, 100, &k), EMQ_OK);
+    ck_assert_int_eq(k.fired, 1);
+    ck_assert(score_of(K("repeat"), "beat") == (double)(T0 + 3601000));
+    clk.now = T0 + 500; /* back */
+    ck_assert_int_eq(emq_repeat_register(db, Q, "late", 1000, "l", 1,
+                                         7200000), EMQ_OK);
+    ck_assert_int_eq(emq_sweep(db, Q, 100, &k), EMQ_OK);
+    ck_assert_int_eq(k.fired, 0);
+    ck_assert(score_of(K("repeat"), "beat") == (double)(T0 + 1500));
+    ck_assert(score_of(K("repeat"), "late") == (double)(T0 + 7200500));
+    clk.now = T0 + 1500;
+    ck_assert_int_eq(emq_sweep(db, Q, 100, &k), EMQ_OK);
+    ck_assert_int_eq(k.fired, 1);
+    ck_assert(score_of(K("repeat"), "beat") == (double)(T0 + 2500));
+    clk.now = T0 + 2500;
+    ck_assert_int_eq(emq_sweep(db, Q, 100, &k), EMQ_OK);
+    ck_assert_int_eq(k.fired, 1);
+}
+END_TEST
+
 START_TEST(sweep_promotes_fires_and_cancels)
 {
     emq_sweep_counts k;
@@ -1451,6 +1483,88 @@ START_TEST(the_pump_fires_repeats_for_the_workers)
 }
 END_TEST
 
+/* Issue 27 item 16: a repeat every 100 ms under the pump's 1 s beat. The
+ * pool's clock moves 100 ms with each job run, so each run makes the next
+ * occurrence due 100 ms (of real time) later; five occurrences must run
+ * well within the 4 s a beat of 1 s per occurrence needs (a watchdog stops
+ * the pool after 2.5 s; the count is then short). */
+static int fired_runs;
+static void tick_handler(void *ctx, const char *q, const emq_job *job,
+                         emq_outcome *out)
+{
+    (void)ctx;
+    (void)q;
+    (void)job;
+    (void)out;
+    fired_runs++;
+    atomic_fetch_add(&pool_now, 100);
+}
+
+typedef struct pool_dog {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    emq_pool *pool;
+    int done, fired;
+} pool_dog;
+
+static void *pool_dog_main(void *arg)
+{
+    pool_dog *g = arg;
+    struct timespec ts;
+    int rc = 0;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 500000000L;
+    ts.tv_sec += 2 + ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&g->mu);
+    while (!g->done && rc == 0)
+        rc = pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    if (!g->done) {
+        g->fired = 1;
+        emq_pool_stop(g->pool);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+START_TEST(the_pump_beats_in_time_for_a_repeat_below_its_period)
+{
+    emq_db *d = popen_db();
+    emq_worker_options w = pool_opts(tick_handler, 1);
+    emq_options o;
+    emq_pool *pool = NULL;
+    emq_pool_stats st;
+    pool_dog g;
+    pthread_t th;
+    w.pump_ms = 1000;
+    w.idle_ms = -1;
+    w.max_jobs = 5;
+    fired_runs = 0;
+    ck_assert_int_eq(emq_repeat_register(d, Q, "fast", 100, "ok", 2, 0),
+                     EMQ_OK);
+    o = clock_opts();
+    ck_assert_int_eq(emq_pool_start(path, &o, &w, &pool), EMQ_OK);
+    memset(&g, 0, sizeof g);
+    pthread_mutex_init(&g.mu, NULL);
+    pthread_cond_init(&g.cv, NULL);
+    g.pool = pool;
+    ck_assert_int_eq(pthread_create(&th, NULL, pool_dog_main, &g), 0);
+    ck_assert_int_eq(emq_pool_join(pool, &st), EMQ_OK);
+    pthread_mutex_lock(&g.mu);
+    g.done = 1;
+    pthread_cond_signal(&g.cv);
+    pthread_mutex_unlock(&g.mu);
+    pthread_join(th, NULL);
+    emq_pool_free(pool);
+    ck_assert_msg(!g.fired, "only %d of 5 occurrences ran in 2.5 s",
+                  fired_runs);
+    ck_assert_int_eq(st.completed, 5);
+    pthread_mutex_destroy(&g.mu);
+    pthread_cond_destroy(&g.cv);
+    emq_close(d);
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -1460,6 +1574,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, cancel_and_advance_of_absent_records);
     tcase_add_test(t, list_reports_every_registration_with_its_next_run);
     tcase_add_test(t, sweep_promotes_fires_and_cancels);
+    tcase_add_test(t, a_sweep_under_a_clock_ahead_does_not_silence_a_repeat);
     tcase_add_test(t, sweep_skips_a_registration_the_store_refuses);
     tcase_add_test(t, backoff_vectors_and_jitter);
     tcase_add_test(t, backoff_text_form_and_verb);
@@ -1495,6 +1610,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, the_beat_extends_the_leases_in_hand);
     tcase_add_test(t, stop_finishes_the_job_in_hand);
     tcase_add_test(t, the_pump_fires_repeats_for_the_workers);
+    tcase_add_test(t, the_pump_beats_in_time_for_a_repeat_below_its_period);
     suite_add_tcase(s, t);
     return s;
 }

@@ -67,6 +67,11 @@ int emq_sched_mint(struct emq_db *db, char out[EMQ_ID_SIZE]);
 uint64_t emq_sched_random(struct emq_db *db);
 uint64_t emq_sched_random_cb(void *db);
 
+/** The time until queue q's earliest repeat registration is due, on
+ *  HOST-NOW (0: due now; -1: none), for the pump to beat in time for a
+ *  period shorter than its own (pump.c). */
+int emq_repeat_next_in(struct emq_db *db, const char *q, int64_t *in_ms);
+
 /** Install the test hooks (NULL restores the default). */
 void emq_sched_set_mint_hook(struct emq_db *db, emq_mint_hook fn, void *ctx);
 void emq_sched_set_wait_hook(struct emq_db *db, emq_wait_hook fn, void *ctx);

@@ -22,10 +22,169 @@
  * this tick — it stays due; a failure of the store itself (I/O, memory,
  * busy) ends the sweep with that failure.
  */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "verb.h"
+#include "jobs.h"
 
 #define SWEEP_BATCH 100
+
+/* ------------------------------------------------ the registry and time */
+
+/*
+ * A repeat's next run is HOST-NOW + every_ms at its advance. A sweep under
+ * a clock that ran ahead (an hour, say) scores it from that future, and once
+ * the clock is back the registration stays silent until then (issue 27
+ * item 16). So the sweep keeps, beside the keyspace (hostconf namespace
+ * "repeat_hw", key the queue; never exported), the highest HOST-NOW at
+ * which it fired anything. A sweep that finds HOST-NOW below that mark —
+ * the clock went back — rebases, once: every registration scored more
+ * than its period ahead of HOST-NOW, but no further than one period past
+ * the mark (so that the advance of that future could have scored it; a
+ * registration made with a long first_in_ms stays as it is), is scored
+ * HOST-NOW + every_ms; then the mark is HOST-NOW.
+ */
+#define HW_NS "repeat_hw"
+
+typedef struct rebase {
+    const char *q;
+    int64_t now;             /* HOST-NOW                                  */
+    int fired;               /* 1: record the mark (after firing)         */
+    emq_idlist names;
+    double *scores;
+    size_t nscores, cap;
+} rebase;
+
+static int collect(void *ctx, const unsigned char *m, size_t mlen, double s)
+{
+    rebase *r = ctx;
+    if (r->nscores == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        double *v = emq_mem_realloc(r->scores, cap * sizeof *v);
+        if (v == NULL) return EMQ_ENOMEM;
+        r->scores = v;
+        r->cap = cap;
+    }
+    r->scores[r->nscores++] = s;
+    return emq_idlist_cb(&r->names, m, mlen, s);
+}
+
+static int hw_get(emq_store *st, const char *q, int64_t *hw)
+{
+    emq_buf v = {0};
+    int rc = emq_hostconf_get(st, HW_NS, q, strlen(q), &v);
+    *hw = INT64_MIN;
+    if (rc == EMQ_OK && emq_parse_i64(v.p, v.len, hw) != 0) *hw = INT64_MIN;
+    emq_buf_free(&v);
+    return rc == EMQ_NOTFOUND ? EMQ_OK : rc;
+}
+
+static int hw_put(emq_store *st, const char *q, int64_t hw)
+{
+    char num[24];
+    int n = emq_fmt_i64(num, hw);
+    return emq_hostconf_put(st, HW_NS, q, strlen(q), num, (size_t)n);
+}
+
+static int rebase_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    rebase *r = ctx;
+    char k[EMQ_KEY_MAX];
+    size_t kl, i;
+    int64_t hw, every;
+    emq_buf hk = {0}, v = {0};
+    int rc, added;
+    (void)db;
+    (void)now;
+    if ((rc = hw_get(st, r->q, &hw)) < 0) return rc;
+    if (r->fired) {
+        if (hw >= r->now) return EMQ_OK;
+        return hw_put(st, r->q, r->now);
+    }
+    if (hw == INT64_MIN || hw <= r->now) return EMQ_OK;
+    /* The clock went back: the registrations scored ahead of now. */
+    kl = emq_key(k, r->q, EMQ_KT_REPEAT);
+    rc = emq_zset_range_score(st, k, kl, (double)r->now + 1, INFINITY, -1,
+                              collect, r);
+    for (i = 0; rc >= 0 && i < r->names.n; i++) {
+        const emq_buf *m = &r->names.v[i];
+        if ((rc = emq_key_buf(&hk, r->q, EMQ_KT_REPEAT_RECORD, m->p,
+                              m->len)) < 0 ||
+            (rc = emq_hash_get(st, hk.p, hk.len, "every_ms", 8, &v)) < 0)
+            break;
+        if (rc != EMQ_OK || emq_parse_i64(v.p, v.len, &every) != 0 ||
+            every <= 0) {
+            rc = EMQ_OK;
+            continue; /* the sweep cancels or skips it as before */
+        }
+        if (r->scores[i] > (double)r->now + (double)every &&
+            r->scores[i] <= (double)hw + (double)every)
+            rc = emq_zset_add(st, k, kl, m->p, m->len,
+                              emq_score_add(r->now, every), &added);
+    }
+    emq_buf_free(&hk);
+    emq_buf_free(&v);
+    if (rc < 0) return rc;
+    return hw_put(st, r->q, r->now);
+}
+
+/* The rebase (fired 0) or the mark (fired 1) for queue q at HOST-NOW. */
+static int repeat_clock(emq_db *db, const char *q, int64_t host_now,
+                        int fired)
+{
+    rebase r;
+    int rc;
+    memset(&r, 0, sizeof r);
+    r.q = q;
+    r.now = host_now;
+    r.fired = fired;
+    rc = emq_db_run(db, 1, rebase_tx, &r);
+    emq_idlist_free(&r.names);
+    emq_mem_free(r.scores);
+    return rc;
+}
+
+typedef struct next_due {
+    const char *q;
+    double at;
+} next_due;
+
+static int first_score(void *ctx, const unsigned char *m, size_t mlen,
+                       double s)
+{
+    (void)m;
+    (void)mlen;
+    *(double *)ctx = s;
+    return 1;
+}
+
+static int next_due_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    next_due *n = ctx;
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key(k, n->q, EMQ_KT_REPEAT);
+    int rc;
+    (void)db;
+    (void)now;
+    n->at = INFINITY;
+    rc = emq_zset_range(st, k, kl, 0, 1, first_score, &n->at);
+    return rc < 0 ? rc : EMQ_OK;
+}
+
+int emq_repeat_next_in(emq_db *db, const char *q, int64_t *in_ms)
+{
+    next_due n = {q, INFINITY};
+    int64_t now;
+    int rc = emq_db_run(db, 0, next_due_tx, &n);
+    *in_ms = -1;
+    if (rc < 0 || n.at == INFINITY) return rc < 0 ? rc : EMQ_OK;
+    now = emq_host_now(db);
+    if (n.at <= (double)now) *in_ms = 0;
+    else if (n.at - (double)now < 9.2e18) *in_ms = (int64_t)ceil(n.at -
+                                                              (double)now);
+    return EMQ_OK;
+}
 
 int emq_sched_mint(emq_db *db, char out[EMQ_ID_SIZE])
 {
@@ -94,6 +253,7 @@ int emq_v_sweep(emq_vctx *c)
     const emq_verb_info *deliver;
     int64_t batch = c->a[1].present ? c->a[1].i : SWEEP_BATCH;
     emq_sweep_counts k = {0, 0, 0};
+    int64_t host_now;
     emq_varg a[2];
     emq_reply r = {0};
     size_t i;
@@ -115,11 +275,17 @@ int emq_v_sweep(emq_vctx *c)
     if ((rc = emq_verb_exec(c->db, EMQ_V_PROMOTE, a, 2, &r, NULL)) < 0)
         goto done;
     k.promoted = r.integer;
-    /* 2: the due registrations, each fired or cancelled. */
+    /* 2: the due registrations, each fired or cancelled — after the
+     * rebase of a clock that went back (above). */
+    host_now = emq_host_now(c->db);
+    if ((rc = repeat_clock(c->db, c->a[0].s, host_now, 0)) < 0) goto done;
     if ((rc = emq_verb_exec(c->db, EMQ_V_REPEAT_DUE, a, 2, &r, NULL)) < 0)
         goto done;
     for (i = 0; i < r.n; i++)
         if ((rc = fire(c->db, &a[0], &r.elem[i], &k.fired)) < 0) goto done;
+    if (k.fired > 0 &&
+        (rc = repeat_clock(c->db, c->a[0].s, host_now, 1)) < 0)
+        goto done;
     /* 3: deliver flow completions (T4.10, a procedure of its own). It is
      * built by the flows tier; a build without it has nothing to deliver:
      * 0, wired at merge by name. */
