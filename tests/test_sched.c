@@ -1483,6 +1483,37 @@ START_TEST(the_pump_fires_repeats_for_the_workers)
 }
 END_TEST
 
+/* A clock pinned at one instant that takes 3 ms of real time to read (a
+ * binding's callback on a busy machine): by the time the waiting claim
+ * judges its 1 ms timeout, real time has overshot it. The wait must end
+ * (EMQ_EMPTY) however far real time overshot; it once ended only when the
+ * real time left was exactly 0, and otherwise slept again, without bound. */
+static int64_t slow_pinned_clock(void *ctx)
+{
+    struct timespec t0, t;
+    (void)ctx;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) <
+           3000000L);
+    return INT64_C(1767225600000);
+}
+
+START_TEST(a_pinned_clock_times_out_when_real_time_overshoots)
+{
+    emq_options o;
+    emq_db *d;
+    emq_job j;
+    emq_options_init(&o);
+    o.clock = slow_pinned_clock;
+    ck_assert_int_eq(emq_open(":memory:", &o, &d), EMQ_OK);
+    ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 1, &j), EMQ_EMPTY);
+    ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 2, &j), EMQ_EMPTY);
+    emq_close(d);
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -1503,6 +1534,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, claim_wait_claims_at_once_or_times_out_on_the_clock);
     tcase_add_test(t, claim_wait_wakes_for_a_run_at_and_a_lapsed_lease);
     tcase_add_test(t, claim_wait_honours_pause_and_interrupt);
+    tcase_add_test(t, a_pinned_clock_times_out_when_real_time_overshoots);
     tcase_add_test(t, policies_per_queue_and_job_and_the_retry_they_make);
     suite_add_tcase(s, t);
     t = tcase_create("wake");
