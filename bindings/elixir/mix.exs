@@ -23,6 +23,9 @@ defmodule Mix.Tasks.Compile.EmqliteNif do
     case System.cmd(make, ["-s", "-j#{jobs}"], env: env, stderr_to_stdout: true) do
       {out, 0} ->
         if out != "", do: Mix.shell().info(out)
+        # Mix links priv/ into the build path before the compilers run; on
+        # a first build priv/ did not exist yet, so link it now.
+        Mix.Project.build_structure()
         {:ok, []}
 
       {out, rc} ->
