@@ -82,6 +82,19 @@ defmodule EmqliteTest do
       assert {:ok, [@b]} = Emqlite.extend_locks(db, @q, 5000, [{@a, 1}, {@b, 1}])
     end
 
+    test "payloads are binary-safe both ways, large ones too", %{db: db} do
+      big = :rand.bytes(300_000)
+      small = <<0, "a", 0, 255>>
+      {:ok, :enqueued} = Emqlite.enqueue(db, @q, @a, [big])
+      {:ok, :enqueued} = Emqlite.enqueue(db, @q, @b, small)
+      assert {:ok, {@a, ^big, 1}} = Emqlite.claim(db, @q, 1000)
+      assert {:ok, {@b, ^small, 1}} = Emqlite.claim(db, @q, 1000)
+      assert {:ok, %{"payload" => ^big}} = Emqlite.get_job(db, @q, @a)
+      # A large reply is backed by the library's buffer: still a plain binary.
+      {:ok, %{"payload" => p}} = Emqlite.get_job(db, @q, @a)
+      assert byte_size(p) == 300_000 and binary_part(p, 0, 10) == binary_part(big, 0, 10)
+    end
+
     test "the waiting claim times out on a pinned fake clock and claims at once", %{db: db} do
       t0 = System.monotonic_time(:millisecond)
       assert :empty = Emqlite.claim_wait(db, @q, 1000, 50, slice: 20)
