@@ -46,6 +46,7 @@ typedef struct db_res {
     ErlNifMutex *mu;          /* serialises calls on the handle            */
     ErlNifMutex *imu;         /* guards `db` for interrupt against close   */
     clock_res *clock;         /* a kept fake clock, or NULL                */
+    atomic_int interrupted;   /* interrupt/1 was called since the last wait */
 } db_res;
 
 typedef struct buf_res {
@@ -427,6 +428,7 @@ static ERL_NIF_TERM nif_interrupt(ErlNifEnv *env, int argc,
     (void)argc;
     if (!enif_get_resource(env, argv[0], DB_RES, (void **)&r))
         return enif_make_badarg(env);
+    atomic_store(&r->interrupted, 1);
     enif_mutex_lock(r->imu);
     if (r->db != NULL) emq_claim_wait_interrupt(r->db);
     enif_mutex_unlock(r->imu);
@@ -515,7 +517,8 @@ static ERL_NIF_TERM job_term(ErlNifEnv *env, emq_job *job)
 }
 
 /* claim_wait(db, q, lease_ms, timeout_ms) -> {:ok, {id, payload, att}} |
- * :empty | {:error, code, msg} */
+ * :empty | :interrupted (interrupt/1 ended it, or came before it) |
+ * {:error, code, msg} */
 static ERL_NIF_TERM nif_claim_wait(ErlNifEnv *env, int argc,
                                    const ERL_NIF_TERM argv[])
 {
@@ -539,7 +542,9 @@ static ERL_NIF_TERM nif_claim_wait(ErlNifEnv *env, int argc,
     if (rc == EMQ_OK)
         out = enif_make_tuple2(env, A_OK, job_term(env, &job));
     else if (rc == EMQ_EMPTY)
-        out = A_EMPTY;
+        out = atomic_exchange(&r->interrupted, 0)
+                  ? enif_make_atom(env, "interrupted")
+                  : A_EMPTY;
     else
         out = fail(env, r->db, rc);
     emq_job_clear(&job);

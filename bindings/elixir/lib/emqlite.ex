@@ -352,19 +352,9 @@ defmodule Emqlite do
     case Native.nif_claim_wait(db, q, lease_ms, wait) do
       {:ok, j} -> {:ok, j}
       {:error, code, msg} -> {:error, reason(code, msg)}
+      :interrupted -> :empty
       :empty when left <= slice -> :empty
-      :empty -> if interrupted?(), do: :empty, else: wait_loop(db, q, lease_ms, deadline, slice)
-    end
-  end
-
-  # A process that asked to stop (a worker shutting down) ends its wait.
-  defp interrupted? do
-    receive do
-      {:emqlite_interrupt, _} = m ->
-        send(self(), m)
-        true
-    after
-      0 -> false
+      :empty -> wait_loop(db, q, lease_ms, deadline, slice)
     end
   end
 

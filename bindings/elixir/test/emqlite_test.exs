@@ -82,6 +82,18 @@ defmodule EmqliteTest do
       assert {:ok, [@b]} = Emqlite.extend_locks(db, @q, 5000, [{@a, 1}, {@b, 1}])
     end
 
+    test "interrupt/1 ends a long waiting claim at once", %{db: db} do
+      me = self()
+      waiter = spawn(fn -> send(me, {:waited, Emqlite.claim_wait(db, @q, 1000, 60_000)}) end)
+      # Whether it lands during the wait or just before it, the interrupt
+      # ends that wait.
+      t0 = System.monotonic_time(:millisecond)
+      assert :ok = Emqlite.interrupt(db)
+      assert_receive {:waited, :empty}, 5_000
+      assert System.monotonic_time(:millisecond) - t0 < 5_000
+      refute Process.alive?(waiter)
+    end
+
     test "payloads are binary-safe both ways, large ones too", %{db: db} do
       big = :rand.bytes(300_000)
       small = <<0, "a", 0, 255>>
