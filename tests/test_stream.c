@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "store.h"
 #include "stream.h"
 #include "db.h"

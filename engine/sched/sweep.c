@@ -23,6 +23,7 @@
  * busy) ends the sweep with that failure.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 #define SWEEP_BATCH 100

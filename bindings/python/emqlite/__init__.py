@@ -833,7 +833,7 @@ class Queue:
         """T1.11: True, or False when the row is gone; raises StaleToken."""
         db = self.db
         db._check_thread()
-        return db._ok(_lib.emq_extend_lock(db._db, self._q, _bytes(id),
+        return db._ok(_lib.emq_lock_extend(db._db, self._q, _bytes(id),
                                            int(token), _ms(lease, "lease"))
                       ) == _lib.EMQ_OK
 
