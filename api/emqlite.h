@@ -2,12 +2,56 @@
  * emqlite.h — the public C API of emqlite, the EchoMQ job-queue protocol
  * (wire "echomq:4.0.0") as an in-process engine over one SQLite file.
  *
- * Every verb below is one atomic transition: it runs inside one SQLite write
- * transaction (BEGIN IMMEDIATE ... COMMIT), reads the clock at most once, and
- * either applies fully or not at all. The keys, fields, replies and error
- * strings it produces are byte-identical to the EchoMQ Valkey wire, so an
- * export of the file replays into Valkey and any EchoMQ runtime continues
- * from it.
+ * Every transition of the protocol is atomic: it runs inside one SQLite
+ * write transaction (BEGIN IMMEDIATE ... COMMIT), reads the clock at most
+ * once, and either applies fully or not at all. Reads (emq_job_get,
+ * emq_stats_get, emq_counts, emq_export, emq_check, ...) run inside one
+ * read transaction, so each sees one consistent state. A few procedures are
+ * marked [multi-tx]: they run several transactions in order (a flow add
+ * across queues, the pump sweep, a repeat firing); doc/FLOWS.md and
+ * doc/PROTOCOL.md §6 say where a crash may cut each one and how the next
+ * run completes it. The keys, fields, replies and error strings the library
+ * produces are byte-identical to the EchoMQ Valkey wire, so an export of
+ * the file replays into Valkey and any EchoMQ runtime continues from it.
+ *
+ * Contents (each entry is a banner "---- N. title" below):
+ *    1. version
+ *    2. result codes (EMQ_RESULT_MAP)
+ *    3. branded ids and the key grammar
+ *    4. memory
+ *    5. open and options
+ *    6. Tier 1: the core queue
+ *    7. Tier 1: reads
+ *    8. the operator plane (Tier 2)
+ *    9. the operator plane: beyond the wire
+ *   10. the operator plane: lifecycle events
+ *   11. lanes
+ *   12. flows
+ *   13. streams
+ *   14. scheduling and workers
+ *   15. transfer: export and import
+ *   16. check: the invariant checker
+ *   17. deprecated names
+ * The protocol's single steps (the flow steps a procedure is made of) and
+ * the generic registry surface (emq_call, emq_reply, emq_verb_info) are for
+ * bindings and tools: they are declared in emqlite_protocol.h, which
+ * includes this header. Applications need only this one.
+ *
+ * Naming. Every call is emq_<noun>_<verb>, the noun first and never after
+ * the verb: emq_job_get, emq_job_remove, emq_lane_wclaim, emq_lock_extend,
+ * emq_queue_pause, emq_stream_append. A call on the queue named by its
+ * second argument, or on the handle or file itself, leaves the noun implied
+ * and keeps the protocol's verb name, with a modifier where there are
+ * variants (emq_enqueue, emq_enqueue_at, emq_claim, emq_claim_wait,
+ * emq_complete, emq_drain, emq_open, emq_export, emq_check); handle
+ * settings are emq_set_<thing> (emq_set_clock). Names renamed to this rule
+ * remain one release as macros (section 17).
+ *
+ * Releasing memory, one rule for every type: emq_X_clear(&x) empties a
+ * struct the caller owns (its storage stays the caller's, e.g. an emq_job on
+ * the stack, which may then be reused); emq_X_free releases memory the
+ * library allocated and handed out (an array, e.g. emq_fields_free, or an
+ * object, e.g. emq_pool_free; emq_free for a plain buffer).
  *
  * A short example:
  *
@@ -74,7 +118,7 @@
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ version */
+/* ------------------------------------------------------- 1. version */
 
 #define EMQLITE_VERSION "0.1.0"
 /** The default wire identity, stored at "{emq}:version" of a new file. */
@@ -97,7 +141,7 @@ const char *emq_version(void);
 /** The version of the SQLite library linked at run time. */
 const char *emq_sqlite_version(void);
 
-/* ------------------------------------------------------------ result codes */
+/* -------------------------------------------------- 2. result codes */
 
 /*
  * Every call returns one of these codes: 0 (EMQ_OK) or a positive verdict
@@ -260,7 +304,7 @@ const emq_result_row *emq_result_at(size_t i);
 /** A static English description of a result code. Never NULL. */
 const char *emq_strerror(int rc);
 
-/* ------------------------------------------------------------- branded ids */
+/* ------------------------------- 3. branded ids and the key grammar */
 
 #define EMQ_ID_LEN  14   /**< bytes in a branded id                 */
 #define EMQ_ID_SIZE 15   /**< bytes to hold an id and its NUL        */
@@ -285,15 +329,13 @@ int emq_id_parse(const char *id, size_t len, char ns[4], uint64_t *snow);
 /** 1 when the NUL-terminated `id` is a valid branded id, else 0. */
 int emq_id_valid(const char *id);
 
-/* -------------------------------------------------------------- key grammar */
-
 /** The cluster slot of a key: CRC16-XMODEM of its hash tag, mod 16384. */
 unsigned emq_slot(const void *key, size_t len);
 
 /** 1 when `q` is a valid queue name ([A-Za-z0-9._-]{1,128}, not "emq"). */
 int emq_queue_valid(const char *q);
 
-/* ------------------------------------------------------------------ memory */
+/* -------------------------------------------------------- 4. memory */
 
 /**
  * The allocator emqlite's own heap memory comes from: handles, buffers, and
@@ -320,7 +362,7 @@ typedef struct emq_allocator {
  */
 int emq_set_allocator(const emq_allocator *a);
 
-/* ------------------------------------------------------------------ handle */
+/* ---------------------------------------------- 5. open and options */
 
 typedef struct emq_db emq_db;
 
@@ -348,33 +390,22 @@ typedef struct emq_options {
                                file: distinct live handles never share one   */
     emq_clock_fn clock;   /**< NULL (default): the real wall clock           */
     void *clock_ctx;      /**< passed to `clock`                             */
-    int exclusive;        /**< 1: locking_mode=EXCLUSIVE for a single-handle
-                               embedder: SQLite's locks held from the first
-                               transaction to emq_close, no -shm, no writer
-                               gate (0 fcntl per transaction against 8);
-                               every other open of the file (any process,
-                               read-only too) gets EMQ_EBUSY meanwhile.
-                               Durability as in the default shared mode (0):
-                               doc/RELIABILITY.md, "Locking modes"       */
+    int exclusive;        /**< 1: locking_mode=EXCLUSIVE, one handle owns
+                               the file until emq_close (others: EMQ_EBUSY);
+                               0 (default) shared. doc/RELIABILITY.md,
+                               "Locking modes"                           */
     int readonly;         /**< 1: open read-only (no fence claim, no writes) */
     uint64_t max_payload; /**< largest payload accepted (512 MiB)           */
     int checkpoint_frames;/**< run a RESTART checkpoint once the WAL holds this
                                many frames after a commit (4000; 0 = never,
                                call emq_checkpoint yourself)                */
-    int checksums;        /**< 1: keep a checksum of every key row (job rows,
-                               payloads, counters) and verify it on every
-                               read and in emq_check, so damage the disk did
-                               is reported (EMQ_ECORRUPT) instead of served.
-                               Turned on for good, for every handle of the
-                               file, by the file's only open handle (else
-                               EMQ_EBUSY; a read-only handle: EMQ_EREADONLY);
-                               0 (default) keeps what the file has. Costs
-                               and coverage: doc/RELIABILITY.md         */
-    int page_size;        /**< page size in bytes of a file this open
-                               creates: 1024 (default), 0 for SQLite's
-                               4096, or a power of two 512..65536; an
-                               existing file keeps its own. Why 1024:
-                               BENCHMARKS.md, "Page size"                 */
+    int checksums;        /**< 1: checksum every key row and verify it on
+                               read (EMQ_ECORRUPT); set for good by the
+                               file's only handle; 0 (default) keeps what
+                               the file has. doc/RELIABILITY.md          */
+    int page_size;        /**< page size of a file this open creates: 1024
+                               (default), 0 for SQLite's 4096, or a power
+                               of two 512..65536. BENCHMARKS.md          */
     const char *wire;     /**< the identity a file this open creates is
                                stamped with: NULL (default) EMQ_WIRE, or
                                an entry of emq_wire_table (else
@@ -470,7 +501,7 @@ int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE]);
  */
 int emq_checkpoint(emq_db *db);
 
-/* ------------------------------------------------------------ the core queue */
+/* ---------------------------------------- 6. Tier 1: the core queue */
 
 /** A claimed job. Owned by the caller; release with emq_job_clear(). */
 typedef struct emq_job {
@@ -586,7 +617,7 @@ int emq_pending_size(emq_db *db, const char *q, int64_t *size);
  * NOW + `lease_ms` (inserting it into active if absent). Returns EMQ_OK,
  * EMQ_GONE or EMQ_ESTALE ("EMQSTALE extend token mismatch").
  */
-int emq_extend_lock(emq_db *db, const char *q, const char *id, int64_t token,
+int emq_lock_extend(emq_db *db, const char *q, const char *id, int64_t token,
                     int64_t lease_ms);
 
 /**
@@ -595,153 +626,17 @@ int emq_extend_lock(emq_db *db, const char *q, const char *id, int64_t token,
  * not extended (missing row or token mismatch), else 0; `*nfailed` (may be
  * NULL) gets their count. n may be 0.
  */
-int emq_extend_locks(emq_db *db, const char *q, size_t n,
+int emq_lock_extend_many(emq_db *db, const char *q, size_t n,
                      const char *const *ids, const int64_t *tokens,
                      int64_t lease_ms, int *failed, size_t *nfailed);
 
 /** T2.1 pause: set field `paused` of the queue's meta hash; claims answer
  *  EMQ_EMPTY while it is present. */
-int emq_pause(emq_db *db, const char *q);
+int emq_queue_pause(emq_db *db, const char *q);
 /** T2.1 resume: delete the `paused` field. */
-int emq_resume(emq_db *db, const char *q);
+int emq_queue_resume(emq_db *db, const char *q);
 
-/* -------------------------------------------------------------- fair lanes */
-
-/*
- * Fair lanes (PROTOCOL.md §6.3): tenants sharing one queue each get a lane,
- * the per-group pending set "emq:{q}:g:<group>:pending", and grouped claims
- * serve the lanes in turn. The ring "emq:{q}:ring" holds exactly the groups
- * that may be served now (lane non-empty, group not paused, in-flight count
- * below its limit); every grouped claim rotates it one step first, so one
- * heavy tenant cannot starve the others. A group is named by any valid
- * branded id (EMQ_EID "a lane is named by a valid branded id" otherwise;
- * "PRT" by convention). Lane jobs are completed, retried and extended with
- * the Tier 1 calls (their group's in-flight count is released there);
- * retried jobs wait in the flat schedule and promote returns them to their
- * lane. The flat claim, browse and pending_size never see lane jobs.
- *
- *     emq_lane_enqueue(db, "mail", tenant, id, "hi", 2);  // EMQ_ENQUEUED
- *     emq_job job;
- *     char group[EMQ_ID_SIZE];
- *     if (emq_lane_claim(db, "mail", 30000, &job, group) == EMQ_OK) {
- *         ... work ...
- *         emq_complete(db, "mail", job.id, job.attempts);
- *         emq_job_clear(&job);
- *     }
- */
-
-/**
- * T3.1 lane enqueue: admit job `id` with `payload` into group `g`'s lane
- * and offer the group to the ring (with a wake token) unless it is paused,
- * at its limit or already there. Returns EMQ_ENQUEUED; EMQ_DUPLICATE when
- * a row `id` exists (flat or grouped; nothing changes); EMQ_EKIND for a
- * non-JOB id. Host gates: EMQ_EQUEUE, EMQ_EID (id or group), EMQ_ETOOBIG.
- */
-int emq_lane_enqueue(emq_db *db, const char *q, const char *g, const char *id,
-                     const void *payload, size_t len);
-
-/**
- * T3.2 lane claim: rotate the ring one step and claim the oldest job of the
- * group rotated onto, leased to NOW + `lease_ms` (> 0). On EMQ_OK `*job`
- * holds it (release with emq_job_clear) and `group` (EMQ_ID_SIZE bytes)
- * its group. EMQ_EMPTY when the queue is paused (T2.1), the ring is empty,
- * or the rotated lane was empty — that group then leaves the ring and the
- * next call rotates on, even if other lanes hold work. EMQ_ECORRUPT for a
- * ring or lane member that is not a 14-byte id (nothing changes);
- * EMQ_EINVAL for a NULL `job` or `group`.
- */
-int emq_lane_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
-                   char group[EMQ_ID_SIZE]);
-
-/** The jobs of one weighted or batch claim, all of one group. Zero it
- *  before use; release with emq_lane_batch_clear(). */
-typedef struct emq_lane_batch {
-    emq_job *jobs;               /**< n claimed jobs, oldest first          */
-    size_t n;
-    char group[EMQ_ID_SIZE];     /**< their group                           */
-} emq_lane_batch;
-
-/** Free the jobs of `b` and zero it (NULL is ignored). */
-void emq_lane_batch_clear(emq_lane_batch *b);
-
-/**
- * T3.3 weighted claim: rotate once and claim k = min(weight, depth, limit -
- * in-flight) jobs of that group (weight: emq_lane_weight, 1 by default),
- * all on one deadline NOW + `lease_ms`. On EMQ_OK `b` holds them (n >= 1;
- * the jobs and their payloads are the caller's: emq_lane_batch_clear).
- * EMQ_EMPTY as emq_lane_claim, or when the group has no headroom left
- * under its limit (it leaves the ring); `b` is then empty. A NULL `b` is
- * EMQ_EINVAL.
- */
-int emq_wclaim(emq_db *db, const char *q, int64_t lease_ms,
-               emq_lane_batch *b);
-
-/**
- * T3.4 grouped batch claim: as emq_wclaim with k = min(depth, limit -
- * in-flight) — the whole rotated lane when the group has no limit.
- */
-int emq_bclaim(emq_db *db, const char *q, int64_t lease_ms,
-               emq_lane_batch *b);
-
-/** T3.5 weight: set group `g`'s weight (`w` >= 1, else EMQ_EINVAL) for
- *  weighted claims. Returns EMQ_OK; the ring is not changed. */
-int emq_lane_weight(emq_db *db, const char *q, const char *g, int64_t w);
-
-/** T3.6 lane pause: group `g` leaves the ring and is not offered again
- *  until resumed; its lane and in-flight jobs stay. Returns EMQ_OK. */
-int emq_lane_pause(emq_db *db, const char *q, const char *g);
-/** T3.7 lane resume: unpause `g` and offer it when its lane holds work.
- *  Returns EMQ_OK. */
-int emq_lane_resume(emq_db *db, const char *q, const char *g);
-
-/**
- * T3.8 limit: set group `g`'s concurrency ceiling to `n` (> 0). A group at
- * or above it leaves the ring; below it an unpaused group with work is put
- * back on the ring with a wake token. Returns EMQ_OK.
- */
-int emq_lane_limit(emq_db *db, const char *q, const char *g, int64_t n);
-
-/**
- * T3.9 reassign: move job `id`, waiting in its lane, to group `dst`'s lane
- * (its row's group rewritten; dst offered unless paused; an emptied source
- * lane leaves the ring). Returns EMQ_OK; EMQ_NOOP when it is already in
- * `dst` (whatever its state); EMQ_GONE when there is no row or the row has
- * no group; EMQ_NOTPENDING when it is not waiting in its lane (claimed,
- * scheduled, dead). There is no numeric priority: "more urgent" is a lane.
- */
-int emq_reassign(emq_db *db, const char *q, const char *id, const char *dst);
-
-/**
- * T3.10 lane drain: delete every job waiting in group `g`'s lane (rows and
- * logs), the lane itself, and take `g` off the ring. `*count` (may be NULL)
- * receives the number deleted. The group's active jobs, in-flight count,
- * pause, limit and weight stay. Returns EMQ_OK.
- */
-int emq_lane_drain(emq_db *db, const char *q, const char *g, int64_t *count);
-
-/**
- * T3.11 reap_group: of the first `limit` (> 0; the protocol's default is
- * 100) lapsed leases of the queue, return those of group `g` to its lane
- * (in-flight count released, offered unless paused); leases of other
- * groups and ungrouped ones are left for emq_reap. `*count` (may be NULL)
- * receives the number recovered. Returns EMQ_OK.
- */
-int emq_reap_group(emq_db *db, const char *q, const char *g, int64_t limit,
-                   int64_t *count);
-
-/** T3.12 depth: the number of jobs waiting in group `g`'s lane into
- *  `*depth` (0 for a lane never filled). Returns EMQ_OK. */
-int emq_lane_depth(emq_db *db, const char *q, const char *g, int64_t *depth);
-
-/**
- * T3.12 lane_depths: the depth of each of the `n` groups into `depths[i]`,
- * in one read transaction (a repeated group reads the same depth). n may
- * be 0. Returns EMQ_OK.
- */
-int emq_lane_depths(emq_db *db, const char *q, size_t n,
-                    const char *const *groups, int64_t *depths);
-
-/* ------------------------------------------------------------------- reads */
+/* ------------------------------------------------- 7. Tier 1: reads */
 
 /** One field of a job row, as returned by emq_job_get(). */
 typedef struct emq_field {
@@ -779,14 +674,14 @@ void emq_queues_free(char **queues, size_t n);
 /** Free memory the library returned (not a job: see emq_job_clear). */
 void emq_free(void *p);
 
-/* ------------------------------------ Tier 2: the operator and read plane */
+/* ----------------------------------- 8. the operator plane (Tier 2) */
 
 /*
  * PROTOCOL.md §6.2. Each call is one transition (one transaction) over the
  * registry row of the same wire name (emq_call("drain", ...) answers the
  * wire reply). Host gates as everywhere: EMQ_EQUEUE, EMQ_EID, EMQ_EINVAL
- * (naming the argument), EMQ_ETOOBIG. Pause and resume are emq_pause and
- * emq_resume above.
+ * (naming the argument), EMQ_ETOOBIG. Pause and resume are emq_queue_pause and
+ * emq_queue_resume above.
  */
 
 /**
@@ -859,7 +754,7 @@ int emq_dedup_get(emq_db *db, const char *q, const char *did, char **value,
                   size_t *len);
 
 /** T2.8 update_data: replace the payload in any state. EMQ_OK, EMQ_GONE. */
-int emq_update_data(emq_db *db, const char *q, const char *id,
+int emq_job_update_data(emq_db *db, const char *q, const char *id,
                     const void *payload, size_t len);
 
 /**
@@ -868,7 +763,7 @@ int emq_update_data(emq_db *db, const char *q, const char *id,
  * (JSON-S escaped) on emq:{q}:events (see emq_subscribe). EMQ_OK, or
  * EMQ_GONE (no row: nothing written, nothing published).
  */
-int emq_update_progress(emq_db *db, const char *q, const char *id,
+int emq_job_update_progress(emq_db *db, const char *q, const char *id,
                         const void *progress, size_t len);
 
 /**
@@ -877,7 +772,7 @@ int emq_update_progress(emq_db *db, const char *q, const char *id,
  * answer: the new length, or `keep` when the trim cut the list. EMQ_OK, or
  * EMQ_GONE when the job has no row.
  */
-int emq_add_log(emq_db *db, const char *q, const char *id, const void *line,
+int emq_job_add_log(emq_db *db, const char *q, const char *id, const void *line,
                 size_t len, int64_t keep, int64_t *count);
 
 /** A log line (emq_job_logs): `len` bytes at `p`, NUL-terminated. */
@@ -902,7 +797,7 @@ int emq_job_logs(emq_db *db, const char *q, const char *id,
  * ("EMQLOCK job is locked": its lock key or an unexpired `lock` field; the
  * job stays). A grouped job's lane entry is left (D-9).
  */
-int emq_remove_job(emq_db *db, const char *q, const char *id,
+int emq_job_remove(emq_db *db, const char *q, const char *id,
                    const char *did);
 
 /**
@@ -910,7 +805,7 @@ int emq_remove_job(emq_db *db, const char *q, const char *id,
  * attempts kept; the pause is not consulted). EMQ_OK, EMQ_GONE (no row),
  * EMQ_ENOTDEAD ("EMQSTATE not dead").
  */
-int emq_reprocess_job(emq_db *db, const char *q, const char *id);
+int emq_job_reprocess(emq_db *db, const char *q, const char *id);
 
 /**
  * T2.14 claim_batch: claim up to `size` (> 0) pending jobs, oldest first,
@@ -951,7 +846,7 @@ int emq_rate_limit_ttl(emq_db *db, const char *q, int64_t max_jobs,
 /** T2.16 get_global_rate_limit: the meta field `max` (0 when unset). */
 int emq_global_rate_limit(emq_db *db, const char *q, int64_t *max);
 
-/* ---------------------------------- beyond the wire: the operator's reads */
+/* --------------------------- 9. the operator plane: beyond the wire */
 
 /** A member of a job set or lane with its score (emq_list). */
 typedef struct emq_member {
@@ -1027,7 +922,7 @@ int emq_job_inspect(emq_db *db, const char *q, const char *id,
 int emq_requeue_dead(emq_db *db, const char *q, int64_t batch,
                      int64_t *requeued, int64_t *skipped);
 
-/* ------------------------------------------------------- lifecycle events */
+/* ------------------------- 10. the operator plane: lifecycle events */
 
 /*
  * Events (PROTOCOL.md T2.9, T2.17; doc/EVENTS.md). A transition that
@@ -1131,7 +1026,281 @@ int emq_publish(emq_db *db, const char *q, const char *event,
  * default, 10000 events and 86400000 ms). EMQ_OK, EMQ_EINVAL.
  */
 int emq_events_retention(emq_db *db, int64_t keep, int64_t max_age_ms);
-/* ----------------------------------------------------------------- streams */
+
+/* -------------------------------------------------------- 11. lanes */
+
+/*
+ * Fair lanes (PROTOCOL.md §6.3): tenants sharing one queue each get a lane,
+ * the per-group pending set "emq:{q}:g:<group>:pending", and grouped claims
+ * serve the lanes in turn. The ring "emq:{q}:ring" holds exactly the groups
+ * that may be served now (lane non-empty, group not paused, in-flight count
+ * below its limit); every grouped claim rotates it one step first, so one
+ * heavy tenant cannot starve the others. A group is named by any valid
+ * branded id (EMQ_EID "a lane is named by a valid branded id" otherwise;
+ * "PRT" by convention). Lane jobs are completed, retried and extended with
+ * the Tier 1 calls (their group's in-flight count is released there);
+ * retried jobs wait in the flat schedule and promote returns them to their
+ * lane. The flat claim, browse and pending_size never see lane jobs.
+ *
+ *     emq_lane_enqueue(db, "mail", tenant, id, "hi", 2);  // EMQ_ENQUEUED
+ *     emq_job job;
+ *     char group[EMQ_ID_SIZE];
+ *     if (emq_lane_claim(db, "mail", 30000, &job, group) == EMQ_OK) {
+ *         ... work ...
+ *         emq_complete(db, "mail", job.id, job.attempts);
+ *         emq_job_clear(&job);
+ *     }
+ */
+
+/**
+ * T3.1 lane enqueue: admit job `id` with `payload` into group `g`'s lane
+ * and offer the group to the ring (with a wake token) unless it is paused,
+ * at its limit or already there. Returns EMQ_ENQUEUED; EMQ_DUPLICATE when
+ * a row `id` exists (flat or grouped; nothing changes); EMQ_EKIND for a
+ * non-JOB id. Host gates: EMQ_EQUEUE, EMQ_EID (id or group), EMQ_ETOOBIG.
+ */
+int emq_lane_enqueue(emq_db *db, const char *q, const char *g, const char *id,
+                     const void *payload, size_t len);
+
+/**
+ * T3.2 lane claim: rotate the ring one step and claim the oldest job of the
+ * group rotated onto, leased to NOW + `lease_ms` (> 0). On EMQ_OK `*job`
+ * holds it (release with emq_job_clear) and `group` (EMQ_ID_SIZE bytes)
+ * its group. EMQ_EMPTY when the queue is paused (T2.1), the ring is empty,
+ * or the rotated lane was empty — that group then leaves the ring and the
+ * next call rotates on, even if other lanes hold work. EMQ_ECORRUPT for a
+ * ring or lane member that is not a 14-byte id (nothing changes);
+ * EMQ_EINVAL for a NULL `job` or `group`.
+ */
+int emq_lane_claim(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
+                   char group[EMQ_ID_SIZE]);
+
+/** The jobs of one weighted or batch claim, all of one group. Zero it
+ *  before use; release with emq_lane_batch_clear(). */
+typedef struct emq_lane_batch {
+    emq_job *jobs;               /**< n claimed jobs, oldest first          */
+    size_t n;
+    char group[EMQ_ID_SIZE];     /**< their group                           */
+} emq_lane_batch;
+
+/** Free the jobs of `b` and zero it (NULL is ignored). */
+void emq_lane_batch_clear(emq_lane_batch *b);
+
+/**
+ * T3.3 weighted claim: rotate once and claim k = min(weight, depth, limit -
+ * in-flight) jobs of that group (weight: emq_lane_weight, 1 by default),
+ * all on one deadline NOW + `lease_ms`. On EMQ_OK `b` holds them (n >= 1;
+ * the jobs and their payloads are the caller's: emq_lane_batch_clear).
+ * EMQ_EMPTY as emq_lane_claim, or when the group has no headroom left
+ * under its limit (it leaves the ring); `b` is then empty. A NULL `b` is
+ * EMQ_EINVAL.
+ */
+int emq_lane_wclaim(emq_db *db, const char *q, int64_t lease_ms,
+               emq_lane_batch *b);
+
+/**
+ * T3.4 grouped batch claim: as emq_lane_wclaim with k = min(depth, limit -
+ * in-flight) — the whole rotated lane when the group has no limit.
+ */
+int emq_lane_bclaim(emq_db *db, const char *q, int64_t lease_ms,
+               emq_lane_batch *b);
+
+/** T3.5 weight: set group `g`'s weight (`w` >= 1, else EMQ_EINVAL) for
+ *  weighted claims. Returns EMQ_OK; the ring is not changed. */
+int emq_lane_weight(emq_db *db, const char *q, const char *g, int64_t w);
+
+/** T3.6 lane pause: group `g` leaves the ring and is not offered again
+ *  until resumed; its lane and in-flight jobs stay. Returns EMQ_OK. */
+int emq_lane_pause(emq_db *db, const char *q, const char *g);
+/** T3.7 lane resume: unpause `g` and offer it when its lane holds work.
+ *  Returns EMQ_OK. */
+int emq_lane_resume(emq_db *db, const char *q, const char *g);
+
+/**
+ * T3.8 limit: set group `g`'s concurrency ceiling to `n` (> 0). A group at
+ * or above it leaves the ring; below it an unpaused group with work is put
+ * back on the ring with a wake token. Returns EMQ_OK.
+ */
+int emq_lane_limit(emq_db *db, const char *q, const char *g, int64_t n);
+
+/**
+ * T3.9 reassign: move job `id`, waiting in its lane, to group `dst`'s lane
+ * (its row's group rewritten; dst offered unless paused; an emptied source
+ * lane leaves the ring). Returns EMQ_OK; EMQ_NOOP when it is already in
+ * `dst` (whatever its state); EMQ_GONE when there is no row or the row has
+ * no group; EMQ_NOTPENDING when it is not waiting in its lane (claimed,
+ * scheduled, dead). There is no numeric priority: "more urgent" is a lane.
+ */
+int emq_reassign(emq_db *db, const char *q, const char *id, const char *dst);
+
+/**
+ * T3.10 lane drain: delete every job waiting in group `g`'s lane (rows and
+ * logs), the lane itself, and take `g` off the ring. `*count` (may be NULL)
+ * receives the number deleted. The group's active jobs, in-flight count,
+ * pause, limit and weight stay. Returns EMQ_OK.
+ */
+int emq_lane_drain(emq_db *db, const char *q, const char *g, int64_t *count);
+
+/**
+ * T3.11 reap_group: of the first `limit` (> 0; the protocol's default is
+ * 100) lapsed leases of the queue, return those of group `g` to its lane
+ * (in-flight count released, offered unless paused); leases of other
+ * groups and ungrouped ones are left for emq_reap. `*count` (may be NULL)
+ * receives the number recovered. Returns EMQ_OK.
+ */
+int emq_reap_group(emq_db *db, const char *q, const char *g, int64_t limit,
+                   int64_t *count);
+
+/** T3.12 depth: the number of jobs waiting in group `g`'s lane into
+ *  `*depth` (0 for a lane never filled). Returns EMQ_OK. */
+int emq_lane_depth(emq_db *db, const char *q, const char *g, int64_t *depth);
+
+/**
+ * T3.12 lane_depths: the depth of each of the `n` groups into `depths[i]`,
+ * in one read transaction (a repeated group reads the same depth). n may
+ * be 0. Returns EMQ_OK.
+ */
+int emq_lane_depths(emq_db *db, const char *q, size_t n,
+                    const char *const *groups, int64_t *depths);
+
+/* -------------------------------------------------------- 12. flows */
+
+/*
+ * Flows (PROTOCOL.md §6.4): a parent job held in `awaiting_children` until
+ * its children finish, children in the parent's queue or in others, and
+ * trees of them. Same-queue fan-in happens inside the child's complete or
+ * retry; a child in another queue leaves an entry in its queue's outbox,
+ * which emq_flow_sweep() on that queue delivers to the parent.
+ * doc/FLOWS.md describes the procedures, their transactions and recovery.
+ */
+
+#define EMQ_FLOW_FP 0 /**< parent_policy `fp`: the child's death fails the
+                           parent (the default)                          */
+#define EMQ_FLOW_ID 1 /**< parent_policy `id`: the child's death is ignored:
+                           the dependency counts as satisfied            */
+
+/** A node of a flow tree: the root is the parent. The library only reads
+ *  it during the call. */
+typedef struct emq_flow_node {
+    const char *id;            /**< a branded JOB id (GATE-ID; KIND)      */
+    const void *payload;       /**< its payload, `len` bytes              */
+    size_t len;
+    const char *queue;         /**< its queue; NULL: its parent's (for the
+                                    root: the `q` of the call)           */
+    int policy;                /**< EMQ_FLOW_FP or EMQ_FLOW_ID (ignored on
+                                    the root)                            */
+    const struct emq_flow_node *children; /**< n_children nodes          */
+    size_t n_children;
+} emq_flow_node;
+
+/**
+ * Add the flow `root` (its queue is `q`) with one call: T4.1 when every
+ * child is in q and none has children (one transaction: the parent held
+ * with dependencies = N, each child pending with its parent_policy); T4.4
+ * when a child lives in another queue and T4.5 for a deeper tree (one
+ * transaction per node, parent first, depth first, in spec order: a node
+ * with children is held with its link, a leaf admitted with its link).
+ * Existing rows are overwritten field by field (D-14); a root without
+ * children is held forever with dependencies 0.
+ * Returns EMQ_OK; EMQ_EKIND when an id is not JOB-namespaced (a flat flow
+ * then wrote nothing; a cross-queue or nested one keeps the nodes landed
+ * before it, their parents held: fail-closed); EMQ_EREFUSED for a tree
+ * deeper than 8 levels ("flow_too_deep(8)") or with an id twice
+ * ("flow_cycle(<id>)"), nothing written. Host gates: EMQ_EQUEUE, EMQ_EID,
+ * EMQ_ETOOBIG, EMQ_EINVAL (NULL node or children). A failure (EMQ_EBUSY,
+ * EMQ_EIO, ...) after the first transaction of a multi-step add leaves it
+ * journaled: emq_flow_recover() finishes it — do not add it again.
+ */
+int emq_flow_add(emq_db *db, const char *q, const emq_flow_node *root);
+
+/**
+ * T4.6 add_bulk: add `n` flows (roots in q) in order, as emq_flow_add adds
+ * each; every id of every flow is gated before anything is written (one bad
+ * id refuses the whole bulk). `verdicts[i]` (may be NULL) receives flow i's
+ * result (EMQ_OK, EMQ_EKIND, EMQ_EREFUSED); a refused flow does not stop
+ * the rest. Returns EMQ_OK, a host gate's code, or a failure (as for
+ * emq_flow_add, a multi-step bulk is journaled for emq_flow_recover()).
+ */
+int emq_flow_add_bulk(emq_db *db, const char *q, const emq_flow_node *roots,
+                      size_t n, int *verdicts);
+
+/**
+ * T4.10 deliver_flow_completions: one sweep pass over the outbox of the
+ * children's queue `q`, in one transaction: deliver the first `batch`
+ * (> 0) entries in order to their parents (T4.11 for a completion, T4.12
+ * for a death, re-emitting the parent's death one level up when the
+ * delivery killed it), stopping at the first malformed entry or one whose
+ * parent id or queue fails its gate, then drop the delivered entries.
+ * Re-delivering an entry changes nothing. `*delivered` (may be NULL)
+ * receives the count. Returns EMQ_OK.
+ */
+int emq_flow_sweep(emq_db *db, const char *q, int64_t batch,
+                   int64_t *delivered);
+
+/**
+ * Finish every multi-transaction flow add (emq_flow_add, emq_flow_add_bulk)
+ * that a crash or a failure cut between two of its transactions: each lands
+ * its remaining nodes as the interrupted call would have. Safe at any time
+ * and from any handle (a step already taken is never taken again); call it
+ * at start-up, or after a flow add returned a failure. `*finished` (may be
+ * NULL) receives the number of adds finished. Returns EMQ_OK, EMQ_ECORRUPT
+ * (a journal row this version cannot read) or a failure (call it again).
+ */
+int emq_flow_recover(emq_db *db, int64_t *finished);
+
+/**
+ * T4.8 children_values: the fields of the parent's `processed` hash (child
+ * id -> the child's result; its own id when it completed without one), in
+ * byte order of child ids. `*fields` receives `*n` pairs (free with
+ * emq_fields_free; NULL and 0 when none). Returns EMQ_OK.
+ */
+int emq_flow_children_values(emq_db *db, const char *q, const char *parent,
+                             emq_field **fields, size_t *n);
+/** T4.8 ignored_failures: as emq_flow_children_values over `unsuccessful`
+ *  (child id -> error of an EMQ_FLOW_ID child's death). */
+int emq_flow_ignored_failures(emq_db *db, const char *q, const char *parent,
+                              emq_field **fields, size_t *n);
+/** T4.8 dependencies: the parent's outstanding children into `*n` (0 when
+ *  the counter is absent; it can go below 0, D-14). Returns EMQ_OK. */
+int emq_flow_dependencies(emq_db *db, const char *q, const char *parent,
+                          int64_t *n);
+
+/** One node of emq_flow_tree(). Strings are NUL-terminated copies. */
+typedef struct emq_flow_info {
+    int level;             /**< 1: the parent asked about; its children 2 */
+    char *id;              /**< the node's id (a child recorded by a raw
+                                write may not be 14 bytes: see id_len)    */
+    size_t id_len;
+    char *queue;           /**< its queue; NULL when its row is gone and
+                                nothing names it                          */
+    char *state;           /**< its row's state, "completed" (processed,
+                                row gone), or NULL (no row)                */
+    int has_dependencies;  /**< 1 when it has a dependencies counter      */
+    int64_t dependencies;
+    char *outcome;         /**< "processed", "failed", "ignored",
+                                "in_outbox" (not yet delivered), or NULL */
+    char *value;           /**< the recorded result or error, or NULL     */
+    size_t value_len;
+} emq_flow_info;
+
+/**
+ * The flow below `parent` in q, in one read transaction: the parent, then
+ * depth first each child in id order (found by its row's link, by its
+ * field in the parent's processed / failed / unsuccessful hash, or by an
+ * undelivered outbox entry) followed by its own children. Scans every job
+ * row of the file: an operator's read. `*nodes` receives `*n` nodes (free
+ * with emq_flow_tree_free). Returns EMQ_OK (a parent without a row is one
+ * node with a NULL state).
+ */
+int emq_flow_tree(emq_db *db, const char *q, const char *parent,
+                  emq_flow_info **nodes, size_t *n);
+void emq_flow_tree_free(emq_flow_info *nodes, size_t n);
+
+/* The flow protocol steps (emq_flow_enqueue, _hold, _child, _set_policy,
+ * _set_link, _deliver, _fail_deliver, _outbox_read, _outbox_trim, _reemit)
+ * are declared in emqlite_protocol.h. */
+
+/* ------------------------------------------------------ 13. streams */
 
 /*
  * Tier 5 streams (PROTOCOL.md §6.5, T5.1-T5.7): the stream of queue `q`
@@ -1380,486 +1549,7 @@ int emq_stream_consume(emq_db *db, const char *q, const char *name,
                        const char *start, const emq_consumer_options *o,
                        emq_stream_handler handler, void *ctx);
 
-/* ------------------------------------------------------- the verb registry */
-
-/*
- * Every transition and read of the protocol is one row of emqlite's verb
- * registry, callable by its wire name with byte-string arguments through
- * emq_call(), which answers the wire-shaped reply the EchoMQ scripts answer
- * inside Valkey. The typed calls of this header are thin wrappers over the
- * same rows. Tools (the CLI's `emqlite call`, bindings, test harnesses)
- * iterate the registry with emq_verb_count() / emq_verb_at().
- */
-
-/** Reply types (RESP-shaped; a map is RESP3's: key, value, key, value). */
-enum emq_reply_type {
-    EMQ_REPLY_NIL = 0,  /**< nil (an absent value)                         */
-    EMQ_REPLY_INT,      /**< `integer`                                     */
-    EMQ_REPLY_BULK,     /**< `str`, `len` (binary-safe, NUL-terminated)    */
-    EMQ_REPLY_STATUS,   /**< `str` (a simple string such as "OK")          */
-    EMQ_REPLY_ARRAY,    /**< `elem[0 .. n)`                                */
-    EMQ_REPLY_MAP,      /**< `elem[0 .. n)`, n even: key, value, ...       */
-    EMQ_REPLY_BOOL,     /**< `integer` 0 or 1                              */
-    EMQ_REPLY_ERROR,    /**< `str`: the exact wire error string            */
-    EMQ_REPLY_REFUSED   /**< `str`: a host refusal (Appendix A.3), exact   */
-};
-
-/** A reply. Initialise to all zeroes ({0}); release with
- *  emq_reply_clear(). Everything it points to is owned by it. */
-typedef struct emq_reply {
-    int type;                /**< enum emq_reply_type                      */
-    int64_t integer;
-    char *str;
-    size_t len;
-    struct emq_reply *elem;
-    size_t n;
-    size_t cap;              /**< private: room in elem                    */
-} emq_reply;
-
-/** Free what `r` holds and zero it (safe on a zeroed reply). */
-void emq_reply_clear(emq_reply *r);
-
-/** Argument kinds: the gate each argument passes before any store access. */
-enum emq_arg_kind {
-    EMQ_ARG_QUEUE = 1, /**< a queue name (GATE-Q)                            */
-    EMQ_ARG_ID,        /**< a branded id (GATE-ID)                           */
-    EMQ_ARG_GROUP,     /**< a lane's group id (GATE-G)                       */
-    EMQ_ARG_BYTES,     /**< any bytes up to the handle's max_payload         */
-    EMQ_ARG_INT,       /**< a decimal int64                                  */
-    EMQ_ARG_POS,       /**< a decimal int64 > 0                              */
-    EMQ_ARG_NNEG,      /**< a decimal int64 >= 0                             */
-    EMQ_ARG_BOOL,      /**< 1, 0, true or false                              */
-    EMQ_ARG_WORD,      /**< one of the words in `words` ("in|at")            */
-    EMQ_ARG_DID,       /**< a dedup id, [A-Za-z0-9._-]{1,255}                */
-    EMQ_ARG_NAME       /**< a stream or repeat name: 1..255 bytes, no NUL
-                            and no ':'                                     */
-};
-#define EMQ_ARGF_OPT  1 /**< may be absent (a NULL argument)                 */
-#define EMQ_ARGF_REST 2 /**< this and the later specs repeat to the end      */
-#define EMQ_ARGF_MIN1 4 /**< the repeated tail holds at least one group
-                             (else EMQ_EEMPTY, empty_pipeline)              */
-
-/** One argument of a verb. */
-typedef struct emq_arg_info {
-    const char *name;   /**< as PROTOCOL.md §6 names it ("lease_ms")       */
-    int kind;           /**< enum emq_arg_kind                             */
-    int flags;          /**< EMQ_ARGF_*                                    */
-    const char *words;  /**< EMQ_ARG_WORD: the allowed words, '|'-separated */
-} emq_arg_info;
-
-/** How a verb runs. */
-enum emq_verb_kind {
-    EMQ_VERB_WRITE = 1, /**< one write transaction                          */
-    EMQ_VERB_READ,      /**< one read transaction                           */
-    EMQ_VERB_PROC,      /**< a procedure of several transactions ([multi-tx]) */
-    EMQ_VERB_HOST       /**< host-side only, no store access                */
-};
-
-/** A row of the registry, as tools see it. The library owns it; new
- *  members are only ever appended, so read the ones your header has. */
-typedef struct emq_verb_info {
-    int id;                    /**< stable number (append-only)            */
-    const char *name;          /**< the wire name ("enqueue")              */
-    int tier;                  /**< PROTOCOL.md tier 1..5; 0 beyond the wire */
-    int kind;                  /**< enum emq_verb_kind                     */
-    const emq_arg_info *args;  /**< nargs specs                            */
-    size_t nargs;
-    int reply;                 /**< enum emq_reply_type of a success reply */
-    const char *keys;          /**< the declared keys, in order (§6.6)     */
-    const char *summary;       /**< one line                               */
-    const char *family;        /**< the engine family ("queue", "lane", ...) */
-} emq_verb_info;
-
-/** The number of registered verbs. */
-size_t emq_verb_count(void);
-/** Row `i` (0 .. count-1) in registry order, or NULL. */
-const emq_verb_info *emq_verb_at(size_t i);
-/** The row named `name`, or NULL. */
-const emq_verb_info *emq_verb_find(const char *name);
-
-/**
- * Run the verb named `verb` with `argc` byte-string arguments
- * (`argv[i]`, `argvlen[i]` bytes; `argvlen` may be NULL for NUL-terminated
- * strings; a NULL `argv[i]` is an absent optional argument). Arguments are
- * gated by the row's specs (EMQ_EQUEUE, EMQ_EID, EMQ_EINVAL, EMQ_ETOOBIG
- * with a message naming the argument; an unknown verb is EMQ_EINVAL).
- * `reply` (may be NULL) receives the wire reply: on success the value the
- * verb answers, on a wire error an EMQ_REPLY_ERROR with the exact text, on
- * a host refusal an EMQ_REPLY_REFUSED; clear it with emq_reply_clear().
- * Returns the same result code the typed call returns.
- */
-int emq_call(emq_db *db, const char *verb, size_t argc,
-             const char *const *argv, const size_t *argvlen,
-             emq_reply *reply);
-
-/* ------------------------------------------------------------------- flows */
-
-/*
- * Flows (PROTOCOL.md §6.4): a parent job held in `awaiting_children` until
- * its children finish, children in the parent's queue or in others, and
- * trees of them. Same-queue fan-in happens inside the child's complete or
- * retry; a child in another queue leaves an entry in its queue's outbox,
- * which emq_flow_sweep() on that queue delivers to the parent.
- * doc/FLOWS.md describes the procedures, their transactions and recovery.
- */
-
-#define EMQ_FLOW_FP 0 /**< parent_policy `fp`: the child's death fails the
-                           parent (the default)                          */
-#define EMQ_FLOW_ID 1 /**< parent_policy `id`: the child's death is ignored:
-                           the dependency counts as satisfied            */
-
-/** A node of a flow tree: the root is the parent. The library only reads
- *  it during the call. */
-typedef struct emq_flow_node {
-    const char *id;            /**< a branded JOB id (GATE-ID; KIND)      */
-    const void *payload;       /**< its payload, `len` bytes              */
-    size_t len;
-    const char *queue;         /**< its queue; NULL: its parent's (for the
-                                    root: the `q` of the call)           */
-    int policy;                /**< EMQ_FLOW_FP or EMQ_FLOW_ID (ignored on
-                                    the root)                            */
-    const struct emq_flow_node *children; /**< n_children nodes          */
-    size_t n_children;
-} emq_flow_node;
-
-/**
- * Add the flow `root` (its queue is `q`) with one call: T4.1 when every
- * child is in q and none has children (one transaction: the parent held
- * with dependencies = N, each child pending with its parent_policy); T4.4
- * when a child lives in another queue and T4.5 for a deeper tree (one
- * transaction per node, parent first, depth first, in spec order: a node
- * with children is held with its link, a leaf admitted with its link).
- * Existing rows are overwritten field by field (D-14); a root without
- * children is held forever with dependencies 0.
- * Returns EMQ_OK; EMQ_EKIND when an id is not JOB-namespaced (a flat flow
- * then wrote nothing; a cross-queue or nested one keeps the nodes landed
- * before it, their parents held: fail-closed); EMQ_EREFUSED for a tree
- * deeper than 8 levels ("flow_too_deep(8)") or with an id twice
- * ("flow_cycle(<id>)"), nothing written. Host gates: EMQ_EQUEUE, EMQ_EID,
- * EMQ_ETOOBIG, EMQ_EINVAL (NULL node or children). A failure (EMQ_EBUSY,
- * EMQ_EIO, ...) after the first transaction of a multi-step add leaves it
- * journaled: emq_flow_recover() finishes it — do not add it again.
- */
-int emq_flow_add(emq_db *db, const char *q, const emq_flow_node *root);
-
-/**
- * T4.6 add_bulk: add `n` flows (roots in q) in order, as emq_flow_add adds
- * each; every id of every flow is gated before anything is written (one bad
- * id refuses the whole bulk). `verdicts[i]` (may be NULL) receives flow i's
- * result (EMQ_OK, EMQ_EKIND, EMQ_EREFUSED); a refused flow does not stop
- * the rest. Returns EMQ_OK, a host gate's code, or a failure (as for
- * emq_flow_add, a multi-step bulk is journaled for emq_flow_recover()).
- */
-int emq_flow_add_bulk(emq_db *db, const char *q, const emq_flow_node *roots,
-                      size_t n, int *verdicts);
-
-/**
- * T4.10 deliver_flow_completions: one sweep pass over the outbox of the
- * children's queue `q`, in one transaction: deliver the first `batch`
- * (> 0) entries in order to their parents (T4.11 for a completion, T4.12
- * for a death, re-emitting the parent's death one level up when the
- * delivery killed it), stopping at the first malformed entry or one whose
- * parent id or queue fails its gate, then drop the delivered entries.
- * Re-delivering an entry changes nothing. `*delivered` (may be NULL)
- * receives the count. Returns EMQ_OK.
- */
-int emq_flow_sweep(emq_db *db, const char *q, int64_t batch,
-                   int64_t *delivered);
-
-/**
- * Finish every multi-transaction flow add (emq_flow_add, emq_flow_add_bulk)
- * that a crash or a failure cut between two of its transactions: each lands
- * its remaining nodes as the interrupted call would have. Safe at any time
- * and from any handle (a step already taken is never taken again); call it
- * at start-up, or after a flow add returned a failure. `*finished` (may be
- * NULL) receives the number of adds finished. Returns EMQ_OK, EMQ_ECORRUPT
- * (a journal row this version cannot read) or a failure (call it again).
- */
-int emq_flow_recover(emq_db *db, int64_t *finished);
-
-/**
- * T4.8 children_values: the fields of the parent's `processed` hash (child
- * id -> the child's result; its own id when it completed without one), in
- * byte order of child ids. `*fields` receives `*n` pairs (free with
- * emq_fields_free; NULL and 0 when none). Returns EMQ_OK.
- */
-int emq_flow_children_values(emq_db *db, const char *q, const char *parent,
-                             emq_field **fields, size_t *n);
-/** T4.8 ignored_failures: as emq_flow_children_values over `unsuccessful`
- *  (child id -> error of an EMQ_FLOW_ID child's death). */
-int emq_flow_ignored_failures(emq_db *db, const char *q, const char *parent,
-                              emq_field **fields, size_t *n);
-/** T4.8 dependencies: the parent's outstanding children into `*n` (0 when
- *  the counter is absent; it can go below 0, D-14). Returns EMQ_OK. */
-int emq_flow_dependencies(emq_db *db, const char *q, const char *parent,
-                          int64_t *n);
-
-/** One node of emq_flow_tree(). Strings are NUL-terminated copies. */
-typedef struct emq_flow_info {
-    int level;             /**< 1: the parent asked about; its children 2 */
-    char *id;              /**< the node's id (a child recorded by a raw
-                                write may not be 14 bytes: see id_len)    */
-    size_t id_len;
-    char *queue;           /**< its queue; NULL when its row is gone and
-                                nothing names it                          */
-    char *state;           /**< its row's state, "completed" (processed,
-                                row gone), or NULL (no row)                */
-    int has_dependencies;  /**< 1 when it has a dependencies counter      */
-    int64_t dependencies;
-    char *outcome;         /**< "processed", "failed", "ignored",
-                                "in_outbox" (not yet delivered), or NULL */
-    char *value;           /**< the recorded result or error, or NULL     */
-    size_t value_len;
-} emq_flow_info;
-
-/**
- * The flow below `parent` in q, in one read transaction: the parent, then
- * depth first each child in id order (found by its row's link, by its
- * field in the parent's processed / failed / unsuccessful hash, or by an
- * undelivered outbox entry) followed by its own children. Scans every job
- * row of the file: an operator's read. `*nodes` receives `*n` nodes (free
- * with emq_flow_tree_free). Returns EMQ_OK (a parent without a row is one
- * node with a NULL state).
- */
-int emq_flow_tree(emq_db *db, const char *q, const char *parent,
-                  emq_flow_info **nodes, size_t *n);
-void emq_flow_tree_free(emq_flow_info *nodes, size_t n);
-
-/* The single transitions the procedures above are made of, one
- * transaction each, as the golden traces record them (callers normally use
- * emq_flow_add and emq_flow_sweep; these are the protocol's own steps). */
-
-/** T4.1 steps 1-5 enqueue_flow: KIND of every id, then each child (in q)
- *  pending with `parent`, the parent held with dependencies = n. No
- *  parent_policy is written (see emq_flow_set_policy). EMQ_OK or EMQ_EKIND
- *  (nothing written). */
-int emq_flow_enqueue(emq_db *db, const char *q, const char *parent,
-                     const void *payload, size_t len,
-                     const emq_item *children, size_t n);
-/** T4.2 hold_parent: hold `parent` with dependencies = n (>= 0). EMQ_OK or
- *  EMQ_EKIND. */
-int emq_flow_hold(emq_db *db, const char *q, const char *parent,
-                  const void *payload, size_t len, int64_t n);
-/** T4.3 flow_child on the child's queue cq: pending with `parent`, and
- *  `parent_queue` = pq unless pq is NULL or "" (the parent shares cq).
- *  EMQ_OK or EMQ_EKIND. */
-int emq_flow_child(emq_db *db, const char *cq, const char *child,
-                   const void *payload, size_t len, const char *parent,
-                   const char *pq);
-/** The host write of a child's parent_policy (EMQ_FLOW_FP / EMQ_FLOW_ID).
- *  EMQ_OK. */
-int emq_flow_set_policy(emq_db *db, const char *q, const char *id,
-                        int policy);
-/** The host write linking a held node to its parent (T4.5): `parent`,
- *  `parent_queue` (NULL or "": same queue, not written) and
- *  `parent_policy`. EMQ_OK. */
-int emq_flow_set_link(emq_db *db, const char *q, const char *id,
-                      const char *parent, const char *parent_queue,
-                      int policy);
-/** T4.11 flow_deliver on the parent's queue: record `result` for child
- *  once, count down, release the parent at 0. EMQ_OK. */
-int emq_flow_deliver(emq_db *db, const char *q, const char *parent,
-                     const char *child, const void *result, size_t len);
-/** T4.12 flow_fail_deliver on the parent's queue: policy "fp" records the
- *  error in `failed` once and kills the parent; any other policy records
- *  it in `unsuccessful` once and counts down. EMQ_OK. */
-int emq_flow_fail_deliver(emq_db *db, const char *q, const char *parent,
-                          const char *child, const void *error, size_t len,
-                          const char *policy);
-/** T4.10 step 1: the first `batch` (> 0) entries of q's outbox into
- *  `entries` (an array reply of bulk strings; clear it with
- *  emq_reply_clear). EMQ_OK. */
-int emq_flow_outbox_read(emq_db *db, const char *q, int64_t batch,
-                         emq_reply *entries);
-/** T4.10 step 3: drop the first n (>= 0) entries of q's outbox. EMQ_OK. */
-int emq_flow_outbox_trim(emq_db *db, const char *q, int64_t n);
-/** T4.14 REEMIT: push the node's death onto q's outbox for its parent.
- *  EMQ_OK with the outbox length in `*outbox_len` (may be NULL), or
- *  EMQ_ABSENT when the node has no parent (nothing pushed). */
-int emq_flow_reemit(emq_db *db, const char *q, const char *id,
-                    const void *error, size_t len, int64_t *outbox_len);
-
-/* ------------------------------------------------------ export and import */
-
-/**
- * A sink for export bytes: write `n` bytes from `p`; return 0 on success,
- * nonzero to abort the export (which then returns EMQ_EIO).
- */
-typedef int (*emq_write_fn)(void *ctx, const void *p, size_t n);
-
-/** Export options; initialise with emq_export_options_init(). */
-/** What a transfer says beside its report, one fact a call (the reports
- *  keep their layout: new facts come through here). */
-enum {
-    EMQ_NOTE_WIRE = 1,    /**< the identity spoken: `text` (export, push: the
-                               target's, or the one it was stamped with;
-                               pull: the one the file keeps; verify: the
-                               one the file was compared as)            */
-    EMQ_NOTE_UNHELD = 2,  /**< pending entries of trimmed stream entries
-                               in stream `key`, group `group`: `count`
-                               records the other side cannot hold (push:
-                               Valkey has no command to create them;
-                               verify: the file holds them, the server
-                               not, or the reverse) — the one known
-                               difference of a transfer               */
-    EMQ_NOTE_OTHER_QUEUE = 3 /**< verify: an EchoMQ queue `text` on the
-                               server that the file does not hold (not
-                               compared; `count`: its keys)             */
-};
-
-typedef struct emq_transfer_note {
-    int kind;              /**< EMQ_NOTE_*                               */
-    const char *text;      /**< NUL-terminated                           */
-    const void *key;       /**< EMQ_NOTE_UNHELD: the stream key          */
-    size_t klen;
-    const void *group;     /**< EMQ_NOTE_UNHELD: the group name          */
-    size_t glen;
-    uint64_t count;
-} emq_transfer_note;
-
-typedef void (*emq_note_fn)(void *ctx, const emq_transfer_note *n);
-
-typedef struct emq_export_options {
-    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
-    const char *const *queues; /**< export only these queues' keys (plus
-                                    "{emq}:version"); NULL: every key     */
-    size_t n_queues;           /**< entries in `queues`                   */
-    int by_slot;               /**< 1: order keys by (cluster slot, name)
-                                    and wrap each slot's keys in MULTI ..
-                                    EXEC; 0 (default): plain byte order  */
-    const char *wire;          /**< the identity the stream's fence states
-                                    (and the digest's version record): an
-                                    entry of emq_wire_table (else
-                                    EMQ_EINVAL); NULL (default): the
-                                    file's own                           */
-    emq_note_fn note;          /**< may be NULL: EMQ_NOTE_UNHELD for each
-                                    stream and group whose pending records
-                                    of trimmed entries the stream leaves
-                                    out (Valkey cannot hold them)        */
-    void *note_ctx;
-} emq_export_options;
-
-/** Fill `o` with the defaults: every key, byte order. */
-void emq_export_options_init_size(emq_export_options *o, size_t size);
-#define emq_export_options_init(o) \
-    emq_export_options_init_size((o), sizeof *(o))
-
-/** What an export wrote, or what an import left in the file. */
-typedef struct emq_transfer_summary {
-    uint64_t keys;     /**< keys (export: written; import: live after it)  */
-    uint64_t commands; /**< RESP commands written / read                   */
-    uint64_t bytes;    /**< bytes written / read                           */
-    uint64_t digest;   /**< XXH3-64 of the logical keyspace (doc/EXPORT.md):
-                            export: of the keys written; import: of the
-                            whole file after the import                  */
-} emq_transfer_summary;
-
-/**
- * Export the file's L1 image (PROTOCOL.md §8) as a RESP command stream that
- * `redis-cli --pipe` (or any RESP client) replays into Valkey. Taken inside
- * one read transaction, so the cut falls between transitions. The stream is
- * `SET {emq}:version echomq:4.0.0` and then every live key in byte order of
- * names (see `opt->by_slot`): strings by SET, hashes by HSET (stored field
- * order), sorted sets by ZADD (decimal integer scores), lists by RPUSH (head
- * to tail), sets by SADD — at most 64 elements per command — followed by
- * PEXPIREAT for a key expiry and HPEXPIREAT .. FIELDS 1 f for a field expiry
- * (both absolute ms; the latter needs Valkey >= 9.0). The bytes depend only
- * on the keyspace and the options. `write` receives them in chunks; `sum`
- * (may be NULL) receives the counts and the logical digest.
- * Returns EMQ_OK, EMQ_EIO (the sink failed), EMQ_EINVAL (bad queue name),
- * EMQ_ENOMEM, or a store failure.
- */
-int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
-               void *ctx, emq_transfer_summary *sum);
-
-/** Import options; initialise with emq_import_options_init(). */
-typedef struct emq_import_options {
-    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
-    int unchecked;  /**< 1: do not judge the result by emq_check's rules
-                         (for forensic copies of a damaged keyspace). The
-                         stream's syntax, the accepted commands, the key
-                         grammar and types, and the version fence are
-                         enforced in every case.                       */
-    int aof;        /**< 1: the stream is an AOF Valkey wrote (a rewrite,
-                         an incremental file, the parts of a multi-part
-                         AOF fed in the manifest's order): besides an
-                         export's commands it may hold HMSET, DEL, UNLINK,
-                         PEXPIRE, PERSIST, HSETNX, HDEL, HINCRBY,
-                         INCR[BY], DECR[BY], LPUSH, LREM, LPOP, RPOP,
-                         LTRIM, LMOVE, ZREM, ZPOPMIN and SREM, applied as
-                         Valkey applies them (doc/EXPORT.md §2); the
-                         result is judged as every import's. 0
-                         (default): an export's commands only          */
-} emq_import_options;
-
-/** Fill `o` with the defaults: checked. */
-void emq_import_options_init_size(emq_import_options *o, size_t size);
-#define emq_import_options_init(o) \
-    emq_import_options_init_size((o), sizeof *(o))
-
-/**
- * Import a RESP command stream (an emq_export, or an AOF of the same
- * commands) into the file in one write transaction, checked. Accepted: SET
- * key value [PXAT ms], HSET, ZADD (bare score/member pairs), RPUSH, SADD,
- * PEXPIREAT, HPEXPIREAT key ms FIELDS n f..., and SELECT, MULTI and EXEC,
- * which are ignored. Commands apply as Valkey applies them, on top of what
- * the file holds. The stream must set "{emq}:version" to exactly
- * "echomq:4.0.0": otherwise (or without such a SET) EMQ_EWIRE. Malformed or
- * truncated RESP, an unknown command, bad arguments, or a key outside the
- * EchoMQ grammar (or of the wrong type for its name) give EMQ_EPROTO with a
- * message naming the byte offset of the refused frame.
- * Then every queue the stream wrote is judged, before the commit, by the
- * rules emq_check applies (the job sets' members and scores, counters,
- * rows' states against the sets, expiries, ...): a violation refuses the
- * import with EMQ_EPROTO, naming the rule, the key and the offset of the
- * last command that wrote that key. On any failure nothing is applied.
- * `sum` (may be NULL) receives the counts and the digest of the file after
- * the import. Equivalent to emq_import_begin (default options), one
- * emq_import_feed and emq_import_finish.
- */
-int emq_import(emq_db *db, const void *bytes, size_t len,
-               emq_transfer_summary *sum);
-
-/** A streaming import: emq_import fed in pieces. */
-typedef struct emq_importer emq_importer;
-
-/**
- * Start an import on `db` with options `opt` (NULL: the defaults): opens the
- * write transaction (waiting up to the busy timeout, then EMQ_EBUSY) and
- * reads the clock once. Until emq_import_finish or emq_import_abort every
- * other call on `db` fails (the transaction is the import's), and other
- * writers of the file wait. On success *out is the importer; on failure
- * *out is NULL and nothing is held.
- */
-int emq_import_begin(emq_db *db, const emq_import_options *opt,
-                     emq_importer **out);
-/**
- * Feed the next `len` bytes of the stream, split anywhere: every complete
- * frame is checked and applied; a partial one waits for the next bytes.
- * Returns EMQ_OK, or the refusal emq_import would give (message on the
- * handle), after which the import is rolled back and every later feed or
- * finish returns the same code.
- */
-int emq_import_feed(emq_importer *im, const void *bytes, size_t len);
-/**
- * End of the stream: a partial last frame is refused as truncated, the fence
- * must have been seen, the written queues are judged (unless unchecked),
- * and the transaction commits. `sum` (may be NULL) as for emq_import. Frees
- * the importer whatever the result.
- */
-int emq_import_finish(emq_importer *im, emq_transfer_summary *sum);
-/** Roll back and free the importer (NULL is ignored). */
-void emq_import_abort(emq_importer *im);
-
-/**
- * The logical digest of the file's live keyspace (doc/EXPORT.md), filtered
- * like an export with `opt` (NULL: every key), in one read transaction;
- * `sum->commands` and `sum->bytes` are 0.
- */
-int emq_digest(emq_db *db, const emq_export_options *opt,
-               emq_transfer_summary *sum);
-
-/* ------------------------------------------- Scheduling and the worker */
+/* --------------------------------------- 14. scheduling and workers */
 
 /*
  * PROTOCOL.md §6.5 T5.8-T5.13: the repeat registry and the pump sweep that
@@ -2201,7 +1891,185 @@ int emq_pool_join(emq_pool *p, emq_pool_stats *stats);
  *  ignored). */
 void emq_pool_free(emq_pool *p);
 
-/* ------------------------------------------------------ Invariant checker */
+/* ---------------------------------- 15. transfer: export and import */
+
+/**
+ * A sink for export bytes: write `n` bytes from `p`; return 0 on success,
+ * nonzero to abort the export (which then returns EMQ_EIO).
+ */
+typedef int (*emq_write_fn)(void *ctx, const void *p, size_t n);
+
+/** Export options; initialise with emq_export_options_init(). */
+/** What a transfer says beside its report, one fact a call (the reports
+ *  keep their layout: new facts come through here). */
+enum {
+    EMQ_NOTE_WIRE = 1,    /**< the identity spoken: `text` (export, push: the
+                               target's, or the one it was stamped with;
+                               pull: the one the file keeps; verify: the
+                               one the file was compared as)            */
+    EMQ_NOTE_UNHELD = 2,  /**< pending entries of trimmed stream entries
+                               in stream `key`, group `group`: `count`
+                               records the other side cannot hold (push:
+                               Valkey has no command to create them;
+                               verify: the file holds them, the server
+                               not, or the reverse) — the one known
+                               difference of a transfer               */
+    EMQ_NOTE_OTHER_QUEUE = 3 /**< verify: an EchoMQ queue `text` on the
+                               server that the file does not hold (not
+                               compared; `count`: its keys)             */
+};
+
+typedef struct emq_transfer_note {
+    int kind;              /**< EMQ_NOTE_*                               */
+    const char *text;      /**< NUL-terminated                           */
+    const void *key;       /**< EMQ_NOTE_UNHELD: the stream key          */
+    size_t klen;
+    const void *group;     /**< EMQ_NOTE_UNHELD: the group name          */
+    size_t glen;
+    uint64_t count;
+} emq_transfer_note;
+
+typedef void (*emq_note_fn)(void *ctx, const emq_transfer_note *n);
+
+typedef struct emq_export_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
+    const char *const *queues; /**< export only these queues' keys (plus
+                                    "{emq}:version"); NULL: every key     */
+    size_t n_queues;           /**< entries in `queues`                   */
+    int by_slot;               /**< 1: order keys by (cluster slot, name)
+                                    and wrap each slot's keys in MULTI ..
+                                    EXEC; 0 (default): plain byte order  */
+    const char *wire;          /**< the identity the stream's fence states
+                                    (and the digest's version record): an
+                                    entry of emq_wire_table (else
+                                    EMQ_EINVAL); NULL (default): the
+                                    file's own                           */
+    emq_note_fn note;          /**< may be NULL: EMQ_NOTE_UNHELD for each
+                                    stream and group whose pending records
+                                    of trimmed entries the stream leaves
+                                    out (Valkey cannot hold them)        */
+    void *note_ctx;
+} emq_export_options;
+
+/** Fill `o` with the defaults: every key, byte order. */
+void emq_export_options_init_size(emq_export_options *o, size_t size);
+#define emq_export_options_init(o) \
+    emq_export_options_init_size((o), sizeof *(o))
+
+/** What an export wrote, or what an import left in the file. */
+typedef struct emq_transfer_summary {
+    uint64_t keys;     /**< keys (export: written; import: live after it)  */
+    uint64_t commands; /**< RESP commands written / read                   */
+    uint64_t bytes;    /**< bytes written / read                           */
+    uint64_t digest;   /**< XXH3-64 of the logical keyspace (doc/EXPORT.md):
+                            export: of the keys written; import: of the
+                            whole file after the import                  */
+} emq_transfer_summary;
+
+/**
+ * Export the file's L1 image (PROTOCOL.md §8) as a RESP command stream that
+ * `redis-cli --pipe` (or any RESP client) replays into Valkey. Taken inside
+ * one read transaction, so the cut falls between transitions. The stream is
+ * `SET {emq}:version echomq:4.0.0` and then every live key in byte order of
+ * names (see `opt->by_slot`): strings by SET, hashes by HSET (stored field
+ * order), sorted sets by ZADD (decimal integer scores), lists by RPUSH (head
+ * to tail), sets by SADD — at most 64 elements per command — followed by
+ * PEXPIREAT for a key expiry and HPEXPIREAT .. FIELDS 1 f for a field expiry
+ * (both absolute ms; the latter needs Valkey >= 9.0). The bytes depend only
+ * on the keyspace and the options. `write` receives them in chunks; `sum`
+ * (may be NULL) receives the counts and the logical digest.
+ * Returns EMQ_OK, EMQ_EIO (the sink failed), EMQ_EINVAL (bad queue name),
+ * EMQ_ENOMEM, or a store failure.
+ */
+int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
+               void *ctx, emq_transfer_summary *sum);
+
+/** Import options; initialise with emq_import_options_init(). */
+typedef struct emq_import_options {
+    size_t size;  /**< the caller's sizeof, set by the init (the ABI rule) */
+    int unchecked;  /**< 1: skip emq_check's rules on the result (forensic
+                         copies); syntax, key grammar, types and the
+                         version fence are always enforced             */
+    int aof;        /**< 1: the stream is an AOF Valkey wrote (a rewrite,
+                         an incremental file, the parts of a multi-part
+                         AOF fed in the manifest's order): besides an
+                         export's commands it may hold HMSET, DEL, UNLINK,
+                         PEXPIRE, PERSIST, HSETNX, HDEL, HINCRBY,
+                         INCR[BY], DECR[BY], LPUSH, LREM, LPOP, RPOP,
+                         LTRIM, LMOVE, ZREM, ZPOPMIN and SREM, applied as
+                         Valkey applies them (doc/EXPORT.md §2); the
+                         result is judged as every import's. 0
+                         (default): an export's commands only          */
+} emq_import_options;
+
+/** Fill `o` with the defaults: checked. */
+void emq_import_options_init_size(emq_import_options *o, size_t size);
+#define emq_import_options_init(o) \
+    emq_import_options_init_size((o), sizeof *(o))
+
+/**
+ * Import a RESP command stream (an emq_export, or an AOF of the same
+ * commands) into the file in one write transaction, checked. Accepted: SET
+ * key value [PXAT ms], HSET, ZADD (bare score/member pairs), RPUSH, SADD,
+ * PEXPIREAT, HPEXPIREAT key ms FIELDS n f..., and SELECT, MULTI and EXEC,
+ * which are ignored. Commands apply as Valkey applies them, on top of what
+ * the file holds. The stream must set "{emq}:version" to exactly
+ * "echomq:4.0.0": otherwise (or without such a SET) EMQ_EWIRE. Malformed or
+ * truncated RESP, an unknown command, bad arguments, or a key outside the
+ * EchoMQ grammar (or of the wrong type for its name) give EMQ_EPROTO with a
+ * message naming the byte offset of the refused frame.
+ * Then every queue the stream wrote is judged, before the commit, by the
+ * rules emq_check applies (the job sets' members and scores, counters,
+ * rows' states against the sets, expiries, ...): a violation refuses the
+ * import with EMQ_EPROTO, naming the rule, the key and the offset of the
+ * last command that wrote that key. On any failure nothing is applied.
+ * `sum` (may be NULL) receives the counts and the digest of the file after
+ * the import. Equivalent to emq_import_begin (default options), one
+ * emq_import_feed and emq_import_finish.
+ */
+int emq_import(emq_db *db, const void *bytes, size_t len,
+               emq_transfer_summary *sum);
+
+/** A streaming import: emq_import fed in pieces. */
+typedef struct emq_importer emq_importer;
+
+/**
+ * Start an import on `db` with options `opt` (NULL: the defaults): opens the
+ * write transaction (waiting up to the busy timeout, then EMQ_EBUSY) and
+ * reads the clock once. Until emq_import_finish or emq_import_abort every
+ * other call on `db` fails (the transaction is the import's), and other
+ * writers of the file wait. On success *out is the importer; on failure
+ * *out is NULL and nothing is held.
+ */
+int emq_import_begin(emq_db *db, const emq_import_options *opt,
+                     emq_importer **out);
+/**
+ * Feed the next `len` bytes of the stream, split anywhere: every complete
+ * frame is checked and applied; a partial one waits for the next bytes.
+ * Returns EMQ_OK, or the refusal emq_import would give (message on the
+ * handle), after which the import is rolled back and every later feed or
+ * finish returns the same code.
+ */
+int emq_import_feed(emq_importer *im, const void *bytes, size_t len);
+/**
+ * End of the stream: a partial last frame is refused as truncated, the fence
+ * must have been seen, the written queues are judged (unless unchecked),
+ * and the transaction commits. `sum` (may be NULL) as for emq_import. Frees
+ * the importer whatever the result.
+ */
+int emq_import_finish(emq_importer *im, emq_transfer_summary *sum);
+/** Roll back and free the importer (NULL is ignored). */
+void emq_import_abort(emq_importer *im);
+
+/**
+ * The logical digest of the file's live keyspace (doc/EXPORT.md), filtered
+ * like an export with `opt` (NULL: every key), in one read transaction;
+ * `sum->commands` and `sum->bytes` are 0.
+ */
+int emq_digest(emq_db *db, const emq_export_options *opt,
+               emq_transfer_summary *sum);
+
+/* --------------------------------- 16. check: the invariant checker */
 
 #define EMQ_CHECK_VIOLATION 1 /**< an invariant is broken: no sequence of
                                    transitions produces this state        */
@@ -2252,6 +2120,25 @@ typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
  * could not be read for one of those reasons is not reported as damage).
  */
 int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations);
+
+/* ------------------------------------------------------ 17. deprecated names */
+
+/*
+ * The names before the naming rule (emq_<noun>_<verb>), kept for one
+ * release so existing callers still compile; they will be removed in the
+ * next. Only the new names are exported by the library.
+ */
+#define emq_remove_job emq_job_remove                 /* -> emq_job_remove */
+#define emq_reprocess_job emq_job_reprocess           /* -> emq_job_reprocess */
+#define emq_update_data emq_job_update_data           /* -> emq_job_update_data */
+#define emq_update_progress emq_job_update_progress   /* -> emq_job_update_progress */
+#define emq_add_log emq_job_add_log                   /* -> emq_job_add_log */
+#define emq_wclaim emq_lane_wclaim                    /* -> emq_lane_wclaim */
+#define emq_bclaim emq_lane_bclaim                    /* -> emq_lane_bclaim */
+#define emq_pause emq_queue_pause                     /* -> emq_queue_pause */
+#define emq_resume emq_queue_resume                   /* -> emq_queue_resume */
+#define emq_extend_lock emq_lock_extend               /* -> emq_lock_extend */
+#define emq_extend_locks emq_lock_extend_many         /* -> emq_lock_extend_many */
 
 #ifdef __cplusplus
 }

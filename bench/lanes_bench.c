@@ -162,8 +162,8 @@ static int64_t fair_claim(emq_db *db, int how, lane_tally *t, int64_t call,
             b.n = 1;
         }
     } else {
-        rc = how == FAIR_WEIGHTED ? emq_wclaim(db, Q, BENCH_LEASE_MS, &b)
-                                  : emq_bclaim(db, Q, BENCH_LEASE_MS, &b);
+        rc = how == FAIR_WEIGHTED ? emq_lane_wclaim(db, Q, BENCH_LEASE_MS, &b)
+                                  : emq_lane_bclaim(db, Q, BENCH_LEASE_MS, &b);
     }
     if (rc == EMQ_EMPTY) return 0;
     if (rc != EMQ_OK) return die("claim", db, rc);

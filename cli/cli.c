@@ -965,7 +965,7 @@ static int cmd_extend(emq_cli *c, int argc, char **argv)
         return EMQ_EXIT_USAGE;
     if ((ex = emq_cli_open(c)))
         return ex;
-    rc = emq_extend_lock(c->db, pos[0], pos[1], token, lease);
+    rc = emq_lock_extend(c->db, pos[0], pos[1], token, lease);
     if (rc == EMQ_OK)
         return emq_cli_ok(c, pos[0], pos[1], "ok", "ok");
     if (rc == EMQ_GONE)
@@ -1242,7 +1242,7 @@ static int pause_resume(emq_cli *c, int argc, char **argv, int pause)
         return ex;
     if ((ex = emq_cli_open(c)))
         return ex;
-    rc = pause ? emq_pause(c->db, pos[0]) : emq_resume(c->db, pos[0]);
+    rc = pause ? emq_queue_pause(c->db, pos[0]) : emq_queue_resume(c->db, pos[0]);
     if (rc < 0)
         return emq_cli_fail(c, rc, NULL);
     if (c->json) {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 
 /* Exit statuses, fixed and documented in doc/emqlite.1 (EXIT STATUS). */
 enum {

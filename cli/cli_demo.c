@@ -286,13 +286,13 @@ static int pump(demo *d)
     /* operations pause thumbnails for a deploy, then resume them */
     int64_t t = d->vc.now - d->t0;
     if (d->paused == 0 && t >= 3000) {
-        int rc = emq_pause(d->db, "thumbnails");
+        int rc = emq_queue_pause(d->db, "thumbnails");
         if (rc < 0)
             return fail(d, rc);
         d->paused = 1;
         event(d, "ops paused thumbnails for a deploy (claims answer empty)");
     } else if (d->paused == 1 && t >= 5000) {
-        int rc = emq_resume(d->db, "thumbnails");
+        int rc = emq_queue_resume(d->db, "thumbnails");
         if (rc < 0)
             return fail(d, rc);
         d->paused = 2;
@@ -343,7 +343,7 @@ static int cycle(demo *d, int k, int *got)
     }
     if (k == 2 && !d->extended && idx >= 0) {
         /* a slow invoice: the worker heartbeats its lease once */
-        rc = emq_extend_lock(d->db, q->name, job.id, job.attempts, 60000);
+        rc = emq_lock_extend(d->db, q->name, job.id, job.attempts, 60000);
         if (rc != EMQ_OK) {
             emq_job_clear(&job);
             return fail(d, rc);
@@ -647,7 +647,7 @@ int emq_cli_demo(emq_cli *c, int argc, char **argv)
 done:
     emq_set_clock(d.db, NULL, NULL);
     if (d.paused == 1)
-        emq_resume(d.db, "thumbnails");
+        emq_queue_resume(d.db, "thumbnails");
     for (int k = 0; k < NQ; k++) {
         free(d.q[k].ids);
         free(d.q[k].fails);

@@ -141,8 +141,8 @@ static int sub_claim(emq_cli *c, int argc, char **argv)
     if ((ex = emq_cli_open(c))) return ex;
     memset(&b, 0, sizeof b);
     if (weighted || batch) {
-        rc = weighted ? emq_wclaim(c->db, pos[0], lease, &b)
-                      : emq_bclaim(c->db, pos[0], lease, &b);
+        rc = weighted ? emq_lane_wclaim(c->db, pos[0], lease, &b)
+                      : emq_lane_bclaim(c->db, pos[0], lease, &b);
     } else {
         rc = emq_lane_claim(c->db, pos[0], lease, &j, b.group);
         if (rc == EMQ_OK) {

@@ -427,7 +427,7 @@ static int cmd_requeue(emq_cli *c, int argc, char **argv)
         }
         return EMQ_EXIT_OK;
     }
-    rc = emq_reprocess_job(c->db, pos[0], pos[1]);
+    rc = emq_job_reprocess(c->db, pos[0], pos[1]);
     if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
     snprintf(text, sizeof text, "requeued %s", pos[1]);
     return emq_cli_ok(c, pos[0], pos[1], "ok", text);
@@ -443,7 +443,7 @@ static int cmd_remove(emq_cli *c, int argc, char **argv)
         return ex;
     if ((ex = emq_cli_open(c)))
         return ex;
-    rc = emq_remove_job(c->db, pos[0], pos[1], did);
+    rc = emq_job_remove(c->db, pos[0], pos[1], did);
     if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
     snprintf(text, sizeof text, "removed %s", pos[1]);
     return emq_cli_ok(c, pos[0], pos[1], "ok", text);
@@ -585,7 +585,7 @@ static int cmd_progress(emq_cli *c, int argc, char **argv)
     if ((ex = emq_cli_open(c)))
         return ex;
     if (npos == 3) {
-        rc = emq_update_progress(c->db, pos[0], pos[1], pos[2],
+        rc = emq_job_update_progress(c->db, pos[0], pos[1], pos[2],
                                  strlen(pos[2]));
         if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
         return emq_cli_ok(c, pos[0], pos[1], "ok", pos[2]);
@@ -631,7 +631,7 @@ static int cmd_logs(emq_cli *c, int argc, char **argv)
     if ((ex = emq_cli_open(c)))
         return ex;
     if (add) {
-        rc = emq_add_log(c->db, pos[0], pos[1], add, strlen(add), keep,
+        rc = emq_job_add_log(c->db, pos[0], pos[1], add, strlen(add), keep,
                          &count);
         if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
         if (c->json) {
@@ -684,7 +684,7 @@ static int cmd_update(emq_cli *c, int argc, char **argv)
         free(buf);
         return ex;
     }
-    rc = emq_update_data(c->db, pos[0], pos[1], p, len);
+    rc = emq_job_update_data(c->db, pos[0], pos[1], p, len);
     free(buf);
     if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
     return emq_cli_ok(c, pos[0], pos[1], "ok", "updated");

@@ -10,6 +10,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "cli.h"
 
 #define MAXA 300

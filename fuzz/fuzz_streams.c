@@ -20,6 +20,7 @@
 #include <string.h>
 #include "fuzz.h"
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "store.h"
 #include "stream.h"
 #include "db.h"

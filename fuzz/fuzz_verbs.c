@@ -22,6 +22,7 @@
 #include <string.h>
 #include "fuzz.h"
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "db.h"
 #include "../tests/model.h"
 #include "../tests/vgen.h"

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "store.h"
 #include "flow.h"
 #include "keys.h"

@@ -29,6 +29,7 @@
 #include <strings.h>
 
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "store.h"
 #include "db.h"
 #include "vjson.h"

@@ -31,6 +31,7 @@
 #include "golden.h"
 #include "golden_emq.h"
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 
 #include <inttypes.h>
 #include <stdio.h>

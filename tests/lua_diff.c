@@ -59,6 +59,7 @@
 #include <time.h>
 
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "golden.h"
 #include "golden_emq.h"
 #include "golden_redis.h"

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "model_int.h"
 #include "ksdump.h"
 

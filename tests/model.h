@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "store.h"
 
 typedef struct emq_model emq_model;

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "emqlite_protocol.h"
 #include "model.h"
 
 /* ---------------------------------------------------------------- values */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "model_int.h"
 
 #define Q(c) ((c)->a[0].s)

@@ -287,7 +287,7 @@ static int do_fixture(const char *path)
                                   &e, &ne), EMQ_OK);
         emq_stream_entries_free(e, ne);
     }
-    TRY(emq_pause(db, "other"), EMQ_OK);
+    TRY(emq_queue_pause(db, "other"), EMQ_OK);
     for (int q = 0; q < 2; q++)
         for (int j = 0; j < 240; j++) {
             int n = snprintf(pay, sizeof pay, "reshard %d", j);

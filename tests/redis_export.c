@@ -109,7 +109,7 @@ static int build(emq_db *db)
     TRY(emq_enqueue_at(db, "mail", id[5], "past", 4, -5), EMQ_SCHEDULED);
     TRY(emq_enqueue(db, "mail", id[6], "six", 3), EMQ_ENQUEUED);
     TRY(emq_enqueue(db, "zz-other", id[7], "o", 1), EMQ_ENQUEUED);
-    TRY(emq_pause(db, "zz-other"), EMQ_OK);
+    TRY(emq_queue_pause(db, "zz-other"), EMQ_OK);
 #undef TRY
     rc = emq_db_run(db, 1, raw, NULL);
     return rc == EMQ_OK ? 0 : fail("raw writes", emq_errmsg(db));

@@ -348,7 +348,7 @@ static void run_emq(emq_db *db, const step *s, emq_buf *t)
             e_rc(t, db, rc);
         break;
     case V_EXTEND:
-        rc = emq_extend_lock(db, s->q, s->id, s->token, s->a);
+        rc = emq_lock_extend(db, s->q, s->id, s->token, s->a);
         if (rc == EMQ_OK)
             t_put(t, "1", 1);
         else if (rc == EMQ_GONE)
@@ -361,7 +361,7 @@ static void run_emq(emq_db *db, const step *s, emq_buf *t)
         int failed[MAXIDS];
         for (size_t i = 0; i < s->nids; i++)
             ids[i] = s->ids[i];
-        rc = emq_extend_locks(db, s->q, s->nids, ids, s->tokens, s->a, failed,
+        rc = emq_lock_extend_many(db, s->q, s->nids, ids, s->tokens, s->a, failed,
                               NULL);
         if (rc != EMQ_OK) {
             e_rc(t, db, rc);
@@ -379,7 +379,7 @@ static void run_emq(emq_db *db, const step *s, emq_buf *t)
     }
     case V_PAUSE:
     case V_RESUME:
-        rc = s->verb == V_PAUSE ? emq_pause(db, s->q) : emq_resume(db, s->q);
+        rc = s->verb == V_PAUSE ? emq_queue_pause(db, s->q) : emq_queue_resume(db, s->q);
         if (rc == EMQ_OK)
             t_put(t, "1", 1);
         else
@@ -995,7 +995,7 @@ static int do_fixture(const char *path)
     TRY(emq_enqueue_at(db, "mail", id[H], "h", 1, T0 + 86400000),
         EMQ_SCHEDULED);
     TRY(emq_enqueue(db, "other", id[Kk], "k", 1), EMQ_ENQUEUED);
-    TRY(emq_pause(db, "other"), EMQ_OK);
+    TRY(emq_queue_pause(db, "other"), EMQ_OK);
     const char *ids[11];
     for (int i = 0; i < 11; i++)
         ids[i] = id[i];

@@ -49,6 +49,7 @@
 #include <hiredis/hiredis.h>
 
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "store.h"
 #include "db.h"
 #include "xcmd.h"

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "xcmd.h"
 
 static int fail(const char *what, const char *detail)

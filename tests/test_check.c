@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "db.h"
 #include "keys.h"
 #include "store.h"
@@ -172,7 +173,7 @@ START_TEST(disciplined_workload_has_no_finding)
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(emq_promote(db, Q, 100, &n), EMQ_OK);
     ck_assert_int_eq(n, 3);
-    ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, Q), EMQ_OK);
     seen s = run_check(EMQ_OK);
     ck_assert_uint_eq(s.viol, 0);
     ck_assert_uint_eq(s.notes, 0);
@@ -211,10 +212,10 @@ START_TEST(stateless_rows_from_writes_on_any_row_are_partial_notes)
     mint(p);
     ck_assert_int_eq(emq_flow_set_link(db, Q, a, p, "other", EMQ_FLOW_FP),
                      EMQ_OK);
-    ck_assert_int_eq(emq_update_data(db, Q, a, "d", 1), EMQ_OK);
-    ck_assert_int_eq(emq_update_progress(db, Q, a, "50", 2), EMQ_OK);
+    ck_assert_int_eq(emq_job_update_data(db, Q, a, "d", 1), EMQ_OK);
+    ck_assert_int_eq(emq_job_update_progress(db, Q, a, "50", 2), EMQ_OK);
     ck_assert_int_eq(emq_lock_track(db, Q, b, 1, 100), EMQ_OK);
-    ck_assert_int_eq(emq_update_data(db, Q, b, "d", 1), EMQ_OK);
+    ck_assert_int_eq(emq_job_update_data(db, Q, b, "d", 1), EMQ_OK);
     seen s = run_check(EMQ_OK);
     ck_assert_uint_eq(s.viol, 0);
     ck_assert_uint_eq(count(&s, EMQ_CHECK_NOTE, "partial"), 2);
@@ -260,7 +261,7 @@ START_TEST(extended_pending_job_is_a_multi_note)
     ck_assert_int_eq(emq_reap(db, Q, &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
     /* the old holder's token still matches: extend re-inserts into active */
-    ck_assert_int_eq(emq_extend_lock(db, Q, id, j.attempts, 1000), EMQ_OK);
+    ck_assert_int_eq(emq_lock_extend(db, Q, id, j.attempts, 1000), EMQ_OK);
     seen s = run_check(EMQ_OK);
     ck_assert_uint_eq(s.viol, 0);
     ck_assert_uint_eq(s.notes, 1);

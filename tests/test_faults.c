@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "db.h"
 #include "faultvfs.h"
 #include "relutil.h"
@@ -148,7 +149,7 @@ static void setup_flow(emq_db *db)
 static void setup_paused(emq_db *db)
 {
     put3(db);
-    ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, Q), EMQ_OK);
 }
 /* Tier 2 setups: a dead job (ids[0]), a parked dedup key, log lines, a
  * concurrency ceiling and a spent rate limit. */
@@ -165,8 +166,8 @@ static void setup_dedup(emq_db *db)
 static void setup_logs(emq_db *db)
 {
     put3(db);
-    ck_assert_int_eq(emq_add_log(db, Q, ids[0], "one", 3, 0, NULL), EMQ_OK);
-    ck_assert_int_eq(emq_add_log(db, Q, ids[0], "two", 3, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_job_add_log(db, Q, ids[0], "one", 3, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_job_add_log(db, Q, ids[0], "two", 3, 0, NULL), EMQ_OK);
 }
 static void setup_gates(emq_db *db)
 {
@@ -341,7 +342,7 @@ static int op_reap(emq_db *db)
 }
 static int op_extend(emq_db *db)
 {
-    return emq_extend_lock(db, Q, ids[0], 1, 50000);
+    return emq_lock_extend(db, Q, ids[0], 1, 50000);
 }
 static int op_extend_many(emq_db *db)
 {
@@ -349,12 +350,12 @@ static int op_extend_many(emq_db *db)
     const int64_t tok[2] = {1, 7};
     int failed[2];
     size_t nf = 9;
-    int rc = emq_extend_locks(db, Q, 2, x, tok, 50000, failed, &nf);
+    int rc = emq_lock_extend_many(db, Q, 2, x, tok, 50000, failed, &nf);
     if (rc == EMQ_OK) ck_assert(nf == 1 && failed[0] == 0 && failed[1] == 1);
     return rc;
 }
-static int op_pause(emq_db *db) { return emq_pause(db, Q); }
-static int op_resume(emq_db *db) { return emq_resume(db, Q); }
+static int op_pause(emq_db *db) { return emq_queue_pause(db, Q); }
+static int op_resume(emq_db *db) { return emq_queue_resume(db, Q); }
 static int op_complete_result(emq_db *db)
 {
     return emq_complete_result(db, Q, ids[0], 1, "the result", 10);

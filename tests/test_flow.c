@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sqlite3.h>
+#include "emqlite_protocol.h"
 #include "suites.h"
 #include "tengine.h"
 #include "relutil.h"

@@ -125,7 +125,7 @@ START_TEST(a_full_disk_refuses_growth_and_lets_workers_retire_jobs)
         else if (i % 3 == 1)
             rc = emq_retry(db, "q", j->id, j->attempts, 1000, 5, "full", 4);
         else
-            rc = emq_extend_lock(db, "q", j->id, j->attempts, 60000);
+            rc = emq_lock_extend(db, "q", j->id, j->attempts, 60000);
         ck_assert_msg(rc >= 0, "job %d on a full disk: rc %d (%s)", i, rc,
                       emq_errmsg(db));
     }

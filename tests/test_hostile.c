@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "db.h"
 #include "keys.h"
 #include "store.h"
@@ -428,7 +429,7 @@ static int run_row(const row *r)
         int64_t t[1] = {1};
         int f[1];
         size_t nf;
-        return emq_extend_locks(db, Q, 1, r->nullout ? NULL : x, t, 1000, f,
+        return emq_lock_extend_many(db, Q, 1, r->nullout ? NULL : x, t, 1000, f,
                                 &nf);
     }
     case V_BROWSE: {
@@ -684,7 +685,7 @@ START_TEST(readonly_handle_refuses_writes_untouched)
                      EMQ_EREADONLY);
     ck_assert_int_eq(emq_claim(ro, Q, 1000, &j), EMQ_EREADONLY);
     ck_assert_int_eq(emq_complete(ro, Q, JOB1, 1), EMQ_EREADONLY);
-    ck_assert_int_eq(emq_pause(ro, Q), EMQ_EREADONLY);
+    ck_assert_int_eq(emq_queue_pause(ro, Q), EMQ_EREADONLY);
     ck_assert_str_ne(emq_errmsg(ro), "");
     same(before, take(), "read-only handle");
     ck_assert_int_eq(emq_pending_size(ro, Q, &n), EMQ_OK);

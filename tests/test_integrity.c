@@ -148,7 +148,7 @@ START_TEST(every_write_path_keeps_the_sums)
     ck_assert_int_eq(emq_enqueue_in(db, "q", "JOB0000000000E", "e", 1, 10),
                      EMQ_SCHEDULED);
     ck_assert_int_eq(emq_claim(db, "q", 100, &j), EMQ_OK);
-    ck_assert_int_eq(emq_extend_lock(db, "q", j.id, j.attempts, 500), EMQ_OK);
+    ck_assert_int_eq(emq_lock_extend(db, "q", j.id, j.attempts, 500), EMQ_OK);
     ck_assert_int_eq(emq_retry(db, "q", j.id, j.attempts, 5, 3, "no", 2),
                      EMQ_SCHEDULED);
     emq_job_clear(&j);
@@ -165,8 +165,8 @@ START_TEST(every_write_path_keeps_the_sums)
     clk.now += 1000;
     ck_assert_int_eq(emq_reap(db, "q", &n), EMQ_OK);
     ck_assert_int_eq(emq_promote(db, "q", 10, &n), EMQ_OK);
-    ck_assert_int_eq(emq_pause(db, "q"), EMQ_OK);
-    ck_assert_int_eq(emq_resume(db, "q"), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, "q"), EMQ_OK);
+    ck_assert_int_eq(emq_queue_resume(db, "q"), EMQ_OK);
     ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
     ck_assert_int_eq(emq_enqueue(db, "r", id, "", 0), EMQ_ENQUEUED);
     ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "suites.h"
 #include "tengine.h"
 #include "store.h"
@@ -79,11 +80,11 @@ START_TEST(an_empty_ring_or_a_paused_queue_claims_nothing)
     ck_assert_int_eq(emq_lane_claim(db, Q, 1000, &j, g), EMQ_EMPTY);
     ck_assert_ptr_null(j.payload);
     put(G, 1, 1);
-    ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, Q), EMQ_OK);
     ck_assert_int_eq(emq_lane_claim(db, Q, 1000, &j, g), EMQ_EMPTY);
-    ck_assert_int_eq(emq_wclaim(db, Q, 1000, &b), EMQ_EMPTY);
+    ck_assert_int_eq(emq_lane_wclaim(db, Q, 1000, &b), EMQ_EMPTY);
     ck_assert_uint_eq(b.n, 0);
-    ck_assert_int_eq(emq_bclaim(db, Q, 1000, &b), EMQ_EMPTY);
+    ck_assert_int_eq(emq_lane_bclaim(db, Q, 1000, &b), EMQ_EMPTY);
     ck_assert_ptr_null(b.jobs);
     ck_assert_int_eq(tk_zcard(db, LANE(G)), 1);
     str_is(tk_list(db, K("ring")), G);
@@ -98,7 +99,7 @@ START_TEST(wclaim_serves_the_weight_on_one_deadline)
     put(H, 10, 1);
     ck_assert_int_eq(emq_lane_weight(db, Q, G, 2), EMQ_OK);
     clk.now = T0 + 7;
-    ck_assert_int_eq(emq_wclaim(db, Q, 5000, &b), EMQ_OK);
+    ck_assert_int_eq(emq_lane_wclaim(db, Q, 5000, &b), EMQ_OK);
     ck_assert_uint_eq(b.n, 2);
     ck_assert_str_eq(b.group, G);
     ck_assert_str_eq(b.jobs[0].id, jid(1));
@@ -111,7 +112,7 @@ START_TEST(wclaim_serves_the_weight_on_one_deadline)
     ck_assert_ptr_null(b.jobs);
     ck_assert_uint_eq(b.n, 0);
     /* the rotation moved on: H next, one job (weight 1) */
-    ck_assert_int_eq(emq_wclaim(db, Q, 5000, &b), EMQ_OK);
+    ck_assert_int_eq(emq_lane_wclaim(db, Q, 5000, &b), EMQ_OK);
     ck_assert_uint_eq(b.n, 1);
     ck_assert_str_eq(b.group, H);
     emq_lane_batch_clear(&b);
@@ -124,13 +125,13 @@ START_TEST(bclaim_serves_the_lane_up_to_its_limit)
     emq_lane_batch b;
     put(G, 1, 5);
     ck_assert_int_eq(emq_lane_limit(db, Q, G, 3), EMQ_OK);
-    ck_assert_int_eq(emq_bclaim(db, Q, 5000, &b), EMQ_OK);
+    ck_assert_int_eq(emq_lane_bclaim(db, Q, 5000, &b), EMQ_OK);
     ck_assert_uint_eq(b.n, 3);
     emq_lane_batch_clear(&b);
     ck_assert(!tk_exists(db, K("ring")));         /* at its ceiling */
-    ck_assert_int_eq(emq_bclaim(db, Q, 5000, &b), EMQ_EMPTY);
+    ck_assert_int_eq(emq_lane_bclaim(db, Q, 5000, &b), EMQ_EMPTY);
     ck_assert_int_eq(emq_lane_limit(db, Q, G, 10), EMQ_OK);
-    ck_assert_int_eq(emq_bclaim(db, Q, 5000, &b), EMQ_OK);
+    ck_assert_int_eq(emq_lane_bclaim(db, Q, 5000, &b), EMQ_OK);
     ck_assert_uint_eq(b.n, 2);                    /* the rest of the lane */
     emq_lane_batch_clear(&b);
 }
@@ -219,7 +220,7 @@ START_TEST(the_gates_refuse_before_any_write)
     ck_assert_int_eq(emq_reassign(db, Q, jid(1), "nope"), EMQ_EID);
     ck_assert_int_eq(emq_lane_pause(db, Q, NULL), EMQ_EID);
     ck_assert_int_eq(emq_lane_claim(db, Q, 0, NULL, NULL), EMQ_EINVAL);
-    ck_assert_int_eq(emq_wclaim(db, Q, 1000, NULL), EMQ_EINVAL);
+    ck_assert_int_eq(emq_lane_wclaim(db, Q, 1000, NULL), EMQ_EINVAL);
     ck_assert_int_eq(emq_lane_depths(db, Q, 1, NULL, NULL), EMQ_EINVAL);
     ck_assert_int_eq(emq_lane_enqueue(db, Q, G, "ORD0KHTOWnGLuC", "p", 1),
                      EMQ_EKIND);

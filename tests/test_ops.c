@@ -61,7 +61,7 @@ START_TEST(drain_counts_and_obliterate_takes_its_budget_then_finishes)
     emq_job_clear(&j);
     ck_assert_int_eq(emq_obliterate(db, Q, 1, 2), EMQ_ENOTPAUSED);
     ck_assert_str_eq(emq_errmsg(db), "EMQSTATE not paused");
-    ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, Q), EMQ_OK);
     ck_assert_int_eq(emq_obliterate(db, Q, 0, 2), EMQ_EACTIVE);
     ck_assert_str_eq(emq_errmsg(db), "EMQSTATE active jobs present");
     ck_assert_int_eq(tk_zcard(db, K("pending")), 5); /* nothing changed */
@@ -143,35 +143,35 @@ START_TEST(data_progress_and_logs_need_a_row)
     int64_t cnt = -1;
     char *p;
     put(db, 1, 1);
-    ck_assert_int_eq(emq_update_data(db, Q, id(1), "a\0b", 3), EMQ_OK);
+    ck_assert_int_eq(emq_job_update_data(db, Q, id(1), "a\0b", 3), EMQ_OK);
     p = tk_hget(db, K("job:JOB00000000001"), "payload");
     ck_assert(p && p[0] == 'a' && p[1] == 0);
     free(p);
-    ck_assert_int_eq(emq_update_data(db, Q, id(2), "x", 1), EMQ_GONE);
-    ck_assert_int_eq(emq_update_progress(db, Q, id(1), "75", 2), EMQ_OK);
+    ck_assert_int_eq(emq_job_update_data(db, Q, id(2), "x", 1), EMQ_GONE);
+    ck_assert_int_eq(emq_job_update_progress(db, Q, id(1), "75", 2), EMQ_OK);
     p = tk_hget(db, K("job:JOB00000000001"), "progress");
     ck_assert_str_eq(p, "75");
     free(p);
-    ck_assert_int_eq(emq_update_progress(db, Q, id(2), "1", 1), EMQ_GONE);
+    ck_assert_int_eq(emq_job_update_progress(db, Q, id(2), "1", 1), EMQ_GONE);
     ck_assert_int_eq(emq_job_logs(db, Q, id(1), &l, &n), EMQ_OK);
     ck_assert_uint_eq(n, 0);
     emq_lines_free(l, n);
     for (int i = 0; i < 4; i++) {
         char line[16];
         snprintf(line, sizeof line, "l%d", i);
-        ck_assert_int_eq(emq_add_log(db, Q, id(1), line, 2, 0, &cnt), EMQ_OK);
+        ck_assert_int_eq(emq_job_add_log(db, Q, id(1), line, 2, 0, &cnt), EMQ_OK);
         ck_assert_int_eq(cnt, i + 1);
     }
-    ck_assert_int_eq(emq_add_log(db, Q, id(1), "l4", 2, 2, &cnt), EMQ_OK);
+    ck_assert_int_eq(emq_job_add_log(db, Q, id(1), "l4", 2, 2, &cnt), EMQ_OK);
     ck_assert_int_eq(cnt, 2);
-    ck_assert_int_eq(emq_add_log(db, Q, id(1), "l5", 2, 9, &cnt), EMQ_OK);
+    ck_assert_int_eq(emq_job_add_log(db, Q, id(1), "l5", 2, 9, &cnt), EMQ_OK);
     ck_assert_int_eq(cnt, 3); /* keep >= length: the length */
     ck_assert_int_eq(emq_job_logs(db, Q, id(1), &l, &n), EMQ_OK);
     ck_assert_uint_eq(n, 3);
     ck_assert(strcmp(l[0].p, "l3") == 0 && strcmp(l[2].p, "l5") == 0);
     emq_lines_free(l, n);
-    ck_assert_int_eq(emq_add_log(db, Q, id(2), "x", 1, 0, &cnt), EMQ_GONE);
-    ck_assert_int_eq(emq_add_log(db, Q, id(1), "x", 1, -1, &cnt), EMQ_EINVAL);
+    ck_assert_int_eq(emq_job_add_log(db, Q, id(2), "x", 1, 0, &cnt), EMQ_GONE);
+    ck_assert_int_eq(emq_job_add_log(db, Q, id(1), "x", 1, -1, &cnt), EMQ_EINVAL);
     /* the row decides: completed, its lines linger but read as gone */
     ck_assert_int_eq(emq_complete(db, Q, id(1), 0), EMQ_OK);
     ck_assert_int_eq(emq_job_logs(db, Q, id(1), &l, &n), EMQ_GONE);
@@ -187,11 +187,11 @@ START_TEST(remove_refuses_a_lock_key_or_field_and_releases_its_dedup_key)
     emq_db *db = topen(&c);
     put(db, 1, 2);
     tk_set(db, K("job:JOB00000000001:lock"), "1");
-    ck_assert_int_eq(emq_remove_job(db, Q, id(1), NULL), EMQ_ELOCKED);
+    ck_assert_int_eq(emq_job_remove(db, Q, id(1), NULL), EMQ_ELOCKED);
     ck_assert_str_eq(emq_errmsg(db), "EMQLOCK job is locked");
     tk_del(db, K("job:JOB00000000001:lock"));
     tk_hset(db, K("job:JOB00000000001"), "lock", "1");
-    ck_assert_int_eq(emq_remove_job(db, Q, id(1), NULL), EMQ_ELOCKED);
+    ck_assert_int_eq(emq_job_remove(db, Q, id(1), NULL), EMQ_ELOCKED);
     ck_assert_int_eq(tk_zcard(db, K("pending")), 2);
     {   /* a lock field that expired no longer locks */
         emq_store *st = emq_db_store(db);
@@ -203,19 +203,19 @@ START_TEST(remove_refuses_a_lock_key_or_field_and_releases_its_dedup_key)
                          EMQ_OK);
         ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
         ck_assert_int_eq(done, 1);
-        ck_assert_int_eq(emq_remove_job(db, Q, id(1), NULL), EMQ_ELOCKED);
+        ck_assert_int_eq(emq_job_remove(db, Q, id(1), NULL), EMQ_ELOCKED);
         c.now = T0 + 101;
-        ck_assert_int_eq(emq_remove_job(db, Q, id(1), NULL), EMQ_OK);
+        ck_assert_int_eq(emq_job_remove(db, Q, id(1), NULL), EMQ_OK);
         c.now = T0;
     }
     tk_set(db, K("de:mine"), id(2));
     tk_set(db, K("de:other"), id(3));
-    ck_assert_int_eq(emq_remove_job(db, Q, id(2), "other"), EMQ_OK);
+    ck_assert_int_eq(emq_job_remove(db, Q, id(2), "other"), EMQ_OK);
     ck_assert(tk_exists(db, K("de:other"))); /* points elsewhere: stays */
     put(db, 2, 2);
-    ck_assert_int_eq(emq_remove_job(db, Q, id(2), "mine"), EMQ_OK);
+    ck_assert_int_eq(emq_job_remove(db, Q, id(2), "mine"), EMQ_OK);
     ck_assert(!tk_exists(db, K("de:mine")));
-    ck_assert_int_eq(emq_remove_job(db, Q, id(2), ""), EMQ_GONE);
+    ck_assert_int_eq(emq_job_remove(db, Q, id(2), ""), EMQ_GONE);
     emq_close(db);
 }
 END_TEST
@@ -227,14 +227,14 @@ START_TEST(reprocess_only_takes_a_dead_job)
     char *a;
     put(db, 1, 2);
     kill_oldest(db);
-    ck_assert_int_eq(emq_reprocess_job(db, Q, id(2)), EMQ_ENOTDEAD);
+    ck_assert_int_eq(emq_job_reprocess(db, Q, id(2)), EMQ_ENOTDEAD);
     ck_assert_str_eq(emq_errmsg(db), "EMQSTATE not dead");
-    ck_assert_int_eq(emq_reprocess_job(db, Q, id(1)), EMQ_OK);
+    ck_assert_int_eq(emq_job_reprocess(db, Q, id(1)), EMQ_OK);
     a = tk_hget(db, K("job:JOB00000000001"), "attempts");
     ck_assert_str_eq(a, "1"); /* kept */
     free(a);
     ck_assert_ptr_null(tk_hget(db, K("job:JOB00000000001"), "last_error"));
-    ck_assert_int_eq(emq_reprocess_job(db, Q, id(5)), EMQ_GONE);
+    ck_assert_int_eq(emq_job_reprocess(db, Q, id(5)), EMQ_GONE);
     emq_close(db);
 }
 END_TEST
@@ -271,7 +271,7 @@ START_TEST(claim_batch_shares_one_deadline_and_delay_parks_with_the_token)
                      EMQ_EKIND);
     ck_assert_int_eq(emq_delay(db, Q, id(3), 1, 7, 5), EMQ_EINVAL);
     ck_assert_int_eq(tk_zcard(db, K("active")), 1);
-    emq_pause(db, Q);
+    emq_queue_pause(db, Q);
     put(db, 5, 5);
     ck_assert_int_eq(emq_claim_batch(db, Q, 4, 1000, j, &n), EMQ_EMPTY);
     emq_close(db);
@@ -365,7 +365,7 @@ START_TEST(job_inspect_reads_the_row_and_the_set_scores)
     put(db, 1, 1);
     ck_assert_int_eq(emq_claim(db, Q, 7000, &j), EMQ_OK);
     emq_job_clear(&j);
-    ck_assert_int_eq(emq_add_log(db, Q, id(1), "x", 1, 0, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_job_add_log(db, Q, id(1), "x", 1, 0, NULL), EMQ_OK);
     ck_assert_int_eq(emq_job_inspect(db, Q, id(1), &ji), EMQ_OK);
     ck_assert_int_eq(ji.state, EMQ_STATE_ACTIVE);
     ck_assert(ji.has_deadline && ji.deadline_ms == T0 + 7000);

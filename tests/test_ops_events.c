@@ -75,7 +75,7 @@ START_TEST(complete_retry_dead_delay_and_progress_publish_their_events)
                      EMQ_OK);
     claimed(db, Q, ID1);
     ck_assert_int_eq(g.n, 0); /* enqueue and claim publish nothing */
-    ck_assert_int_eq(emq_update_progress(db, Q, ID1, "50", 2), EMQ_OK);
+    ck_assert_int_eq(emq_job_update_progress(db, Q, ID1, "50", 2), EMQ_OK);
     ck_assert_int_eq(emq_complete(db, Q, ID1, 1), EMQ_OK);
     ck_assert_int_eq(g.n, 2); /* delivered before each call returned */
     ck_assert_str_eq(g.line[0], "progress|" ID1 "|{\"event\":\"progress\","
@@ -106,7 +106,7 @@ START_TEST(complete_retry_dead_delay_and_progress_publish_their_events)
                      Q);
     /* stale and gone answers publish nothing */
     ck_assert_int_eq(emq_delay(db, Q, ID1, 1, 5, EMQ_DELAY_IN), EMQ_GONE);
-    ck_assert_int_eq(emq_update_progress(db, Q, ID1, "9", 1), EMQ_GONE);
+    ck_assert_int_eq(emq_job_update_progress(db, Q, ID1, "9", 1), EMQ_GONE);
     ck_assert_int_eq(g.n, 5);
     for (int i = 1; i < g.n; i++) ck_assert_int_eq(g.seq[i], g.seq[i - 1] + 1);
     emq_unsubscribe(s);
@@ -152,12 +152,12 @@ START_TEST(progress_escapes_every_byte_as_json_s)
     ck_assert_int_eq(emq_enqueue(db, Q, ID1, "p", 1), EMQ_ENQUEUED);
     ck_assert_int_eq(emq_subscribe(db, NULL, EMQ_SUB_NOW, on_ev, &g, &s),
                      EMQ_OK);
-    ck_assert_int_eq(emq_update_progress(db, Q, ID1, all + 1, 255), EMQ_OK);
+    ck_assert_int_eq(emq_job_update_progress(db, Q, ID1, all + 1, 255), EMQ_OK);
     ck_assert_int_eq(g.n, 1);
     ck_assert_str_eq(g.line[0], want);
     got_free(&g);
     /* the NUL byte itself */
-    ck_assert_int_eq(emq_update_progress(db, Q, ID1, all, 1), EMQ_OK);
+    ck_assert_int_eq(emq_job_update_progress(db, Q, ID1, all, 1), EMQ_OK);
     ck_assert_str_eq(g.line[0], "progress|" ID1 "|{\"event\":\"progress\","
                      "\"job\":\"" ID1 "\",\"progress\":\"\\u0000\"}|" Q);
     emq_unsubscribe(s);
@@ -393,7 +393,7 @@ static void child_writes(int go)
         if (ok) emq_job_clear(&j);
     }
     ok = ok && emq_enqueue(db, Q, "JOB99999999999", "p", 1) == EMQ_ENQUEUED &&
-         emq_update_progress(db, Q, "JOB99999999999", "done", 4) == EMQ_OK;
+         emq_job_update_progress(db, Q, "JOB99999999999", "done", 4) == EMQ_OK;
     emq_close(db);
     _exit(ok ? 0 : 1);
 }

@@ -124,7 +124,7 @@ START_TEST(kind_refuses_a_wellformed_ORD_id_and_writes_nothing)
     ck_assert_int_eq(emq_complete(db, Q, ORD, 0), EMQ_GONE);
     ck_assert_int_eq(emq_retry(db, Q, ORD, 0, 600000, 3, "e", 1), EMQ_ESTALE);
     ck_assert_str_eq(emq_errmsg(db), "EMQSTALE job gone");
-    ck_assert_int_eq(emq_extend_lock(db, Q, ORD, 0, 600000), EMQ_GONE);
+    ck_assert_int_eq(emq_lock_extend(db, Q, ORD, 0, 600000), EMQ_GONE);
     char *d = tk_dump(db);
     ck_assert_str_eq(d, "");
     free(d);
@@ -323,9 +323,9 @@ START_TEST(queue_pause_makes_claim_empty_and_resume_serves)
     int64_t n;
     emq_stats s;
     ck_assert_int_eq(emq_enqueue(db, Q, A, "x", 1), EMQ_ENQUEUED);
-    ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, Q), EMQ_OK);
     fld_is(K("meta"), "paused", "1");
-    ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, Q), EMQ_OK);
     ck_assert_int_eq(emq_stats_get(db, Q, &s), EMQ_OK);
     ck_assert_int_eq(s.paused, 1);
     char *before = tk_dump(db);
@@ -334,9 +334,9 @@ START_TEST(queue_pause_makes_claim_empty_and_resume_serves)
     ck_assert_str_eq(before, after);
     ck_assert_int_eq(emq_pending_size(db, Q, &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
-    ck_assert_int_eq(emq_resume(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_resume(db, Q), EMQ_OK);
     ck_assert(!tk_exists(db, K("meta")));
-    ck_assert_int_eq(emq_resume(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_resume(db, Q), EMQ_OK);
     claim_ok(A, 1, 30000);
     free(before);
     free(after);
@@ -349,15 +349,15 @@ START_TEST(lock_extend_survives_a_reap_and_fences_tokens)
     ck_assert_int_eq(emq_enqueue(db, Q, A, "x", 1), EMQ_ENQUEUED);
     claim_ok(A, 1, 50);
     clk.now = T0 + 10;
-    ck_assert_int_eq(emq_extend_lock(db, Q, A, 1, 60000), EMQ_OK);
+    ck_assert_int_eq(emq_lock_extend(db, Q, A, 1, 60000), EMQ_OK);
     ck_assert(score_of(K("active"), A) == (double)(T0 + 10 + 60000));
     clk.now = T0 + 120;
     ck_assert_int_eq(emq_reap(db, Q, &n), EMQ_OK);
     ck_assert_int_eq(n, 0);
     fld_is(J(A), "state", "active");
-    ck_assert_int_eq(emq_extend_lock(db, Q, A, 2, 60000), EMQ_ESTALE);
+    ck_assert_int_eq(emq_lock_extend(db, Q, A, 2, 60000), EMQ_ESTALE);
     ck_assert_str_eq(emq_errmsg(db), "EMQSTALE extend token mismatch");
-    ck_assert_int_eq(emq_extend_lock(db, Q, B, 1, 60000), EMQ_GONE);
+    ck_assert_int_eq(emq_lock_extend(db, Q, B, 1, 60000), EMQ_GONE);
 }
 END_TEST
 
@@ -372,7 +372,7 @@ START_TEST(extend_locks_batch_reports_the_wrong_token_and_the_missing)
     claim_ok(A, 1, 100);
     claim_ok(B, 1, 100);
     clk.now = T0 + 5;
-    ck_assert_int_eq(emq_extend_locks(db, Q, 3, ids, tok, 60000, failed, &nf),
+    ck_assert_int_eq(emq_lock_extend_many(db, Q, 3, ids, tok, 60000, failed, &nf),
                      EMQ_OK);
     ck_assert_uint_eq(nf, 2);
     ck_assert_int_eq(failed[0], 0);
@@ -381,7 +381,7 @@ START_TEST(extend_locks_batch_reports_the_wrong_token_and_the_missing)
     ck_assert(score_of(K("active"), A) == (double)(T0 + 5 + 60000));
     ck_assert(score_of(K("active"), B) == (double)(T0 + 100));
     ck_assert(!tk_exists(db, J(C)));
-    ck_assert_int_eq(emq_extend_locks(db, Q, 0, NULL, NULL, 1, NULL, &nf),
+    ck_assert_int_eq(emq_lock_extend_many(db, Q, 0, NULL, NULL, 1, NULL, &nf),
                      EMQ_OK);
     ck_assert_uint_eq(nf, 0);
 }
@@ -446,7 +446,7 @@ START_TEST(claim_reads_any_value_of_meta_paused_as_paused)
     tk_hset(db, K("meta"), "paused", "0");
     ck_assert_int_eq(emq_claim(db, Q, 1000, &j), EMQ_EMPTY);
     ck_assert(in_set(K("pending"), A));
-    ck_assert_int_eq(emq_resume(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_resume(db, Q), EMQ_OK);
     claim_ok(A, 1, 1000);
 }
 END_TEST
@@ -454,12 +454,12 @@ END_TEST
 START_TEST(pause_is_ignored_by_admissions_promote_and_reap)
 {
     int64_t n;
-    ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, Q), EMQ_OK);
     ck_assert_int_eq(emq_enqueue(db, Q, A, "a", 1), EMQ_ENQUEUED);
     ck_assert_int_eq(emq_enqueue_in(db, Q, B, "b", 1, 0), EMQ_SCHEDULED);
     ck_assert_int_eq(emq_promote(db, Q, 100, &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
-    ck_assert_int_eq(emq_extend_lock(db, Q, A, 0, 1), EMQ_OK);
+    ck_assert_int_eq(emq_lock_extend(db, Q, A, 0, 1), EMQ_OK);
     clk.now = T0 + 1;
     ck_assert_int_eq(emq_reap(db, Q, &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
@@ -582,7 +582,7 @@ END_TEST
 START_TEST(completing_a_pending_and_extended_job_leaves_its_id_in_pending)
 {
     ck_assert_int_eq(emq_enqueue(db, Q, A, "x", 1), EMQ_ENQUEUED);
-    ck_assert_int_eq(emq_extend_lock(db, Q, A, 0, 1000), EMQ_OK);
+    ck_assert_int_eq(emq_lock_extend(db, Q, A, 0, 1000), EMQ_OK);
     ck_assert_int_eq(emq_complete(db, Q, A, 0), EMQ_OK);
     ck_assert(!tk_exists(db, J(A)));
     ck_assert(!tk_exists(db, K("active")));
@@ -594,7 +594,7 @@ START_TEST(complete_answers_gone_for_a_row_without_attempts)
 {
     tk_hset(db, J(A), "state", "pending");
     ck_assert_int_eq(emq_complete(db, Q, A, 0), EMQ_GONE);
-    ck_assert_int_eq(emq_extend_lock(db, Q, A, 0, 10), EMQ_GONE);
+    ck_assert_int_eq(emq_lock_extend(db, Q, A, 0, 10), EMQ_GONE);
     ck_assert(tk_exists(db, J(A)));
 }
 END_TEST
@@ -648,7 +648,7 @@ START_TEST(reap_caps_at_100_per_call)
     for (i = 0; i < 150; i++) {
         ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
         ck_assert_int_eq(emq_enqueue(db, Q, id, "x", 1), EMQ_ENQUEUED);
-        ck_assert_int_eq(emq_extend_lock(db, Q, id, 0, 1 + i), EMQ_OK);
+        ck_assert_int_eq(emq_lock_extend(db, Q, id, 0, 1 + i), EMQ_OK);
     }
     clk.now = T0 + 1000;
     ck_assert_int_eq(emq_reap(db, Q, &n), EMQ_OK);
@@ -682,9 +682,9 @@ START_TEST(extend_lock_inserts_a_job_that_is_not_active)
     ck_assert_int_eq(emq_enqueue_at(db, Q, B, "b", 1, T0 + 5000), 3);
     ck_assert_int_eq(emq_enqueue(db, Q, C, "c", 1), EMQ_ENQUEUED);
     ck_assert_int_eq(emq_retry(db, Q, C, 0, 0, 0, "e", 1), EMQ_DEAD);
-    ck_assert_int_eq(emq_extend_lock(db, Q, A, 0, 100), EMQ_OK);
-    ck_assert_int_eq(emq_extend_lock(db, Q, B, 0, 100), EMQ_OK);
-    ck_assert_int_eq(emq_extend_lock(db, Q, C, 0, 100), EMQ_OK);
+    ck_assert_int_eq(emq_lock_extend(db, Q, A, 0, 100), EMQ_OK);
+    ck_assert_int_eq(emq_lock_extend(db, Q, B, 0, 100), EMQ_OK);
+    ck_assert_int_eq(emq_lock_extend(db, Q, C, 0, 100), EMQ_OK);
     ck_assert_int_eq(tk_zcard(db, K("active")), 3);
     ck_assert(in_set(K("pending"), A));
     ck_assert(in_set(K("schedule"), B));
@@ -703,7 +703,7 @@ START_TEST(extend_locks_shares_one_deadline_and_accepts_duplicates_and_ORD)
     ck_assert_int_eq(emq_enqueue(db, Q, B, "b", 1), EMQ_ENQUEUED);
     claim_ok(A, 1, 600000);
     clk.reads = 0;
-    ck_assert_int_eq(emq_extend_locks(db, Q, 5, ids, tok, 900000, failed, &nf),
+    ck_assert_int_eq(emq_lock_extend_many(db, Q, 5, ids, tok, 900000, failed, &nf),
                      EMQ_OK);
     ck_assert_int_eq(clk.reads, 1);
     ck_assert_uint_eq(nf, 2);
@@ -833,7 +833,7 @@ START_TEST(host_gates_refuse_before_any_store_access)
     ck_assert_int_eq(emq_claim(db, Q, 5, NULL), EMQ_EINVAL);
     ck_assert_int_eq(emq_enqueue_in(db, Q, A, "x", 1, -1), EMQ_EINVAL);
     ck_assert_int_eq(emq_retry(db, Q, A, 0, -1, 3, "e", 1), EMQ_EINVAL);
-    ck_assert_int_eq(emq_extend_lock(db, Q, A, 0, 0), EMQ_EINVAL);
+    ck_assert_int_eq(emq_lock_extend(db, Q, A, 0, 0), EMQ_EINVAL);
     ck_assert_int_eq(emq_enqueue(db, Q, A, NULL, 3), EMQ_EINVAL);
     ck_assert_int_eq(emq_promote(db, Q, -1, &n), EMQ_EINVAL);
     ck_assert_int_eq(clk.reads, 0);
@@ -871,13 +871,13 @@ START_TEST(every_transition_reads_the_clock_exactly_once)
     ONCE(ck_assert_int_eq(emq_promote(db, Q, 1, &n), EMQ_OK));
     ONCE(ck_assert_int_eq(emq_claim(db, Q, 10, &j), EMQ_OK));
     emq_job_clear(&j);
-    ONCE(ck_assert_int_eq(emq_extend_lock(db, Q, A, 1, 10), EMQ_OK));
+    ONCE(ck_assert_int_eq(emq_lock_extend(db, Q, A, 1, 10), EMQ_OK));
     ONCE(ck_assert_int_eq(emq_reap(db, Q, &n), EMQ_OK));
     ONCE(ck_assert_int_eq(emq_retry(db, Q, A, 1, 0, 5, "e", 1), 3));
     ONCE(ck_assert_int_eq(emq_complete(db, Q, B, 0), EMQ_OK));
     ONCE(ck_assert_int_eq(emq_browse(db, Q, 2, got, &c), EMQ_OK));
     ONCE(ck_assert_int_eq(emq_pending_size(db, Q, &n), EMQ_OK));
-    ONCE(ck_assert_int_eq(emq_pause(db, Q), EMQ_OK));
+    ONCE(ck_assert_int_eq(emq_queue_pause(db, Q), EMQ_OK));
     ONCE(ck_assert_int_eq(emq_stats_get(db, Q, &s), EMQ_OK));
 #undef ONCE
 }

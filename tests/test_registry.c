@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "model.h"
 #include "suites.h"
 

@@ -97,7 +97,7 @@ static emq_db *fixture(void)
     emq_job_clear(&j);
     ck_assert_int_eq(emq_enqueue(db, "mail", jid(4), "four", 4), EMQ_ENQUEUED);
     ck_assert_int_eq(emq_enqueue(db, "other", jid(5), "o", 1), EMQ_ENQUEUED);
-    ck_assert_int_eq(emq_pause(db, "other"), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, "other"), EMQ_OK);
     ck_assert_int_eq(emq_db_run(db, 1, raw, NULL), EMQ_OK);
     return db;
 }

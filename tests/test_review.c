@@ -584,11 +584,11 @@ START_TEST(every_call_refuses_a_null_handle)
     ck_assert_int_eq(emq_reap(NULL, "q", &n), EMQ_EINVAL);
     ck_assert_int_eq(emq_browse(NULL, "q", 1, bids, &cnt), EMQ_EINVAL);
     ck_assert_int_eq(emq_pending_size(NULL, "q", &n), EMQ_EINVAL);
-    ck_assert_int_eq(emq_extend_lock(NULL, "q", id, 0, 10), EMQ_EINVAL);
-    ck_assert_int_eq(emq_extend_locks(NULL, "q", 1, ids, &tok, 10, failed,
+    ck_assert_int_eq(emq_lock_extend(NULL, "q", id, 0, 10), EMQ_EINVAL);
+    ck_assert_int_eq(emq_lock_extend_many(NULL, "q", 1, ids, &tok, 10, failed,
                                       &nf), EMQ_EINVAL);
-    ck_assert_int_eq(emq_pause(NULL, "q"), EMQ_EINVAL);
-    ck_assert_int_eq(emq_resume(NULL, "q"), EMQ_EINVAL);
+    ck_assert_int_eq(emq_queue_pause(NULL, "q"), EMQ_EINVAL);
+    ck_assert_int_eq(emq_queue_resume(NULL, "q"), EMQ_EINVAL);
     ck_assert_int_eq(emq_job_get(NULL, "q", id, &fields, &cnt), EMQ_EINVAL);
     ck_assert_int_eq(emq_stats_get(NULL, "q", &stt), EMQ_EINVAL);
     ck_assert_int_eq(emq_queues(NULL, &queues, &nq), EMQ_EINVAL);

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "emqlite_protocol.h"
 #include "suites.h"
 #include "tengine.h"
 #include "db.h"
@@ -600,10 +601,10 @@ START_TEST(claim_wait_honours_pause_and_interrupt)
     emq_job j;
     emq_set_wait_hook(db, wait_hook, &h);
     ck_assert_int_eq(emq_enqueue(db, Q, A, "p", 1), EMQ_ENQUEUED);
-    ck_assert_int_eq(emq_pause(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, Q), EMQ_OK);
     ck_assert_int_eq(emq_claim_wait(db, Q, 300, 2500, &j), EMQ_EMPTY);
     ck_assert_int_eq(h.calls, 3); /* 1000 + 1000 + 1000 > 2500 */
-    ck_assert_int_eq(emq_resume(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_resume(db, Q), EMQ_OK);
     /* A pending interrupt: the next claim returns at once, untouched. */
     emq_claim_wait_interrupt(db);
     ck_assert_int_eq(emq_claim_wait(db, Q, 300, 2500, &j), EMQ_EMPTY);
@@ -671,8 +672,8 @@ START_TEST(commits_that_can_wake_a_claim_signal_and_others_do_not)
           ck_assert_int_eq(emq_promote(d, Q, 10, NULL), EMQ_OK));
     clk.now += 10;
     MOVES("a promote", ck_assert_int_eq(emq_promote(d, Q, 10, NULL), EMQ_OK));
-    STILL("a pause", ck_assert_int_eq(emq_pause(d, Q), EMQ_OK));
-    MOVES("a resume", ck_assert_int_eq(emq_resume(d, Q), EMQ_OK));
+    STILL("a pause", ck_assert_int_eq(emq_queue_pause(d, Q), EMQ_OK));
+    MOVES("a resume", ck_assert_int_eq(emq_queue_resume(d, Q), EMQ_OK));
     STILL("another queue", ck_assert_int_eq(emq_enqueue(d, "other", C, "c",
                                                         1), EMQ_ENQUEUED));
     /* A lane release: completing a grouped job whose lane has work offers

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "store.h"
 #include "stream.h"
 #include "db.h"

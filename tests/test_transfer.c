@@ -177,7 +177,7 @@ static void build(emq_db *db)
                                     INT64_C(4102444800000)), EMQ_SCHEDULED);
     ck_assert_int_eq(emq_enqueue(db, "mail", jid(6), "six", 3), EMQ_ENQUEUED);
     ck_assert_int_eq(emq_enqueue(db, "zz-other", jid(7), "o", 1), EMQ_ENQUEUED);
-    ck_assert_int_eq(emq_pause(db, "zz-other"), EMQ_OK);
+    ck_assert_int_eq(emq_queue_pause(db, "zz-other"), EMQ_OK);
     ck_assert_int_eq(emq_db_run(db, 1, raw_writes, NULL), EMQ_OK);
 }
 
@@ -1066,7 +1066,7 @@ START_TEST(streaming_import_in_any_split_is_the_whole_import)
         emq_importer *im;
         ck_assert_int_eq(emq_import_begin(c, NULL, &im), EMQ_OK);
         /* the handle is the import's until it ends */
-        ck_assert_int_lt(emq_pause(c, "mail"), 0);
+        ck_assert_int_lt(emq_queue_pause(c, "mail"), 0);
         for (size_t i = 0; i < x.len; i += step)
             ck_assert_int_eq(emq_import_feed(im, x.p + i, i + step < x.len
                                              ? step : x.len - i), EMQ_OK);
@@ -1087,7 +1087,7 @@ START_TEST(streaming_import_in_any_split_is_the_whole_import)
     ck_assert_int_eq(emq_import_feed(im, x.p, 52), EMQ_OK); /* the fence */
     ck_assert_int_eq(emq_import_feed(im, "PING\r\n", 6), EMQ_EPROTO);
     ck_assert_int_eq(emq_import_feed(im, x.p + 52, x.len - 52), EMQ_EPROTO);
-    ck_assert_int_eq(emq_pause(b, "mail"), EMQ_OK); /* the handle is free */
+    ck_assert_int_eq(emq_queue_pause(b, "mail"), EMQ_OK); /* the handle is free */
     ck_assert_int_eq(emq_import_finish(im, NULL), EMQ_EPROTO);
     /* A truncated end, and an abort, leave nothing. */
     ck_assert_int_eq(emq_digest(b, NULL, &sb), EMQ_OK);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "vgen.h"
 #include "db.h"
 #include "ksdump.h"

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "store.h"
 #include "model.h"
 

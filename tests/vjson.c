@@ -1,6 +1,7 @@
 /*
  * vjson.c — registry verbs in the golden traces' JSON shapes (vjson.h).
  */
+#include "emqlite_protocol.h"
 #include "vjson.h"
 
 #include <inttypes.h>

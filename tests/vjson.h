@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "json.h"
 
 /** A verb's argument vector, ready for emq_call. */

@@ -1,8 +1,8 @@
 """emqlite_build.py — the cffi (API mode) builder of emqlite's Python
 extension, emqlite._native.
 
-The C declarations come from api/emqlite.h itself, so the binding never
-copies a constant or a struct by hand: comments and the C++ guards are
+The C declarations come from api/emqlite.h and api/emqlite_protocol.h
+themselves, so the binding never copies a constant or a struct by hand: comments and the C++ guards are
 dropped, integer #defines become cffi's `#define NAME ...` (their values are
 taken from the compiler), string #defines are left to emq_version(). The
 library's sources — every .c under storage/ and engine/, found by walking
@@ -52,16 +52,25 @@ def c_tree(top):
 
 
 TOP = source_top()
-HEADER = os.path.join(TOP, "api", "emqlite.h")
+HEADERS = [os.path.join(TOP, "api", h)
+           for h in ("emqlite.h", "emqlite_protocol.h")]
 
 
 def header_cdef(path):
     text = open(path, encoding="utf-8").read()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     text = re.sub(r"\\\n", " ", text)  # a macro's continued lines
-    out, skip = [], 0
+    out, skip, rows = [], 0, []
     for line in text.splitlines():
         s = line.strip()
+        if s.startswith("#define EMQ_RESULT_MAP(X)"):
+            # the result table (an X-macro, which cffi cannot expand): its
+            # rows become the enum's members, each with its value
+            rows = re.findall(r"X\((\w+),\s*(-?\d+),", s)
+            continue
+        if s == "EMQ_RESULT_MAP(EMQ_RESULT_ENUM_)":
+            out.extend("    EMQ_%s = %s," % r for r in rows)
+            continue
         if s.startswith("#"):
             if s.startswith("#ifdef __cplusplus"):
                 skip = 1
@@ -90,12 +99,12 @@ extern "Python" void _emq_py_handler(void *ctx, const char *q,
 """
 
 ffibuilder = FFI()
-ffibuilder.cdef(header_cdef(HEADER) + CALLBACKS)
+ffibuilder.cdef("\n".join(header_cdef(h) for h in HEADERS) + CALLBACKS)
 
 sources, include_dirs = c_tree(TOP)
 ffibuilder.set_source(
     "emqlite._native",
-    '#include "emqlite.h"\n',
+    '#include "emqlite.h"\n#include "emqlite_protocol.h"\n',
     sources=sources,
     include_dirs=include_dirs,
     libraries=["sqlite3", "pthread"],

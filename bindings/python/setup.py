@@ -46,8 +46,8 @@ def copy_c_tree(top, dst):
     copied under `dst` (an sdist's csrc/)."""
     shutil.rmtree(dst, ignore_errors=True)
     os.makedirs(os.path.join(dst, "api"))
-    shutil.copy2(os.path.join(top, "api", "emqlite.h"),
-                 os.path.join(dst, "api"))
+    for h in ("emqlite.h", "emqlite_protocol.h"):
+        shutil.copy2(os.path.join(top, "api", h), os.path.join(dst, "api"))
     for sub in ("storage", "engine"):
         for root, dirs, names in os.walk(os.path.join(top, sub)):
             rel = os.path.relpath(root, top)

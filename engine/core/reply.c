@@ -7,6 +7,7 @@
  * was, so a body that fails mid-way leaks nothing once the runner clears it.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 void emq_reply_clear(emq_reply *r)

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "emqlite_protocol.h"
 #include "db.h"
 
 /* The argument specs, kinds and flags (emq_arg_info, EMQ_ARG_*,

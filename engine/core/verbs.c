@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "keys.h"
 #include "brandedid.h"

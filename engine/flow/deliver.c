@@ -12,6 +12,7 @@
  * passes over one outbox never deliver or trim the same entry twice.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "flow.h"
 #include "link.h"

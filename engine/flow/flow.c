@@ -10,6 +10,7 @@
  * field and leaves its other fields and set memberships (D-14).
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "flow.h"
 

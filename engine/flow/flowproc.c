@@ -38,6 +38,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "flow.h"
 #include "journal.h"

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "link.h"
 

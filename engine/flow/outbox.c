@@ -6,6 +6,7 @@
  * pass that delivers the entries is deliver.c's.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "flow.h"
 #include "link.h"

@@ -11,6 +11,7 @@
  */
 #include <stdint.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 typedef struct lanes_ctx {

@@ -11,6 +11,7 @@
  * touched by a pause, a limit or a weight.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "groups.h"
 #include "jobs.h"

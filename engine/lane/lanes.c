@@ -12,6 +12,7 @@
  * call: every job of a batch gets the same deadline.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "groups.h"
 #include "jobs.h"
@@ -299,13 +300,13 @@ static int batch_call(emq_db *db, int verb, const char *q, int64_t lease_ms,
     return rc;
 }
 
-int emq_wclaim(emq_db *db, const char *q, int64_t lease_ms,
+int emq_lane_wclaim(emq_db *db, const char *q, int64_t lease_ms,
                emq_lane_batch *b)
 {
     return batch_call(db, EMQ_V_WCLAIM, q, lease_ms, b);
 }
 
-int emq_bclaim(emq_db *db, const char *q, int64_t lease_ms,
+int emq_lane_bclaim(emq_db *db, const char *q, int64_t lease_ms,
                emq_lane_batch *b)
 {
     return batch_call(db, EMQ_V_BCLAIM, q, lease_ms, b);

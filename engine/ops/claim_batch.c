@@ -7,6 +7,7 @@
  * partial row, as T1.4's does).
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "jobs.h"
 

@@ -7,6 +7,7 @@
  * verdict gone.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "events.h"
 #include "jobs.h"

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 static const char *const state_names[] = {

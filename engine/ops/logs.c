@@ -7,6 +7,7 @@
  * under the same id reads the old lines.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 /* 1 in *is when J(id) exists. */
@@ -50,7 +51,7 @@ int emq_v_add_log(emq_vctx *c)
     return EMQ_OK;
 }
 
-int emq_add_log(emq_db *db, const char *q, const char *id, const void *line,
+int emq_job_add_log(emq_db *db, const char *q, const char *id, const void *line,
                 size_t len, int64_t keep, int64_t *count)
 {
     int64_t n = 0;

@@ -10,6 +10,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "groups.h"
 
@@ -334,7 +335,7 @@ int emq_v_remove_job(emq_vctx *c)
     return EMQ_OK;
 }
 
-int emq_remove_job(emq_db *db, const char *q, const char *id,
+int emq_job_remove(emq_db *db, const char *q, const char *id,
                    const char *did)
 {
     emq_varg a[3] = {emq_varg_str(q), emq_varg_str(id),
@@ -389,7 +390,7 @@ int emq_v_reprocess_job(emq_vctx *c)
     return rc;
 }
 
-int emq_reprocess_job(emq_db *db, const char *q, const char *id)
+int emq_job_reprocess(emq_db *db, const char *q, const char *id)
 {
     emq_varg a[2] = {emq_varg_str(q), emq_varg_str(id)};
     return emq_verb_exec(db, EMQ_V_REPROCESS_JOB, a, 2, NULL, NULL);

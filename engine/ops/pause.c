@@ -34,13 +34,13 @@ int emq_v_clear_paused(emq_vctx *c)
     return EMQ_OK;
 }
 
-int emq_pause(emq_db *db, const char *q)
+int emq_queue_pause(emq_db *db, const char *q)
 {
     emq_varg a[1] = {emq_varg_str(q)};
     return emq_verb_exec(db, EMQ_V_SET_PAUSED, a, 1, NULL, NULL);
 }
 
-int emq_resume(emq_db *db, const char *q)
+int emq_queue_resume(emq_db *db, const char *q)
 {
     emq_varg a[1] = {emq_varg_str(q)};
     return emq_verb_exec(db, EMQ_V_CLEAR_PAUSED, a, 1, NULL, NULL);

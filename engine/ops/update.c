@@ -42,7 +42,7 @@ int emq_v_update_data(emq_vctx *c)
     return set_if_row(c, "payload", &c->a[2]);
 }
 
-int emq_update_data(emq_db *db, const char *q, const char *id,
+int emq_job_update_data(emq_db *db, const char *q, const char *id,
                     const void *payload, size_t len)
 {
     emq_varg a[3] = {emq_varg_str(q), emq_varg_str(id),
@@ -75,7 +75,7 @@ int emq_v_update_progress(emq_vctx *c)
     return rc;
 }
 
-int emq_update_progress(emq_db *db, const char *q, const char *id,
+int emq_job_update_progress(emq_db *db, const char *q, const char *id,
                         const void *progress, size_t len)
 {
     emq_varg a[3] = {emq_varg_str(q), emq_varg_str(id),

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 /* ------------------------------------------------------------------ browse */

@@ -6,6 +6,7 @@
  * three-field row and the set entry; a duplicate changes nothing.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 enum { ADMIT_PENDING, ADMIT_AT, ADMIT_IN };

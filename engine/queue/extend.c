@@ -7,6 +7,7 @@
  * that was not active (D-12). The kind is not checked.
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 /* attempts of J(id) against the token: EMQ_OK match, EMQ_NOTFOUND no
@@ -46,7 +47,7 @@ int emq_v_extend_lock(emq_vctx *c)
     return EMQ_OK;
 }
 
-int emq_extend_lock(emq_db *db, const char *q, const char *id, int64_t token,
+int emq_lock_extend(emq_db *db, const char *q, const char *id, int64_t token,
                     int64_t lease_ms)
 {
     emq_varg a[4] = {emq_varg_str(q), emq_varg_str(id),
@@ -87,7 +88,7 @@ int emq_v_extend_locks(emq_vctx *c)
     return EMQ_OK;
 }
 
-int emq_extend_locks(emq_db *db, const char *q, size_t n,
+int emq_lock_extend_many(emq_db *db, const char *q, size_t n,
                      const char *const *ids, const int64_t *tokens,
                      int64_t lease_ms, int *failed, size_t *nfailed)
 {

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "emqlite_protocol.h"
 #include "db.h"
 
 /**

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "groups.h"
 #include "jobs.h"

@@ -22,6 +22,7 @@
  * carries as HPEXPIREAT (Valkey >= 9.0).
  */
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 /* J(id) and J(id).lock of the call's queue. */

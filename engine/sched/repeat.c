@@ -13,6 +13,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 
 int64_t emq_host_now(emq_db *db)

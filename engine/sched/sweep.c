@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "jobs.h"
 

@@ -31,6 +31,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "jobs.h"
 #include "notify.h"

@@ -266,7 +266,7 @@ static void extend(emq_pool *p, emq_lock_timing lt)
                                 p->w.lease_ms, lt.marker_ttl_ms, failed,
                                 NULL);
         else if (k > 0)
-            (void)emq_extend_locks(p->beat_db, p->queue, k, ids, tok,
+            (void)emq_lock_extend_many(p->beat_db, p->queue, k, ids, tok,
                                    p->w.lease_ms, failed, NULL);
     }
     emq_mem_free(ids);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "emqlite_protocol.h"
 #include "verb.h"
 #include "xcmd.h"
 #include "brandedid.h"

@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "abi.h"
 #include "verb.h"
 #include "bus.h"

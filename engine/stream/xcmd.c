@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "emqlite_protocol.h"
 #include "xcmd.h"
 #include "stream.h"
 #include "verb.h"

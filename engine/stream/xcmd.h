@@ -21,6 +21,7 @@
 
 #include <stddef.h>
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "store.h"
 
 /**

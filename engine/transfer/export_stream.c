@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "emqlite_protocol.h"
 #include "db.h"
 #include "keys.h"
 #include "xcmd.h"

@@ -33,6 +33,7 @@
 #include <erl_nif.h>
 
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 
 #define BIG_BULK 256          /* bulk strings this long are not copied   */
 #define MAX_ARGS 4096         /* emq_call arguments per call             */

@@ -31,7 +31,9 @@ for (const d of ['engine', 'storage']) {
   });
 }
 fs.mkdirSync(path.join(dst, 'api'), { recursive: true });
-fs.copyFileSync(path.join(top, 'api', 'emqlite.h'), path.join(dst, 'api', 'emqlite.h'));
+for (const h of ['emqlite.h', 'emqlite_protocol.h']) {
+  fs.copyFileSync(path.join(top, 'api', h), path.join(dst, 'api', h));
+}
 if (fs.existsSync(path.join(top, 'LICENSE'))) {
   fs.copyFileSync(path.join(top, 'LICENSE'), path.join(here, 'LICENSE'));
 }

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -1235,7 +1235,7 @@ class Queue(QueueVerbs):
 
     def extend(self, id: str, token: int, lease: Duration) -> bool:
         """T1.11: True, or False when the row is gone; raises StaleToken."""
-        return bool(self.db._c(_lib.emq_extend_lock, self._q, _idname(id),
+        return bool(self.db._c(_lib.emq_lock_extend, self._q, _idname(id),
                                _int(token, "token"), _ms(lease, "lease")
                                ) == _lib.EMQ_OK)
 
