@@ -2000,16 +2000,35 @@ typedef struct emq_import_options {
                          Valkey applies them (doc/EXPORT.md §2); the
                          result is judged as every import's. 0
                          (default): an export's commands only          */
+    int format;     /**< what the stream is: EMQ_IMPORT_EXPORT (the
+                         default: an emq_export, which must end with its
+                         end record) or EMQ_IMPORT_RAW (a bare command
+                         stream, e.g. hand-written: nothing marks its end,
+                         so a cut at a command boundary goes unseen; an end
+                         record, when present, is still verified). An AOF
+                         (`aof` 1) needs no end record either.          */
 } emq_import_options;
 
-/** Fill `o` with the defaults: checked. */
+/** emq_import_options.format (doc/EXPORT.md §2). */
+enum {
+    EMQ_IMPORT_EXPORT = 0, /**< an emq_export: its end record is required */
+    EMQ_IMPORT_RAW = 1     /**< a bare command stream: no end record needed */
+};
+
+/** Fill `o` with the defaults: checked, format EMQ_IMPORT_EXPORT. */
 void emq_import_options_init_size(emq_import_options *o, size_t size);
 #define emq_import_options_init(o) \
     emq_import_options_init_size((o), sizeof *(o))
 
 /**
- * Import a RESP command stream (an emq_export, or an AOF of the same
- * commands) into the file in one write transaction, checked. Accepted: SET
+ * Import an emq_export's RESP command stream into the file in one write
+ * transaction, checked. The stream must end with the export's end record
+ * (ECHO "emqlite-export-end 1 commands=C bytes=B xxh3=H": the commands,
+ * bytes and XXH3-64 of everything before it) and hold nothing after it: a
+ * stream cut anywhere, or whose record does not match what came before, is
+ * refused with EMQ_EPROTO naming the byte where it ends. A bare command
+ * stream imports through emq_import_begin with format EMQ_IMPORT_RAW, an
+ * AOF Valkey wrote with `aof` set. Accepted: SET
  * key value [PXAT ms], HSET, ZADD (bare score/member pairs), RPUSH, SADD,
  * PEXPIREAT, HPEXPIREAT key ms FIELDS n f..., and SELECT, MULTI and EXEC,
  * which are ignored. Commands apply as Valkey applies them, on top of what

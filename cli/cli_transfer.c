@@ -549,9 +549,10 @@ static int aof_parts(emq_cli *c, const char *src, parts *out)
 
 int emq_cli_import(emq_cli *c, int argc, char **argv)
 {
-    const char *pos[1], *unchecked = NULL, *aof = NULL;
+    const char *pos[1], *unchecked = NULL, *aof = NULL, *raw = NULL;
     emq_cli_opt opts[] = { { "--unchecked", 0, &unchecked },
-                           { "--aof", 0, &aof }, { NULL, 0, NULL } };
+                           { "--aof", 0, &aof }, { "--raw", 0, &raw },
+                           { NULL, 0, NULL } };
     int npos, ex, rc = EMQ_OK;
     FILE *in = stdin;
     const char *src = "-";
@@ -583,6 +584,7 @@ int emq_cli_import(emq_cli *c, int argc, char **argv)
     emq_import_options_init(&o);
     o.unchecked = unchecked != NULL;
     o.aof = aof != NULL;
+    o.format = raw ? EMQ_IMPORT_RAW : EMQ_IMPORT_EXPORT;
     if ((rc = emq_import_begin(c->db, &o, &im)) != EMQ_OK) {
         ex = emq_cli_fail(c, rc, NULL);
         goto done;

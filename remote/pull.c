@@ -166,6 +166,7 @@ int emq_pull(emq_db *db, emq_remote *from, const emq_pull_options *opt,
         goto done;
     emq_import_options_init(&io);
     io.unchecked = o.unchecked;
+    io.format = EMQ_IMPORT_RAW; /* commands made from a live server's reads */
     if ((rc = emq_import_begin(db, &io, &p.im)) != EMQ_OK)
         goto done;
     emq_import_carry_pel(p.im); /* trimmed entries' pending records */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "remote.h"
+#include "export.h"
 #include "keys.h"
 #include "resp.h"
 #include "rules.h"
@@ -477,7 +478,8 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     eo.note_ctx = o.note_ctx;
     rm_tally_reset(to);
     double t0 = rm_mono();
-    rc = emq_export(db, &eo, sink, &p, &sum);
+    /* A live server keeps no file that could be cut: no end record. */
+    rc = emq_export_sealed(db, &eo, sink, &p, &sum, 0);
     if (p.rc == EMQ_OK && rc == EMQ_OK) {
         p.rc = rm_win_drain(p.w, 0);
         if (p.rc != EMQ_OK)

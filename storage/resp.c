@@ -180,6 +180,11 @@ int emq_resp_next(emq_resp_reader *r, const emq_resp_cmd **out)
     return EMQ_OK;
 }
 
+const unsigned char *emq_resp_frame(const emq_resp_reader *r)
+{
+    return r->buf.p + r->pos - r->cmd.size;
+}
+
 size_t emq_resp_pending(const emq_resp_reader *r)
 {
     return r->buf.len - r->pos;

@@ -80,6 +80,9 @@ int emq_resp_feed(emq_resp_reader *r, const void *p, size_t n);
  * or EMQ_ENOMEM.
  */
 int emq_resp_next(emq_resp_reader *r, const emq_resp_cmd **out);
+/** The raw bytes of the command emq_resp_next last yielded (its `size`
+ *  bytes; valid until the next feed/next). */
+const unsigned char *emq_resp_frame(const emq_resp_reader *r);
 /** Bytes buffered that do not yet form a complete frame (at end of input,
  *  nonzero means the stream was truncated). */
 size_t emq_resp_pending(const emq_resp_reader *r);

@@ -192,3 +192,20 @@ int rel_ledger_read(const char *path, int proc, rel_event **ev, size_t *n)
 }
 
 long rel_passed, rel_failed;
+
+int rel_import_raw(emq_db *db, const void *p, size_t n,
+                   emq_transfer_summary *sum)
+{
+    emq_import_options o;
+    emq_importer *im;
+    int rc;
+    emq_import_options_init(&o);
+    o.format = EMQ_IMPORT_RAW;
+    if ((rc = emq_import_begin(db, &o, &im)) != EMQ_OK)
+        return rc;
+    if ((rc = emq_import_feed(im, p, n)) != EMQ_OK) {
+        emq_import_abort(im);
+        return rc;
+    }
+    return emq_import_finish(im, sum);
+}

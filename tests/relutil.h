@@ -45,6 +45,11 @@ int rel_write_file(const char *path, const void *p, size_t n);
  */
 int rel_check(emq_db *db, size_t *viol, size_t *notes, int verbose);
 
+/** emq_import of a bare, hand-written command stream: the raw format
+ *  (EMQ_IMPORT_RAW), which needs no export end record. */
+int rel_import_raw(emq_db *db, const void *p, size_t n,
+                   emq_transfer_summary *sum);
+
 /* ---------------------------------------------------------------- ledger */
 
 /* A ledger line: one event a process observed, with the id and token. */

@@ -55,6 +55,23 @@ static int cmd(emq_db *db, const char *line)
     return rc;
 }
 
+/* A server's AOF is a bare command stream: no export end record. */
+static int import_raw(emq_db *db, const void *p, size_t n)
+{
+    emq_import_options o;
+    emq_importer *im;
+    int rc;
+    emq_import_options_init(&o);
+    o.format = EMQ_IMPORT_RAW;
+    if ((rc = emq_import_begin(db, &o, &im)) != EMQ_OK)
+        return rc;
+    if ((rc = emq_import_feed(im, p, n)) != EMQ_OK) {
+        emq_import_abort(im);
+        return rc;
+    }
+    return emq_import_finish(im, NULL);
+}
+
 static int fixture(emq_db *db)
 {
     char line[256];
@@ -173,7 +190,7 @@ int main(int argc, char **argv)
         if (open_file(argv[2], 0, &db) ||
             open_file(argv[back ? 4 : 3], back, &db2))
             return 1;
-        if (back && emq_import(db2, aof.p, aof.n, NULL) != EMQ_OK)
+        if (back && import_raw(db2, aof.p, aof.n) != EMQ_OK)
             return fail("import of the server's AOF", emq_errmsg(db2));
         if (emq_export(db, NULL, mem_write, &a, &s1) != EMQ_OK ||
             emq_export(db2, NULL, mem_write, &b, &s2) != EMQ_OK)

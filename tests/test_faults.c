@@ -28,6 +28,8 @@
 #include "db.h"
 #include "faultvfs.h"
 #include "relutil.h"
+#include "export.h"
+#include "transfer.h"
 #include "tengine.h"
 #include "suites.h"
 
@@ -436,9 +438,15 @@ static int op_import(emq_db *db)
         "\r\n$7\r\npayload\r\n$8\r\nimported\r\n"
         "*4\r\n$4\r\nZADD\r\n$20\r\nemq:{faults}:pending\r\n$1\r\n0"
         "\r\n$14\r\nJOB0000000000B\r\n";
+    /* An export's stream: the commands, then the end record. */
+    char end[EMQ_EXPORT_END_MAX], whole[sizeof stream + 200];
+    int n = emq_export_end_text(end, sizeof end, 3, sizeof stream - 1,
+                                emq_hash64(stream, sizeof stream - 1));
+    int len = snprintf(whole, sizeof whole, "%s*2\r\n$4\r\nECHO\r\n"
+                       "$%d\r\n%s\r\n", stream, n, end);
     emq_transfer_summary sum;
-    int rc = emq_import(db, stream, sizeof stream - 1, &sum);
-    if (rc == EMQ_OK) ck_assert_uint_eq(sum.commands, 3);
+    int rc = emq_import(db, whole, (size_t)len, &sum);
+    if (rc == EMQ_OK) ck_assert_uint_eq(sum.commands, 4);
     return rc;
 }
 static int op_check(emq_db *db)

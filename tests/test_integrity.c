@@ -187,7 +187,7 @@ START_TEST(every_write_path_keeps_the_sums)
             o += (size_t)snprintf(resp + o, sizeof resp - o, "$%zu\r\n%s\r\n",
                                   strlen(cmds[c][i]), cmds[c][i]);
     }
-    ck_assert_int_eq(emq_import(db, resp, o, NULL), EMQ_OK);
+    ck_assert_int_eq(rel_import_raw(db, resp, o, NULL), EMQ_OK);
     ck_assert_int_eq(rel_check(db, NULL, NULL, 1), EMQ_OK);
     emq_close(db);
     db = open_h(0);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "relutil.h"
 #include "suites.h"
 #include "tengine.h"
 #include "brandedid.h"
@@ -322,7 +323,7 @@ static void refused(emq_db *db, const emq_buf *s, size_t at)
     emq_transfer_summary before, after;
     char want[64];
     ck_assert_int_eq(emq_digest(db, NULL, &before), EMQ_OK);
-    ck_assert_int_eq(emq_import(db, s->p, s->len, NULL), EMQ_EPROTO);
+    ck_assert_int_eq(rel_import_raw(db, s->p, s->len, NULL), EMQ_EPROTO);
     snprintf(want, sizeof want, "import refused at byte %zu: ", at);
     ck_assert_msg(strncmp(emq_errmsg(db), want, strlen(want)) == 0,
                   "message: %s (want %s)", emq_errmsg(db), want);
@@ -364,7 +365,7 @@ START_TEST(import_refuses_job_set_members_that_are_not_ids)
         stamped(&s);
         cmd(&s, 4, z);
         cmd(&s, 4, r);
-        ck_assert_int_eq(emq_import(db, s.p, s.len, NULL), EMQ_OK);
+        ck_assert_int_eq(rel_import_raw(db, s.p, s.len, NULL), EMQ_OK);
         ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
         ck_assert_str_eq(j.id, "JOB00000000001");
         emq_job_clear(&j);
@@ -415,7 +416,7 @@ START_TEST(import_refuses_counters_a_transition_cannot_increment)
         cmd(&s, 4, pend);
         cmd(&s, 6, mc);
         cmd(&s, 4, meta);
-        ck_assert_int_eq(emq_import(db, s.p, s.len, NULL), EMQ_OK);
+        ck_assert_int_eq(rel_import_raw(db, s.p, s.len, NULL), EMQ_OK);
         ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
         ck_assert_int_eq(j.attempts, 8);
         emq_job_clear(&j);

@@ -19,6 +19,7 @@
 #include "store.h"
 #include "db.h"
 #include "resp.h"
+#include "relutil.h"
 #include "suites.h"
 
 #define T0 INT64_C(1767225600000)
@@ -387,6 +388,11 @@ START_TEST(by_slot_export_groups_slots_and_keeps_the_digest)
             ck_assert(ARG(c, 0, "SET") && ARG(c, 1, "{emq}:version"));
             continue;
         }
+        if (ARG(c, 0, "ECHO")) { /* the end record, last, outside */
+            ck_assert(!in_block);
+            ck_assert_uint_eq(it.pos, slotted.len);
+            continue;
+        }
         if (ARG(c, 0, "MULTI")) {
             ck_assert(!in_block);
             in_block = 1;
@@ -437,7 +443,7 @@ START_TEST(queue_filter_exports_only_those_queues_and_the_fence)
     size_t keys_other = 0, keys_ab = 0, n = 0;
     while (next_cmd(&it)) {
         const emq_resp_cmd *c = &it.c;
-        if (n++ == 0)
+        if (n++ == 0 || it.pos == x.len) /* the fence, the end record */
             continue;
         if (c->lens[1] >= 15 && memcmp(c->argv[1], "emq:{zz-other}:", 15) == 0)
             keys_other++;
@@ -876,7 +882,7 @@ START_TEST(import_ignores_select_multi_exec_and_applies_aof_forms)
     ck_assert_int_eq(emq_resp_write_cmd(&s, 3, c6), EMQ_OK);
     ck_assert_int_eq(emq_resp_write_cmd(&s, 6, c7), EMQ_OK);
     emq_transfer_summary sum;
-    ck_assert_msg(emq_import(db, s.p, s.len, &sum) == EMQ_OK, "%s",
+    ck_assert_msg(rel_import_raw(db, s.p, s.len, &sum) == EMQ_OK, "%s",
                   emq_errmsg(db));
     ck_assert_uint_eq(sum.commands, 7);
     ck_assert_uint_eq(sum.keys, 3); /* version, lock, logs */
@@ -890,7 +896,7 @@ START_TEST(import_ignores_select_multi_exec_and_applies_aof_forms)
         "$13\r\n1767225700000\r\n"
         "*6\r\n$5\r\nRPUSH\r\n$31\r\nemq:{q}:job:JOB00000000001:logs\r\n"
         "$2\r\ng1\r\n$2\r\ng2\r\n$2\r\ng1\r\n$0\r\n\r\n";
-    ck_assert_uint_eq(x.len, sizeof want - 1);
+    ck_assert_uint_gt(x.len, sizeof want - 1); /* then the end record */
     ck_assert_mem_eq(x.p, want, sizeof want - 1);
     ck_assert_uint_eq(sx.digest, sum.digest);
     emq_buf_free(&x);
@@ -1018,7 +1024,7 @@ START_TEST(import_refuses_what_the_checker_rejects)
     build(db);
     bad_stream(c, &s, offs);
     ck_assert_int_eq(emq_digest(db, NULL, &before), EMQ_OK);
-    int rc = emq_import(db, s.p, s.len, NULL);
+    int rc = rel_import_raw(db, s.p, s.len, NULL);
     ck_assert_msg(rc == EMQ_EPROTO, "%s: import %d (%s)", c->name, rc,
                   emq_errmsg(db));
     snprintf(want, sizeof want, "import refused at byte %zu: %s violation on ",
@@ -1036,6 +1042,7 @@ START_TEST(import_refuses_what_the_checker_rejects)
     emq_importer *im;
     emq_import_options_init(&o);
     o.unchecked = 1;
+    o.format = EMQ_IMPORT_RAW;
     ck_assert_int_eq(emq_import_begin(db, &o, &im), EMQ_OK);
     ck_assert_int_eq(emq_import_feed(im, s.p, s.len), EMQ_OK);
     ck_assert_msg(emq_import_finish(im, NULL) == EMQ_OK, "%s: %s", c->name,
@@ -1108,6 +1115,95 @@ START_TEST(streaming_import_in_any_split_is_the_whole_import)
 }
 END_TEST
 
+/* Issue 27 item 7: an export cut anywhere — at a command boundary
+ * included — is refused, naming where it ends, with nothing applied; the
+ * whole export imports. The export ends with its end record, a harmless
+ * ECHO carrying the commands, bytes and XXH3-64 of what came before. */
+START_TEST(a_cut_export_is_refused_wherever_it_is_cut)
+{
+    emq_db *src = open_db();
+    emq_buf x = {0};
+    emq_transfer_summary sx;
+    build(src);
+    export_to(src, NULL, &x, &sx);
+    /* The last command is the end record, and it states what came before. */
+    cmds st = {.p = x.p, .n = x.len};
+    size_t ncmd = 0, last = 0;
+    while (next_cmd(&st)) {
+        ncmd++;
+        last = (size_t)st.c.offset;
+        if (st.pos == x.len) {
+            char want[120];
+            ck_assert(ARG(&st.c, 0, "ECHO"));
+            ck_assert_uint_eq(st.c.argc, 2);
+            snprintf(want, sizeof want, "emqlite-export-end 1 commands=%zu "
+                     "bytes=%zu xxh3=%016llx", ncmd - 1, last,
+                     (unsigned long long)XXH3_64bits(x.p, last));
+            ck_assert_uint_eq(st.c.lens[1], strlen(want));
+            ck_assert_mem_eq(st.c.argv[1], want, strlen(want));
+        }
+    }
+    ck_assert_uint_eq(sx.commands, ncmd);
+    /* Every cut at a command boundary, and a few inside commands. */
+    cmds cs = {.p = x.p, .n = x.len};
+    size_t cuts = 0;
+    for (;;) {
+        size_t at = cs.pos;
+        for (int inside = 0; inside < 2; inside++) {
+            size_t cut = inside ? at + 3 : at;
+            if (cut >= x.len)
+                continue;
+            emq_db *db = open_db();
+            uint64_t before = digest_of(db);
+            int rc = emq_import(db, x.p, cut, NULL);
+            ck_assert_msg(rc == (cut == 0 ? EMQ_EWIRE : EMQ_EPROTO),
+                          "cut at %zu of %zu imported: %d %s", cut, x.len, rc,
+                          emq_errmsg(db));
+            if (cut >= 52 && !inside) {
+                char want[80];
+                snprintf(want, sizeof want, "import refused at byte %zu: the "
+                         "stream ends", cut);
+                ck_assert_msg(strstr(emq_errmsg(db), want) != NULL,
+                              "cut at %zu: '%s'", cut, emq_errmsg(db));
+                ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "end record"));
+            }
+            ck_assert_uint_eq(digest_of(db), before);
+            emq_close(db);
+            cuts++;
+        }
+        if (!next_cmd(&cs))
+            break;
+    }
+    ck_assert_uint_ge(cuts, 2 * ncmd - 2);
+    /* An end record that does not match what came before is refused. */
+    emq_buf y = {0};
+    ck_assert_int_eq(emq_buf_append(&y, x.p, x.len), EMQ_OK);
+    y.p[100] ^= 1; /* inside a value: still valid RESP */
+    emq_db *db = open_db();
+    ck_assert_int_eq(emq_import(db, y.p, y.len, NULL), EMQ_EPROTO);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "end record"));
+    ck_assert_int_eq(emq_import(db, x.p, x.len, NULL), EMQ_OK);
+    /* Nothing may follow the end record. */
+    y.len = 0;
+    ck_assert_int_eq(emq_buf_append(&y, x.p, x.len), EMQ_OK);
+    ck_assert_int_eq(emq_buf_append(&y, x.p, 52), EMQ_OK);
+    emq_close(db);
+    db = open_db();
+    ck_assert_int_eq(emq_import(db, y.p, y.len, NULL), EMQ_EPROTO);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "after the export's end "
+                                                 "record"));
+    emq_db *empty = open_db();
+    ck_assert_uint_eq(digest_of(db), digest_of(empty));
+    emq_close(empty);
+    emq_close(db);
+    emq_resp_cmd_free(&st.c);
+    emq_resp_cmd_free(&cs.c);
+    emq_buf_free(&x);
+    emq_buf_free(&y);
+    emq_close(src);
+}
+END_TEST
+
 Suite *suite_transfer(void)
 {
     Suite *s = suite_create("transfer");
@@ -1133,6 +1229,7 @@ Suite *suite_transfer(void)
     tcase_add_loop_test(tc, import_refuses_what_the_checker_rejects, 0,
                         (int)(sizeof bad_imports / sizeof *bad_imports));
     tcase_add_test(tc, streaming_import_in_any_split_is_the_whole_import);
+    tcase_add_test(tc, a_cut_export_is_refused_wherever_it_is_cut);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -131,6 +131,15 @@ rc_is "import of another wire" 7 $E --db "$w/b.db" import "$w/v3.resp"
 printf '*2\r\n$3\r\nGET\r\n$1\r\nx\r\n' | tail -c 0 >"$w/empty.resp"
 rc_is "import of an empty stream (no version)" 7 $E --db "$w/b.db" import "$w/empty.resp"
 rc_is "import of a missing file" 9 $E --db "$w/b.db" import "$w/none.resp"
+# Issue 27 item 7: an export cut at a command boundary (its end record
+# gone) is refused, naming where it ends; --raw takes a bare stream.
+end_at=$(grep -abo 'ECHO' "$w/a.resp" | tail -n 1 | cut -d: -f1)
+cut_at=$((end_at - 8)) # "*2\r\n$4\r\n" before the ECHO
+head -c "$cut_at" "$w/a.resp" >"$w/cut.resp"
+has "an export ends with its end record" "$w/a.resp" 'emqlite-export-end 1 commands=[0-9]+ bytes='"$cut_at"' xxh3=[0-9a-f]{16}'
+rc_is "import of an export cut at a command boundary" 1 $E --db "$w/b.db" import "$w/cut.resp"
+has "... names where it ends" "$w/err" "^emqlite: malformed: import refused at byte $cut_at: the stream ends after [0-9]+ commands without the export's end record"
+rc_is "import --raw of a bare stream" 0 $E --db "$w/raw.db" import --raw "$w/cut.resp"
 rc_is "the refused imports changed nothing" 0 $E --db "$w/b.db" export --out "$w/b3.resp"
 same "... byte for byte" "$w/a.resp" "$w/b3.resp"
 
@@ -143,10 +152,10 @@ has "check --json shape" "$w/out" '^\{"ok":true,"violations":0,"notes":[0-9]+,"f
 rc_is "check of a missing file" 9 $E --db "$w/none.db" check
 # A pending member with a non-zero score: no transition writes that.
 printf "$version"'*4\r\n$4\r\nZADD\r\n$17\r\nemq:{bad}:pending\r\n$1\r\n5\r\n$14\r\nJOB00000000001\r\n' >"$w/bad.resp"
-rc_is "import refuses what check rejects" 1 $E --db "$w/bad.db" import "$w/bad.resp"
+rc_is "import refuses what check rejects" 1 $E --db "$w/bad.db" import --raw "$w/bad.resp"
 has "... naming the rule, the key and the offset" "$w/err" "^emqlite: malformed: import refused at byte 52: score violation on emq:\{bad\}:pending: member JOB00000000001 has score 5 \(expected 0\)$"
 rc_is "... and applies nothing" 0 $E --db "$w/bad.db" check
-rc_is "import --unchecked takes it (a forensic copy)" 0 $E --db "$w/bad.db" import --unchecked "$w/bad.resp"
+rc_is "import --unchecked takes it (a forensic copy)" 0 $E --db "$w/bad.db" import --raw --unchecked "$w/bad.resp"
 rc_is "check finds a violation" 11 $E --db "$w/bad.db" check
 has "each finding on a line" "$w/out" '^violation +[a-z-]+ +emq:\{bad\}:pending +'
 has "the count of violations" "$w/out" '^[1-9][0-9]* violations?, [0-9]+ notes?$'

@@ -467,18 +467,50 @@ static void on_unheld(void *ctx, const unsigned char *key, size_t klen,
     u->note(u->ctx, &t);
 }
 
-/* Count bytes on their way to the caller's sink. */
+/* Count and hash bytes on their way to the caller's sink. */
 typedef struct counted {
     emq_write_fn write;
     void *ctx;
     uint64_t bytes;
+    emq_dg hash;     /* XXH3-64 of the bytes (the end record states it) */
 } counted;
 
 static int count_write(void *ctx, const void *p, size_t n)
 {
     counted *c = ctx;
     c->bytes += n;
+    emq_dg_feed(&c->hash, p, n);
     return c->write(c->ctx, p, n);
+}
+
+int emq_export_end_text(char *out, size_t cap, uint64_t commands,
+                        uint64_t bytes, uint64_t xxh3)
+{
+    return snprintf(out, cap, EMQ_EXPORT_END " 1 commands=%llu bytes=%llu "
+                    "xxh3=%016llx", (unsigned long long)commands,
+                    (unsigned long long)bytes, (unsigned long long)xxh3);
+}
+
+/* The end record: ECHO "<EMQ_EXPORT_END> 1 commands=C bytes=B xxh3=H",
+ * stating what came before it (doc/EXPORT.md §1.1). */
+static int write_end(emq_db *db, counted *c, emq_transfer_summary *s)
+{
+    char text[EMQ_EXPORT_END_MAX];
+    emq_buf out = {0};
+    int n = emq_export_end_text(text, sizeof text, s->commands, c->bytes,
+                                emq_dg_value(&c->hash));
+    emq_bytes argv[2] = {{"ECHO", 4}, {text, (size_t)n}};
+    int rc = emq_resp_write_cmd(&out, 2, argv);
+    if (rc != EMQ_OK) {
+        emq_buf_free(&out);
+        return emq_db_fail(db, EMQ_ENOMEM, NULL);
+    }
+    if (c->write(c->ctx, out.p, out.len) != 0)
+        rc = emq_db_fail(db, EMQ_EIO, "export: the sink refused bytes");
+    c->bytes += out.len;
+    s->commands++;
+    emq_buf_free(&out);
+    return rc;
 }
 
 void emq_export_options_init_size(emq_export_options *o, size_t size)
@@ -488,14 +520,19 @@ void emq_export_options_init_size(emq_export_options *o, size_t size)
     emq_struct_out(o, size, &d, sizeof d);
 }
 
-int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
-               void *ctx, emq_transfer_summary *sum)
+int emq_export_sealed(emq_db *db, const emq_export_options *opt,
+                      emq_write_fn write, void *ctx,
+                      emq_transfer_summary *sum, int seal)
 {
     int rc = emq_db_enter(db);
     if (rc < 0) return rc;
     if (!write)
         return emq_db_fail(db, EMQ_EINVAL, "export: no sink");
-    counted c = {write, ctx, 0};
+    counted c;
+    c.write = write;
+    c.ctx = ctx;
+    c.bytes = 0;
+    emq_dg_init(&c.hash);
     emq_transfer_summary s;
     walk w;
     if ((rc = walk_init(&w, db, opt, count_write, &c)) != EMQ_OK)
@@ -504,6 +541,8 @@ int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
     void *note_ctx = w.opt.note_ctx;
     emq_export_options sel = w.opt;
     rc = run_walk(&w, &s);
+    if (rc == EMQ_OK && seal)
+        rc = write_end(db, &c, &s);
     if (rc == EMQ_OK && sum) {
         s.bytes = c.bytes;
         *sum = s;
@@ -514,6 +553,12 @@ int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
         rc = emq_unheld(db, &sel, on_unheld, &un);
     }
     return rc;
+}
+
+int emq_export(emq_db *db, const emq_export_options *opt, emq_write_fn write,
+               void *ctx, emq_transfer_summary *sum)
+{
+    return emq_export_sealed(db, opt, write, ctx, sum, 1);
 }
 
 int emq_digest_each(emq_db *db, const emq_export_options *opt,

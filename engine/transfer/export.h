@@ -44,4 +44,24 @@ int emq_digest_tx(emq_db *db, emq_store *st, emq_transfer_summary *sum);
  *  carries those of entries the server trimmed; remote/xstream.c). */
 void emq_import_carry_pel(emq_importer *im);
 
+/** The end record an export closes with (doc/EXPORT.md §1.1): the one
+ *  argument of a final ECHO, "emqlite-export-end 1 commands=C bytes=B
+ *  xxh3=H" — the commands and bytes before the record and the XXH3-64 of
+ *  those bytes (16 lowercase hex digits). */
+#define EMQ_EXPORT_END "emqlite-export-end"
+#define EMQ_EXPORT_END_MAX 128
+
+/** Write the end record's text into out[cap]; returns its length. */
+int emq_export_end_text(char *out, size_t cap, uint64_t commands,
+                        uint64_t bytes, uint64_t xxh3);
+
+/**
+ * emq_export, with (`seal` 1) or without (0) the end record. A push
+ * streams the commands to a live server, which keeps no file that could be
+ * cut: it sends no end record.
+ */
+int emq_export_sealed(emq_db *db, const emq_export_options *opt,
+                      emq_write_fn write, void *ctx,
+                      emq_transfer_summary *sum, int seal);
+
 #endif /* EMQ_EXPORT_H */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "db.h"
 #include "abi.h"
 #include "export.h"
@@ -128,6 +129,10 @@ struct emq_importer {
     const char *file_wire;  /* the file's identity when the import began */
     int file_empty;         /* ... and it held no other key              */
     uint64_t commands, bytes;
+    /* the end record (doc/EXPORT.md §1.1) */
+    emq_dg seal;            /* XXH3-64 of the frames before the record   */
+    uint64_t sealed_bytes;  /* bytes of those frames                     */
+    int ended;              /* the record was met: nothing may follow    */
     /* what the judgement needs (checked imports only) */
     hmap offsets;           /* key -> offset of the last frame writing it */
     hmap queues;            /* queue name -> 1                           */
@@ -788,6 +793,39 @@ static int apply(emq_importer *im, const emq_resp_cmd *c)
     return EMQ_OK;
 }
 
+/* --------------------------------------------------------- end record */
+
+/* Is `c` the export's end record: ECHO "emqlite-export-end ..."? */
+static int is_end_record(const emq_resp_cmd *c)
+{
+    static const char lead[] = EMQ_EXPORT_END " ";
+    return c->argc >= 1 && c->lens[0] == 4 &&
+           strncasecmp((const char *)c->argv[0], "ECHO", 4) == 0 &&
+           c->argc == 2 && c->lens[1] >= sizeof lead - 1 &&
+           memcmp(c->argv[1], lead, sizeof lead - 1) == 0;
+}
+
+/* The end record must state exactly the commands, bytes and XXH3-64 of the
+ * frames before it. */
+static int end_record(emq_importer *im, const emq_resp_cmd *c)
+{
+    char want[EMQ_EXPORT_END_MAX], msg[EMQ_ERRMSG_MAX];
+    uint64_t h = emq_dg_value(&im->seal);
+    int n = emq_export_end_text(want, sizeof want, im->commands,
+                                im->sealed_bytes, h);
+    if (c->lens[1] == (size_t)n && memcmp(c->argv[1], want, (size_t)n) == 0) {
+        im->ended = 1;
+        return EMQ_OK;
+    }
+    char shown[EMQ_EXPORT_END_MAX];
+    emq_show_bytes(shown, sizeof shown, c->argv[1], c->lens[1]);
+    snprintf(msg, sizeof msg, "import refused at byte %llu: the export's end "
+             "record says '%s', but what came before it is '%s' (the "
+             "stream was damaged, or cut and joined); nothing was applied",
+             (unsigned long long)c->offset, shown, want);
+    return emq_db_wire(im->db, EMQ_EPROTO, msg);
+}
+
 /* ---------------------------------------------------------- judgement */
 
 typedef struct verdict {
@@ -932,6 +970,14 @@ int emq_import_begin(emq_db *db, const emq_import_options *opt,
     im->db = db;
     im->st = emq_db_store(db);
     im->opt = o;
+    if (o.format != EMQ_IMPORT_EXPORT && o.format != EMQ_IMPORT_RAW) {
+        char msg[EMQ_ERRMSG_MAX];
+        emq_mem_free(im);
+        snprintf(msg, sizeof msg, "import: format %d is neither "
+                 "EMQ_IMPORT_EXPORT (0) nor EMQ_IMPORT_RAW (1)", o.format);
+        return emq_db_fail(db, EMQ_EINVAL, msg);
+    }
+    emq_dg_init(&im->seal);
     emq_resp_reader_init(&im->rd);
     if ((rc = emq_db_tx_begin(db, 1, &now)) < 0) {
         importer_free(im);
@@ -993,8 +1039,18 @@ int emq_import_feed(emq_importer *im, const void *bytes, size_t len)
         return over(im, emq_db_fail(im->db, EMQ_ENOMEM, NULL));
     im->bytes += len;
     while ((rc = emq_resp_next(&im->rd, &c)) == EMQ_OK) {
-        if ((rc = apply(im, c)) != EMQ_OK)
-            return over(im, rc);
+        if (im->ended)
+            return over(im, refuse(im->db, c->offset, "a command after the "
+                                   "export's end record", NULL, 0));
+        if (is_end_record(c)) {
+            if ((rc = end_record(im, c)) != EMQ_OK)
+                return over(im, rc);
+        } else {
+            emq_dg_feed(&im->seal, emq_resp_frame(&im->rd), c->size);
+            im->sealed_bytes += c->size;
+            if ((rc = apply(im, c)) != EMQ_OK)
+                return over(im, rc);
+        }
         im->commands++;
     }
     if (rc == EMQ_EPROTO) {
@@ -1038,6 +1094,17 @@ int emq_import_finish(emq_importer *im, emq_transfer_summary *sum)
             rc = judge(im);
         else
             rc = EMQ_OK;
+    } else if (!im->ended && im->opt.format != EMQ_IMPORT_RAW &&
+               !im->opt.aof && im->version_seen) {
+        char msg[EMQ_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "import refused at byte %llu: the stream "
+                 "ends after %llu commands without the export's end record "
+                 "(ECHO " EMQ_EXPORT_END " ...): the export was cut there, "
+                 "or the stream is not an emqlite export (a bare command "
+                 "stream imports with the raw format, emqlite import --raw); "
+                 "nothing was applied", (unsigned long long)im->bytes,
+                 (unsigned long long)im->commands);
+        rc = emq_db_wire(im->db, EMQ_EPROTO, msg);
     } else if (!im->version_seen) {
         rc = emq_db_wire(im->db, EMQ_EWIRE, "import refused: the stream "
                          "never sets {emq}:version (to an identity of the "
