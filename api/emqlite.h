@@ -1639,7 +1639,11 @@ typedef struct emq_sweep_counts {
  * cancelled); deliver up to `batch` flow completions. Each step is its own
  * transition: a crash between two leaves what committed, and the next
  * sweep carries on (doc/SCHEDULING.md). A registration the store refuses
- * (a template above max_payload) is skipped and stays due. Returns EMQ_OK
+ * (a template above max_payload) is skipped and stays due. An outbox
+ * entry the delivery cannot take (malformed, or a parent id or queue failing
+ * its gate), which would stop every pass at it, is moved behind the others
+ * and the delivery goes on (doc/FLOWS.md); the sweep then still answers
+ * EMQ_OK, and emq_errmsg() names the entries set aside. Returns EMQ_OK
  * with `*out` (may be NULL), or the first failure of the store.
  */
 int emq_sweep(emq_db *db, const char *q, int64_t batch,
@@ -2105,7 +2109,8 @@ typedef struct emq_finding {
                               "schema", "checksum",
                               "fence", "key", "type", "member",
                               "score", "counter", "expiry", "ring", "wake",
-                              "row", "state", "state-set", "read"
+                              "row", "state", "state-set", "outbox",
+                              "repeat", "read"
                               (violations);
                               "ghost", "multi", "partial", "reserve" (notes) */
     const char *key;     /**< the key concerned, printable (bytes outside

@@ -595,6 +595,8 @@ static int cmd_sweep(emq_cli *c, int argc, char **argv)
     if ((ex = emq_cli_open(c))) return ex;
     if ((rc = emq_sweep(c->db, pos[0], batch, &k)) < 0)
         return emq_cli_fail(c, rc, NULL);
+    if (emq_errmsg(c->db)[0]) /* entries set aside: say so */
+        fprintf(stderr, "emqlite: note: %s\n", emq_errmsg(c->db));
     if (c->json) {
         fputs("{\"queue\":", stdout);
         emq_cli_json_str(stdout, pos[0]);

@@ -24,6 +24,7 @@
 #include <string.h>
 #include "db.h"
 #include "keys.h"
+#include "link.h"
 #include "brandedid.h"
 #include "rules.h"
 #include "types.h"
@@ -482,6 +483,49 @@ static int check_paused(checker *c, const emq_rkey *k)
     return 0;
 }
 
+/* B.flow:outbox: every entry must be one DELIVER takes (T4.10). A bad
+ * entry at the head blocks the protocol's pass over every entry behind it
+ * (the host sweep sets it aside, but no transition writes one). */
+static int check_outbox(checker *c, const emq_rkey *k)
+{
+    size_t i;
+    int rc = load(c, k);
+    if (rc < 0) return read_failed(c, rc, k);
+    for (i = 0; i < c->nel; i++) {
+        const char *why;
+        if (!emq_outbox_deliverable(el_p(c, i), c->el[i].len, &why)) {
+            char v[100];
+            emq_show_bytes(v, sizeof v, el_p(c, i), c->el[i].len);
+            report(c, VIOL, "outbox", k->name, k->len,
+                   "entry %zu \"%s\": %s", i, v, why);
+        }
+    }
+    return 0;
+}
+
+/* B.repeat:<name>: a present every_ms is a decimal integer > 0 (T5.8's
+ * gate; repeat_advance refuses any other, so the registration would stay
+ * due for ever and, 100 of them, starve every registration behind). */
+static int check_repeat(checker *c, const emq_rkey *k)
+{
+    size_t i;
+    int rc = load(c, k);
+    if (rc < 0) return read_failed(c, rc, k);
+    for (i = 0; i + 1 < c->nel; i += 2) {
+        int64_t v;
+        if (!eq(el_p(c, i), c->el[i].len, "every_ms")) continue;
+        if (emq_parse_i64(el_p(c, i + 1), c->el[i + 1].len, &v) != 0 ||
+            v <= 0) {
+            char vv[100];
+            emq_show_bytes(vv, sizeof vv, el_p(c, i + 1), c->el[i + 1].len);
+            report(c, VIOL, "repeat", k->name, k->len,
+                   "every_ms is \"%s\", not a decimal integer > 0 (the "
+                   "registration would stay due for ever)", vv);
+        }
+    }
+    return 0;
+}
+
 /*
  * Expiries. A key expiry is set only on J(id).lock (T5.12), B.de:<did>
  * (producer-side) and B.limiter (operator-side); a field expiry only on a
@@ -542,6 +586,10 @@ static int check_qkey(checker *c, const emq_rkey *k, size_t plen)
     if (eq(s, n, "gactive") || eq(s, n, "glimit") || eq(s, n, "gweight"))
         return check_counters(c, k, NULL, 1);
     if (eq(s, n, "limiter")) return check_strcount(c, k);
+    if (eq(s, n, "flow:outbox") && k->type == EMQ_T_LIST)
+        return check_outbox(c, k);
+    if (n > 7 && memcmp(s, "repeat:", 7) == 0 && k->type == EMQ_T_HASH)
+        return check_repeat(c, k);
     if (n > 4 + EMQ_ID_LEN && memcmp(s, "job:", 4) == 0 &&
         (eq(s + 4 + EMQ_ID_LEN, n - 4 - EMQ_ID_LEN, ":lock") ||
          eq(s + 4 + EMQ_ID_LEN, n - 4 - EMQ_ID_LEN, ":dependencies")))

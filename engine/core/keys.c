@@ -245,10 +245,12 @@ static int branded(const unsigned char *p, size_t n)
     return emq_id_check((const char *)p, n, NULL, NULL) == EMQ_ID_OK;
 }
 
-/* Stream name: non-empty, no NUL, no ':' (D-17). */
+/* Stream name: 1..255 bytes (the API's limit, EMQ_ARG_NAME), no NUL, no
+ * ':' (D-17). */
 static int stream_name_ok(const unsigned char *p, size_t n)
 {
-    return n > 0 && memchr(p, '\0', n) == NULL && memchr(p, ':', n) == NULL;
+    return n > 0 && n <= 255 && memchr(p, '\0', n) == NULL &&
+           memchr(p, ':', n) == NULL;
 }
 
 /* Fill ki from key type kt with its part. */

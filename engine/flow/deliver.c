@@ -190,9 +190,10 @@ static int deliver(emq_store *st, const emq_buf *e, int *ok)
     char pq[EMQ_KEY_MAX], parent[EMQ_ID_SIZE];
     int was, dead, rc;
     *ok = 0;
-    if (!emq_outbox_parse(e->p, e->len, &x) ||
-        !cstr(&x.parent, parent, sizeof parent) || !emq_id_valid(parent) ||
-        !cstr(&x.pq, pq, sizeof pq) || !emq_queue_valid(pq))
+    if (!emq_outbox_deliverable(e->p, e->len, NULL) ||
+        !emq_outbox_parse(e->p, e->len, &x) ||
+        !cstr(&x.parent, parent, sizeof parent) ||
+        !cstr(&x.pq, pq, sizeof pq))
         return EMQ_OK;
     if (!x.fail) {
         rc = emq_fl_deliver(st, pq, parent, x.child.p, x.child.n, x.value.p,

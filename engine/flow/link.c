@@ -126,6 +126,34 @@ int emq_outbox_parse(const void *e, size_t n, emq_outbox_entry *out)
     return 1;
 }
 
+/* The bytes as a C string into buf[cap]: 0 when they do not fit or hold
+ * a NUL (then no gate can pass them). */
+static int as_cstr(const emq_bytes *b, char *buf, size_t cap)
+{
+    if (b->n >= cap || memchr(b->p, 0, b->n)) return 0;
+    memcpy(buf, b->p, b->n);
+    buf[b->n] = '\0';
+    return 1;
+}
+
+int emq_outbox_deliverable(const void *e, size_t n, const char **why)
+{
+    emq_outbox_entry x;
+    char pq[EMQ_KEY_MAX], parent[EMQ_ID_SIZE];
+    const char *w = NULL;
+    if (!emq_outbox_parse(e, n, &x))
+        w = "not an outbox entry (a COMPLETE entry is parent_queue NUL "
+            "parent NUL child NUL result; a FAIL entry NUL \"fail\" NUL "
+            "parent_queue NUL parent NUL child NUL policy NUL error)";
+    else if (!as_cstr(&x.parent, parent, sizeof parent) ||
+             !emq_id_valid(parent))
+        w = "its parent is not a JOB id";
+    else if (!as_cstr(&x.pq, pq, sizeof pq) || !emq_queue_valid(pq))
+        w = "its parent queue is not a valid queue name";
+    if (why) *why = w;
+    return w == NULL;
+}
+
 int emq_outbox_reemit(emq_store *st, const char *nq, const void *node,
                       size_t nlen, const void *err, size_t elen,
                       int64_t *outlen)

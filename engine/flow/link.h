@@ -59,6 +59,14 @@ typedef struct emq_outbox_entry {
 int emq_outbox_parse(const void *e, size_t n, emq_outbox_entry *out);
 
 /**
+ * Would DELIVER (T4.10) take this entry: it parses, its parent is a JOB id
+ * (GATE-ID) and its parent queue a valid name (GATE-Q)? Returns 1, or 0 with
+ * *why (may be NULL) saying what is wrong. The sweep sets aside, and import
+ * and check refuse, the entries it does not take.
+ */
+int emq_outbox_deliverable(const void *e, size_t n, const char **why);
+
+/**
  * REEMIT(nq, node, error) (T4.14): read the node's link in nq; without a
  * parent nothing happens (*outlen = -1); otherwise push-right the FAIL
  * entry (pq, parent, node, policy(node), error) onto emq:{nq}:flow:outbox

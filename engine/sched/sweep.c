@@ -28,6 +28,8 @@
 #include "emqlite_protocol.h"
 #include "verb.h"
 #include "jobs.h"
+#include "link.h"
+#include "rules.h"
 
 #define SWEEP_BATCH 100
 
@@ -242,6 +244,46 @@ static int fire(emq_db *db, const emq_varg *q, const emq_reply *e,
     return rc < 0 && skippable(rc) ? EMQ_OK : rc;
 }
 
+/* Setting aside the entry at the head of an outbox that DELIVER does not
+ * take (malformed, or a parent id or queue that fails its gate): T4.10
+ * stops at it, so every completion behind it would wait for good. */
+typedef struct aside {
+    const char *q;
+    int moved;            /* 1: the head was bad and went to the tail     */
+    int64_t len;          /* the outbox's length                           */
+    char shown[100];      /* the entry, printable                          */
+    const char *why;
+} aside;
+
+static int head_cb(void *ctx, const unsigned char *v, size_t n)
+{
+    emq_buf *b = ctx;
+    return emq_buf_set(b, v, n) == EMQ_OK ? 0 : EMQ_ENOMEM;
+}
+
+/* One transaction: when the head entry is bad, move it to the tail (LMOVE
+ * LEFT RIGHT: nothing is lost, and the entries behind it come first). */
+static int set_aside_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    aside *a = ctx;
+    char k[EMQ_KEY_MAX];
+    size_t kl = emq_key(k, a->q, EMQ_KT_OUTBOX);
+    emq_buf e = {0};
+    int rc;
+    (void)db;
+    (void)now;
+    a->moved = 0;
+    rc = emq_list_range(st, k, kl, 0, 0, head_cb, &e);
+    if (rc >= 0 && e.p && !emq_outbox_deliverable(e.p, e.len, &a->why)) {
+        emq_show_bytes(a->shown, sizeof a->shown, e.p, e.len);
+        if ((rc = emq_list_trim(st, k, kl, 1, -1)) >= 0)
+            rc = emq_list_push(st, k, kl, 1, e.p, e.len, &a->len);
+        if (rc >= 0) a->moved = 1;
+    }
+    emq_buf_free(&e);
+    return rc < 0 ? rc : EMQ_OK;
+}
+
 /*
  * T5.9 sweep(q, batch = 100 > 0) [multi-tx]
  * Keys: those of promote, repeat_due, enqueue, repeat_advance,
@@ -292,9 +334,41 @@ int emq_v_sweep(emq_vctx *c)
      * 0, wired at merge by name. */
     deliver = emq_verb_find("deliver_flow_completions");
     if (deliver) {
-        if ((rc = emq_verb_exec(c->db, deliver->id, a, 2, &r, NULL)) < 0)
-            goto done;
-        k.delivered = r.type == EMQ_REPLY_INT ? r.integer : 0;
+        /* A pass that stops short of `batch` met the end of the outbox or
+         * an entry DELIVER does not take; such an entry goes behind the
+         * others (each at most once per sweep) and the pass runs again,
+         * so that one bad entry never stalls the queue (issue 27). */
+        aside sa;
+        int64_t set = 0, first_len = 0;
+        char first[100] = "";
+        const char *why = NULL;
+        memset(&sa, 0, sizeof sa);
+        sa.q = c->a[0].s;
+        for (;;) {
+            if ((rc = emq_verb_exec(c->db, deliver->id, a, 2, &r, NULL)) < 0)
+                goto done;
+            k.delivered += r.type == EMQ_REPLY_INT ? r.integer : 0;
+            if (r.type == EMQ_REPLY_INT && r.integer >= batch) break;
+            if (set > 0 && set >= first_len) break;
+            if ((rc = emq_db_run(c->db, 1, set_aside_tx, &sa)) < 0)
+                goto done;
+            if (!sa.moved) break;
+            if (set++ == 0) {
+                first_len = sa.len;
+                memcpy(first, sa.shown, sizeof first);
+                why = sa.why;
+            }
+        }
+        if (set > 0) {
+            char msg[EMQ_ERRMSG_MAX], ok[EMQ_KEY_MAX];
+            emq_key(ok, sa.q, EMQ_KT_OUTBOX);
+            snprintf(msg, sizeof msg, "sweep: set aside %lld undeliverable "
+                     "entr%s of %.300s behind the others (emqlite check reports "
+                     "%s); the first: \"%s\": %s", (long long)set,
+                     set == 1 ? "y" : "ies", ok, set == 1 ? "it" : "them",
+                     first, why ? why : "");
+            emq_db_wire(c->db, EMQ_OK, msg);
+        }
     }
     /* 4: the counts. */
     c->r->elem[1].integer = k.delivered;
