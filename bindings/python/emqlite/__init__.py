@@ -918,8 +918,9 @@ class Database(DatabaseVerbs):
         return b"".join(chunks)
 
     def import_(self, data: Bytes) -> Dict[str, int]:
-        """Apply a RESP command stream (an export) in one transaction; returns
-        a dict of keys, commands, bytes, digest."""
+        """Apply an export (a RESP command stream ending with its end record:
+        a cut export is refused) in one transaction; returns a dict of keys,
+        commands, bytes, digest."""
         b = _bytes(data, "data")
         s = _ffi.new("emq_transfer_summary *")
         self._c(_lib.emq_import, b, len(b), s)
