@@ -141,7 +141,7 @@ static int raw_writes(emq_db *db, emq_store *st, int64_t now, void *ctx)
                                  0, NULL), EMQ_OK);
     /* Another queue, sorting before and after "mail". */
     ck_assert_int_eq(emq_list_push(st, K("emq:{a.b}:flow:outbox"), 1,
-                                   "mail\0JOB0000000001\0JOB0000000002\0r", 34,
+                                   "mail\0JOB00000000001\0JOB00000000002\0r", 36,
                                    &len), EMQ_OK);
 #undef K
     return EMQ_OK;
