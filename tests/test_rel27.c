@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "emqlite.h"
+#include "emqlite_protocol.h"
 #include "db.h"
 #include "resp.h"
 #include "store.h"
