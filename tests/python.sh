@@ -25,7 +25,7 @@ rm -rf "$out" && mkdir -p "$out/emqlite" || exit 1
 cp "$pkg"/emqlite/*.py "$pkg"/emqlite/*.pyi "$pkg"/emqlite/py.typed \
     "$out/emqlite/" || exit 1
 "$py" "$pkg/emqlite_gen.py" "$(cd "$srcdir" && pwd)" \
-    "$out/emqlite/_verbs.py" || exit 1
+    "$out/emqlite/_verbs.py" "$out/emqlite/_errors.py" || exit 1
 EMQLITE_SRCDIR=$(cd "$srcdir" && pwd) "$py" -c '
 import sys
 sys.path.insert(0, sys.argv[1])

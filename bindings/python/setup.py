@@ -31,7 +31,8 @@ with open(os.path.join(TOP, "api", "emqlite.h"), encoding="utf-8") as f:
 
 
 class BuildPy(build_py):
-    """build_py, and emqlite/_verbs.py generated from the registry."""
+    """build_py, and emqlite/_verbs.py and _errors.py generated from the
+    registry and the result table."""
 
     def run(self):
         super().run()
@@ -39,6 +40,9 @@ class BuildPy(build_py):
         os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(out, "w", encoding="utf-8") as f:
             f.write(emqlite_gen.generate(TOP))
+        with open(os.path.join(os.path.dirname(out), "_errors.py"), "w",
+                  encoding="utf-8") as f:
+            f.write(emqlite_gen.generate_errors(TOP))
 
 
 def copy_c_tree(top, dst):

@@ -64,6 +64,7 @@ __all__ = [
     "RateLimited", "Refused", "NonMonotonic", "EngineError", "Verb",
     "verbs", "version", "sqlite_version", "slot", "WIRE", "Duration",
     "Instant", "Bytes", "ClockFn",
+    "TargetExists", "RemoteError", "Exhausted",
 ]
 
 #: A payload, result or field: bytes (str is encoded as UTF-8).
@@ -99,160 +100,45 @@ def slot(key: Bytes) -> int:
 
 # ---------------------------------------------------------------- errors
 
-class EmqError(Exception):
-    """A failure of an emqlite call. `str(e)` is the library's message —
-    for wire errors the exact wire string ("EMQSTALE complete token
-    mismatch"); `code` is the C result code (a negative EMQ_E* value)."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-class StaleToken(EmqError):
-    """EMQSTALE: the token does not match the job's attempts, or (retry,
-    delay) the job is gone."""
-
-
-class WrongKind(EmqError):
-    """EMQKIND: the job id is well-formed but not JOB-namespaced."""
-
-
-class WrongType(EmqError):
-    """WRONGTYPE: a key holds another kind of value."""
-
-
-class VersionFence(EmqError):
-    """The file is stamped with another wire identity."""
-
-
-class InvalidQueue(EmqError, ValueError):
-    """The queue name fails the queue gate ([A-Za-z0-9._-]{1,128}, not
-    'emq')."""
-
-
-class InvalidId(EmqError, ValueError):
-    """Not a valid branded id (or group id)."""
-
-
-class InvalidArgument(EmqError, ValueError):
-    """A refused argument (the message names it)."""
-
-
-class Busy(EmqError):
-    """The file stayed locked past the busy timeout."""
-
-
-class EmqIOError(EmqError, OSError):
-    """An I/O error; nothing was applied."""
-
-
-class DiskFull(EmqError, OSError):
-    """Disk or quota full; nothing was applied."""
-
-
-class OutOfMemory(EmqError, MemoryError):
-    """Out of memory; nothing was applied."""
-
-
-class NotEmqlite(EmqError):
-    """The file is not an emqlite file (left untouched)."""
-
-
-class SchemaTooNew(EmqError):
-    """The file has a newer schema (left untouched)."""
-
-
-class Corrupt(EmqError):
-    """The file is damaged."""
-
-
-class TooBig(EmqError, ValueError):
-    """A payload exceeds the configured maximum."""
-
-
-class ReadOnly(EmqError):
-    """The file, its directory or the handle does not allow writes."""
-
-
-class CantOpen(EmqError, OSError):
-    """The file cannot be opened."""
-
-
-class Malformed(EmqError, ValueError):
-    """Malformed input (an import stream, a number)."""
-
-
-class Internal(EmqError):
-    """An unexpected SQLite error."""
-
-
-class EmptyBatch(EmqError, ValueError):
-    """An empty batch (empty_pipeline)."""
-
-
-class NotSupported(EmqError):
-    """The feature was not built in."""
-
-
-class Locked(EmqError):
-    """EMQLOCK: the job is locked."""
-
-
-class NotPaused(EmqError):
-    """EMQSTATE not paused (obliterate needs a paused queue)."""
-
-
-class ActiveJobs(EmqError):
-    """EMQSTATE active jobs present (obliterate without force)."""
-
-
-class NotDead(EmqError):
-    """EMQSTATE not dead (reprocess)."""
-
-
-class RateLimited(EmqError):
-    """EMQRATE: at the concurrency ceiling."""
-
-
-class Refused(EmqError):
-    """A host refusal of the protocol (unknown_state(name),
-    flow_too_deep(8), ...): `str(e)` is its exact text."""
-
-
-class NonMonotonic(EmqError):
-    """A stream append whose id is not above the stream's top."""
-
-
-class EngineError(EmqError):
-    """Another engine error reply (ERR ..., BUSYGROUP, NOGROUP), verbatim."""
-
-
-def _code(name: str) -> Optional[int]:
-    return getattr(_lib, name, None)
-
-
-_ERRORS: Dict[int, Type[EmqError]] = {}
-for _ename, _cls in [
-        ("EMQ_EKIND", WrongKind), ("EMQ_ESTALE", StaleToken),
-        ("EMQ_EWRONGTYPE", WrongType), ("EMQ_EWIRE", VersionFence),
-        ("EMQ_EQUEUE", InvalidQueue), ("EMQ_EID", InvalidId),
-        ("EMQ_EINVAL", InvalidArgument), ("EMQ_EBUSY", Busy),
-        ("EMQ_EIO", EmqIOError), ("EMQ_EFULL", DiskFull),
-        ("EMQ_ENOMEM", OutOfMemory), ("EMQ_ENOTEMQ", NotEmqlite),
-        ("EMQ_ESCHEMA", SchemaTooNew), ("EMQ_ECORRUPT", Corrupt),
-        ("EMQ_ETOOBIG", TooBig), ("EMQ_EREADONLY", ReadOnly),
-        ("EMQ_ECANTOPEN", CantOpen), ("EMQ_EPROTO", Malformed),
-        ("EMQ_EINTERNAL", Internal), ("EMQ_EEMPTY", EmptyBatch),
-        ("EMQ_ENOTSUP", NotSupported), ("EMQ_ELOCKED", Locked),
-        ("EMQ_ENOTPAUSED", NotPaused), ("EMQ_EACTIVE", ActiveJobs),
-        ("EMQ_ENOTDEAD", NotDead), ("EMQ_ERATE", RateLimited),
-        ("EMQ_EREFUSED", Refused), ("EMQ_ENONMONO", NonMonotonic),
-        ("EMQ_EENGINE", EngineError)]:
-    _c = _code(_ename)
-    if _c is not None:
-        _ERRORS[_c] = _cls
+# The exception classes are generated at build time from the library's one
+# table of result codes (EMQ_RESULT_MAP in emqlite.h; emqlite_gen.py): a
+# code added there has its class here with no code written by hand.
+from ._errors import (  # noqa: E402
+    BY_CODE as _ERRORS,
+    EmqError,
+    StaleToken,
+    WrongKind,
+    WrongType,
+    VersionFence,
+    InvalidQueue,
+    InvalidId,
+    InvalidArgument,
+    Busy,
+    EmqIOError,
+    DiskFull,
+    OutOfMemory,
+    NotEmqlite,
+    SchemaTooNew,
+    Corrupt,
+    TooBig,
+    ReadOnly,
+    CantOpen,
+    Malformed,
+    Internal,
+    EmptyBatch,
+    NotSupported,
+    Locked,
+    NotPaused,
+    ActiveJobs,
+    NotDead,
+    RateLimited,
+    Refused,
+    NonMonotonic,
+    EngineError,
+    Exhausted,
+    RemoteError,
+    TargetExists,
+)
 
 
 def _error(code: int, message: str) -> EmqError:
