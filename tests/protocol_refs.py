@@ -6,8 +6,9 @@ collects what a citation may name — its section headings (§2.4, §6.1,
 Appendix A.3), the transitions its headings declare (T1.4, T3.6 ...), and
 the numbered items inside a section (§2.7.3 is item 3 of §2.7) — and then
 reads every tracked source, script, help text, man page and document of the
-tree for "PROTOCOL.md §X" / "PROTOCOL.md section X" / "PROTOCOL.md X" and
-for bare transition numbers "Tn.m", failing on any that names nothing.
+tree for citations of the contract (the file name followed by a section
+sign, "section", "Appendix" or a transition number) and for bare
+transition numbers, failing on any that names nothing.
 Prints "N passed, N failed"; exit 1 on a failure.
 """
 import os

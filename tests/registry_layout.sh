@@ -33,7 +33,7 @@ echo "$rows" | {
     stray=$(ls "$top"/engine/*.c "$top"/engine/*.h 2>/dev/null)
     if [ -n "$stray" ]; then bad "files outside a family folder: $stray"; else ok; fi
     dups=$(cd "$top" && git ls-files 2>/dev/null |
-        grep -E '\.(c|h|def|sh|py|ex|exs|js)$' | grep -vE '^(fuzz/corpus|tests/lua)/' |
+        grep -E '\.(c|h|def|sh|py|ex|exs)$' | grep -vE '^(fuzz/corpus|tests/lua)/' |
         sed 's#.*/##' | sort | uniq -d |
         grep -vxE '__init__\.py|run\.sh|setup\.py|index\.js|mix\.exs|test_helper\.exs')
     if [ -n "$dups" ]; then bad "file names used twice: $dups"; else ok; fi
