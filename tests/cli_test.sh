@@ -383,7 +383,7 @@ row=$(grep '^later ' "$tmp/out")
 check "stats columns are aligned" "${#hdr}" -eq "${#row}"
 e stats later bulk --json
 json "stats --json"
-out_is "stats --json shape" '{"queues":[{"queue":"later","pending":0,"active":0,"scheduled":1,"dead":0,"completed":1,"failed":0,"paused":false},{"queue":"bulk","pending":7,"active":0,"scheduled":0,"dead":0,"completed":0,"failed":0,"paused":false}]}'
+out_is "stats --json shape" '{"wire":"echomq:4.0.0","queues":[{"queue":"later","pending":0,"active":0,"scheduled":1,"dead":0,"completed":1,"failed":0,"paused":false},{"queue":"bulk","pending":7,"active":0,"scheduled":0,"dead":0,"completed":0,"failed":0,"paused":false}]}'
 e stats 'bad queue'
 rc_is "stats of an invalid queue exits 1" 1
 

@@ -727,6 +727,7 @@ static int import_aof(emq_db *db, const emq_buf *s, int aof)
     emq_importer *im;
     emq_import_options_init(&o);
     o.aof = aof;
+    if (!aof) o.format = EMQ_IMPORT_RAW; /* hand-written: no end record */
     ck_assert_int_eq(emq_import_begin(db, &o, &im), EMQ_OK);
     int rc = emq_import_feed(im, s->p, s->len);
     if (rc != EMQ_OK) {

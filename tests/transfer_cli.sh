@@ -95,7 +95,7 @@ has "--by-slot wraps slots in MULTI" "$w/s.resp" 'MULTI'
 rc_is "export --queue with a bad name" 1 $E --db "$db" export --queue 'no{pe'
 rc_is "export --json without --out" 1 $E --db "$db" --json export
 rc_is "export --json --out" 0 $E --db "$db" --json export --out "$w/j.resp"
-has "export --json shape" "$w/out" '^\{"out":"[^"]*j\.resp","keys":[0-9]+,"commands":[0-9]+,"bytes":'"$bytes"',"digest":"[0-9a-f]{16}"\}$'
+has "export --json shape" "$w/out" '^\{"out":"[^"]*j\.resp","keys":[0-9]+,"commands":[0-9]+,"bytes":'"$bytes"',"digest":"[0-9a-f]{16}","unheld":\[\],"other_queues":\[\]\}$'
 rc_is "export of a missing file" 9 $E --db "$w/none.db" export
 if [ -e "$w/none.db" ]; then fail "export created the missing file"; else pass; fi
 rc_is "export into an unwritable path" 9 $E --db "$db" export --out "$w/no/such/dir/x"

@@ -179,13 +179,13 @@ def test_a_file_of_another_wire_is_refused_with_the_found_value(tmp_path: Path) 
     emqlite.open(path).close()
     c = sqlite3.connect(path)
     n = c.execute("UPDATE kv SET val = ? WHERE name = ?",
-                  (b"echomq:3.0.0", b"{emq}:version")).rowcount
+                  (b"echomq:2.0.0", b"{emq}:version")).rowcount
     c.commit()
     c.close()
     assert n == 1
     with pytest.raises(emqlite.VersionFence) as e:
         emqlite.open(path)
-    assert "echomq:3.0.0" in str(e.value)
+    assert "echomq:2.0.0" in str(e.value)
 
 
 def test_a_foreign_file_is_refused(tmp_path: Path) -> None:
