@@ -364,7 +364,7 @@ int emq_v_sweep(emq_vctx *c)
             emq_key(ok, sa.q, EMQ_KT_OUTBOX);
             snprintf(msg, sizeof msg, "sweep: set aside %lld undeliverable "
                      "entr%s of %.300s behind the others (emqlite check reports "
-                     "%s); the first: \"%s\": %s", (long long)set,
+                     "%s); the first: \"%.64s\": %.60s", (long long)set,
                      set == 1 ? "y" : "ies", ok, set == 1 ? "it" : "them",
                      first, why ? why : "");
             emq_db_wire(c->db, EMQ_OK, msg);
