@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run each libFuzzer target for SECONDS (default 60), from the build
 # directory after `make fuzz`:
-#     make fuzz && sh <srcdir>/fuzz/run.sh 60
+#     make fuzz && sh <srcdir>/fuzz/fuzz.sh 60
 # New inputs go to $FUZZ_WORK (./fuzz/work) — the committed corpus in
 # <srcdir>/fuzz/corpus/<target> is only read. A crash is saved as
 # $FUZZ_WORK/artifacts/<target>-crash-*; copy it into

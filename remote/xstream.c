@@ -522,7 +522,7 @@ static int xs_commands(xs_img *x, const void *key, size_t klen, emq_buf *o,
                 return -2;
         }
         /* The records of trimmed entries: no Valkey command recreates
-         * them; a pull's import takes them as EMQ.XPEL (engine/import.c).
+         * them; a pull's import takes them as EMQ.XPEL (engine/transfer/import.c).
          * They are in no digest record, on either side. */
         for (size_t j = 0; j < g->npel; j++) {
             const xs_pel *p = &g->pel[j];
