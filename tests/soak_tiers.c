@@ -667,7 +667,7 @@ int main(int argc, char **argv)
             emq_events_retention(db, 100000000, 0);
         if (mode == M_REPEATS)
             for (int i = 0; i < 5; i++) {
-                char name[8];
+                char name[16];
                 snprintf(name, sizeof name, "r%d", i);
                 EXPECT(emq_repeat_register(db, "R", name, 150, name, 2, 0) >=
                        0, "register: %s", emq_errmsg(db));
