@@ -127,7 +127,11 @@ typedef struct emq_remote_options {
     const char *password;   /**< AUTH with it when not NULL or "" (on
                                  every node of a cluster)                */
     int connect_timeout_ms; /**< default 10000                           */
-    int io_timeout_ms;      /**< default 600000 (a large read or write)  */
+    int io_timeout_ms;      /**< default 600000: the longest one read or
+                                 write on the socket may make no
+                                 progress (a stopped server); past it the
+                                 transfer fails with EMQ_EIO naming the
+                                 node and what was being sent           */
     int cluster;            /**< enum emq_cluster_mode, default AUTO     */
 } emq_remote_options;
 
@@ -147,6 +151,12 @@ int emq_remote_available(void);
  * EMQ_CLUSTER_ON, a server that is no cluster node; EMQ_EIO when a
  * connection failed, EMQ_EREMOTE when AUTH, the probe or the slot map was
  * refused, EMQ_ENOTSUP without hiredis.
+ *
+ * No call on such a remote raises SIGPIPE: a write to a server that went
+ * away (a node killed mid-push) is EMQ_EIO naming the node and what was
+ * being sent, whatever the process's SIGPIPE disposition (the signal is
+ * blocked in the calling thread around each write and the one a failed
+ * write raised is consumed; the disposition and mask are left as found).
  */
 int emq_remote_connect(const char *spec, const emq_remote_options *o,
                        emq_remote **out, char *err, size_t errlen);

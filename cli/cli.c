@@ -145,7 +145,7 @@ const emq_cli_command emq_cli_core_commands[] = {
       "for a file holding keys)." },
     { "push", emq_cli_push,
       "--to HOST:PORT [--cluster] [--replace] [--by-slot] [--queue Q]...\n"
-      "     [--wire IDENTITY]",
+      "     [--wire IDENTITY] [--timeout D]",
       "Stream the export into a live Valkey/Redis server (pipelined), after\n"
       "checking its {emq}:version: a stamp of the wire table is kept and\n"
       "spoken; an absent one is claimed with the file's identity (or\n"
@@ -154,6 +154,8 @@ const emq_cli_command emq_cli_core_commands[] = {
       "node is detected: every key goes to its slot's primary (MOVED and\n"
       "ASK followed) and each node's figures are printed.\n"
       "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
+      "  --timeout D the longest one read or write to a server may stall\n"
+      "              (e.g. 300ms, 30s; default 10m), then exit 9 naming it\n"
       "  --replace   delete the target's keys of the exported queues first\n"
       "  --by-slot   wrap each queue's keys in MULTI/EXEC (atomic per queue)\n"
       "  --queue Q   only queue Q (repeatable)\n"
@@ -161,23 +163,27 @@ const emq_cli_command emq_cli_core_commands[] = {
       "queue (nothing written), 7 the target's stamp is no identity of the\n"
       "wire table, 9 server\n"
       "or I/O error, 10 built without hiredis, 11 the counts disagree." },
-    { "pull", emq_cli_pull, "--from HOST:PORT [--cluster] [--queue Q]...",
+    { "pull", emq_cli_pull, "--from HOST:PORT [--cluster] [--timeout D] [--queue Q]...",
       "Read the EchoMQ keys of a live server (SCAN, by TYPE) and import them\n"
       "into the file in one transaction; the file must not hold the pulled\n"
       "queues yet. From a cluster, every primary is read. The file takes the\n"
       "server's identity (a file holding keys must already speak it); a\n"
       "pull refused leaves no new file behind.\n"
       "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
+      "  --timeout D the longest one read or write to a server may stall\n"
+      "              (e.g. 300ms, 30s; default 10m), then exit 9 naming it\n"
       "Exit: 0 pulled, 3 the file already holds a pulled queue, 7 the server's\n"
       "stamp is no identity of the wire table (or not the file's), 9 server\n"
       "or I/O error, 10 built without hiredis,\n"
       "11 the file's digest disagrees with the server's after the import." },
     { "verify", emq_cli_verify,
-      "--against HOST:PORT [--cluster] [--queue Q]...",
+      "--against HOST:PORT [--cluster] [--timeout D] [--queue Q]...",
       "Compute the logical digest of the file and of a live server (every\n"
       "primary of a cluster) and say 'equal', or name the first differing\n"
       "key.\n"
       "  --cluster   HOST:PORT must be a node of a cluster (a seed)\n"
+      "  --timeout D the longest one read or write to a server may stall\n"
+      "              (e.g. 300ms, 30s; default 10m), then exit 9 naming it\n"
       "Exit: 0 equal, 11 different, 9 server or I/O error, 10 built without\n"
       "hiredis." },
     { "wire", emq_cli_wire, "[--set IDENTITY]",

@@ -19,6 +19,7 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "emqlite_remote.h"
+#include "cli_time.h"
 
 /* check: violations found; verify: the keyspaces differ; push/pull: the
  * copy disagrees with its source after the transfer. */
@@ -811,11 +813,16 @@ static int not_built(emq_cli *c)
 /* Connect to the server of option `opt` (AUTH with $REDISCLI_AUTH): a
  * cluster when it is one, or must be one (`cluster`). */
 static int connect_to(emq_cli *c, const char *opt, const char *spec,
-                      int cluster, emq_remote **r)
+                      int cluster, int64_t timeout_ms, emq_remote **r)
 {
     emq_remote_options o;
     char err[700] = "";
     emq_remote_options_init(&o);
+    if (timeout_ms > 0) {
+        o.io_timeout_ms = (int)timeout_ms;
+        if (o.connect_timeout_ms > (int)timeout_ms)
+            o.connect_timeout_ms = (int)timeout_ms;
+    }
     o.password = getenv("REDISCLI_AUTH");
     o.cluster = cluster ? EMQ_CLUSTER_ON : EMQ_CLUSTER_AUTO;
     int rc = emq_remote_connect(spec, &o, r, err, sizeof err);
@@ -840,15 +847,22 @@ static int connect_to(emq_cli *c, const char *opt, const char *spec,
  */
 static int begin(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
                  qsel *qs, const char *need, const char *const *spec,
-                 const char *const *cluster, int create, emq_remote **r)
+                 const char *const *cluster, const char *const *timeout,
+                 int create, emq_remote **r)
 {
     int ex;
+    int64_t tmo = 0;
     if ((ex = parse_sel(c, argc, argv, opts, qs, need)) >= 0)
         return ex;
+    if (*timeout && (emq_cli_parse_duration(*timeout, &tmo) != 0 ||
+                     tmo < 1 || tmo > INT_MAX))
+        return emq_cli_usage(c, "--timeout must be a duration from 1ms to "
+                             "%dms (e.g. 300ms, 5s, 10m), not '%s'", INT_MAX,
+                             *timeout);
     if (!emq_remote_available())
         return not_built(c);
     if ((ex = create ? emq_cli_open(c) : open_existing(c)) ||
-        (ex = connect_to(c, need, *spec, *cluster != NULL, r)))
+        (ex = connect_to(c, need, *spec, *cluster != NULL, tmo, r)))
         return ex;
     return -1;
 }
@@ -912,9 +926,10 @@ static void on_progress(void *ctx, const char *what, uint64_t done,
 
 int emq_cli_verify(emq_cli *c, int argc, char **argv)
 {
-    const char *to = NULL, *cluster = NULL;
+    const char *to = NULL, *cluster = NULL, *timeout = NULL;
     emq_cli_opt opts[] = { { "--against", 1, &to },
-                           { "--cluster", 0, &cluster }, { NULL, 0, NULL } };
+                           { "--cluster", 0, &cluster },
+                           { "--timeout", 1, &timeout }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
     int ex, rc;
     emq_remote *r = NULL;
@@ -925,7 +940,7 @@ int emq_cli_verify(emq_cli *c, int argc, char **argv)
 
     memset(&rep, 0, sizeof rep);
     notes_open(&nt);
-    if ((ex = begin(c, argc, argv, opts, &qs, "--against", &to, &cluster, 0,
+    if ((ex = begin(c, argc, argv, opts, &qs, "--against", &to, &cluster, &timeout, 0,
                     &r)) >= 0)
         goto done;
     emq_verify_options_init(&o);
@@ -1001,9 +1016,10 @@ done:
 
 int emq_cli_pull(emq_cli *c, int argc, char **argv)
 {
-    const char *from = NULL, *cluster = NULL;
+    const char *from = NULL, *cluster = NULL, *timeout = NULL;
     emq_cli_opt opts[] = { { "--from", 1, &from },
-                           { "--cluster", 0, &cluster }, { NULL, 0, NULL } };
+                           { "--cluster", 0, &cluster },
+                           { "--timeout", 1, &timeout }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
     int ex, rc;
     emq_remote *r = NULL;
@@ -1017,7 +1033,7 @@ int emq_cli_pull(emq_cli *c, int argc, char **argv)
 
     memset(&rep, 0, sizeof rep);
     notes_open(&nt);
-    if ((ex = begin(c, argc, argv, opts, &qs, "--from", &from, &cluster, 1,
+    if ((ex = begin(c, argc, argv, opts, &qs, "--from", &from, &cluster, &timeout, 1,
                     &r)) >= 0)
         goto done;
     emq_pull_options_init(&o);
@@ -1118,11 +1134,11 @@ static void figures(const char *lead, const emq_queue_figures *f)
 int emq_cli_push(emq_cli *c, int argc, char **argv)
 {
     const char *to = NULL, *replace = NULL, *byslot = NULL, *cluster = NULL,
-               *wire = NULL;
+               *wire = NULL, *timeout = NULL;
     emq_cli_opt opts[] = { { "--to", 1, &to }, { "--replace", 0, &replace },
                            { "--by-slot", 0, &byslot },
                            { "--cluster", 0, &cluster }, { "--wire", 1, &wire },
-                           { NULL, 0, NULL } };
+                           { "--timeout", 1, &timeout }, { NULL, 0, NULL } };
     qsel qs = { NULL, 0 };
     int ex, rc;
     emq_remote *r = NULL;
@@ -1133,7 +1149,7 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
 
     memset(&rep, 0, sizeof rep);
     notes_open(&nt);
-    if ((ex = begin(c, argc, argv, opts, &qs, "--to", &to, &cluster, 0,
+    if ((ex = begin(c, argc, argv, opts, &qs, "--to", &to, &cluster, &timeout, 0,
                     &r)) >= 0)
         goto done;
     if (wire && (ex = known_wire(c, "--wire", wire)) >= 0)

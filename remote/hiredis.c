@@ -46,10 +46,61 @@ int emq_remote_connect(const char *spec, const emq_remote_options *o,
 #else /* HAVE_HIREDIS */
 
 #include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 
 typedef struct hconn {
     redisContext *c;
+    int io_timeout_ms;   /* for the message of a timed-out read or write */
+    char why[256];       /* that message */
 } hconn;
+
+/*
+ * No SIGPIPE, ever. hiredis writes with write(2), which raises SIGPIPE in
+ * the calling thread when the peer has gone; a library must not change the
+ * process's disposition, so every call that may write runs with SIGPIPE
+ * blocked in this thread (pthread_sigmask). When the write failed with
+ * EPIPE and a SIGPIPE is now pending for the thread that was not pending
+ * before, it is the one the write raised: it is taken (sigtimedwait, zero
+ * timeout) before the old mask comes back, so it is never delivered; the
+ * failure stays a return code (errno EPIPE, hiredis's errstr "Broken
+ * pipe"), which the transfer reports as EMQ_EIO naming the node.
+ */
+typedef struct nopipe {
+    sigset_t old;
+    int was_pending;     /* a SIGPIPE pending before the call: not ours */
+    int ok;              /* the mask was changed */
+} nopipe;
+
+static void nopipe_begin(nopipe *np)
+{
+    sigset_t pipe_only, pend;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    np->was_pending = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
+    np->ok = pthread_sigmask(SIG_BLOCK, &pipe_only, &np->old) == 0;
+}
+
+static void nopipe_end(nopipe *np, const redisContext *c)
+{
+    int saved = errno;
+    if (!np->ok)
+        return;
+    if (!np->was_pending && c && c->err == REDIS_ERR_IO) {
+        sigset_t pipe_only, pend;
+        sigemptyset(&pipe_only);
+        sigaddset(&pipe_only, SIGPIPE);
+        if (sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE)) {
+            struct timespec zero = { 0, 0 };
+            while (sigtimedwait(&pipe_only, NULL, &zero) < 0 &&
+                   errno == EINTR)
+                ;
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &np->old, NULL);
+    errno = saved;
+}
 
 /* A reply tree: the nodes, then the hiredis reply they point into. */
 typedef struct tree {
@@ -106,7 +157,11 @@ static int h_recv(void *ctx, const emq_rreply **out)
     hconn *h = ctx;
     void *v = NULL;
     *out = NULL;
-    if (redisGetReply(h->c, &v) != REDIS_OK || !v)
+    nopipe np;
+    nopipe_begin(&np);
+    int got = redisGetReply(h->c, &v);
+    nopipe_end(&np, h->c);
+    if (got != REDIS_OK || !v)
         return -1;
     redisReply *r = v;
     size_t n = count(r), next = 1;
@@ -131,10 +186,21 @@ static void h_release(void *ctx, const emq_rreply *rep)
     emq_mem_free(t);
 }
 
+/* hiredis's text, except for a blocking socket's timeout, which it
+ * reports as EAGAIN's strerror: that one says what happened. */
 static const char *h_error(void *ctx)
 {
     hconn *h = ctx;
-    return h->c ? h->c->errstr : "out of memory";
+    if (!h->c)
+        return "out of memory";
+    if (h->c->err == REDIS_ERR_IO &&
+        (strstr(h->c->errstr, "temporarily unavailable") ||
+         strstr(h->c->errstr, "would block"))) {
+        snprintf(h->why, sizeof h->why, "no progress within the I/O "
+                 "timeout (%d ms): %s", h->io_timeout_ms, h->c->errstr);
+        return h->why;
+    }
+    return h->c->errstr;
 }
 
 static void h_close(void *ctx)
@@ -150,11 +216,14 @@ static void h_close(void *ctx)
 static int h_flush(void *ctx)
 {
     hconn *h = ctx;
-    int done = 0;
-    while (!done)
+    int done = 0, rc = 0;
+    nopipe np;
+    nopipe_begin(&np);
+    while (!done && rc == 0)
         if (redisBufferWrite(h->c, &done) != REDIS_OK)
-            return -1;
-    return 0;
+            rc = -1;
+    nopipe_end(&np, h->c);
+    return rc;
 }
 
 static const emq_transport hiredis_transport = {
@@ -272,10 +341,14 @@ int emq_remote_connect(const char *spec, const emq_remote_options *opt,
     struct timeval op = { o.io_timeout_ms / 1000,
                           (o.io_timeout_ms % 1000) * 1000 };
     redisSetTimeout(h->c, op);
+    h->io_timeout_ms = o.io_timeout_ms;
     if (o.password && o.password[0]) {
         const char *av[2] = { "AUTH", o.password };
         size_t al[2] = { 4, strlen(o.password) };
+        nopipe np;
+        nopipe_begin(&np);
         redisReply *r = redisCommandArgv(h->c, 2, av, al);
+        nopipe_end(&np, h->c);
         int rc = EMQ_OK;
         if (!r) {
             snprintf(msg, sizeof msg, "%s: AUTH: %s", spec, h->c->errstr);
