@@ -12,11 +12,16 @@
  * process's effective user, or it is refused (EMQ_ECANTOPEN): emqlite never
  * writes through a link someone planted. A side file emqlite creates gets
  * the database file's permission bits (not the umask's) and, when emqlite
- * runs as root, the database file's owner and group.
+ * runs as root, the database file's owner and group. SQLite's own -wal
+ * and -shm are judged by the same rules before SQLite may open them
+ * (emq_store_side_check). A refusal for the owner names the file, its
+ * owner (uid and user name) and the expected owners.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,16 +34,44 @@ static void say(char *err, size_t errlen, const char *fmt, const char *p,
         snprintf(err, errlen, fmt, p, why);
 }
 
-/* Judge an opened side file. EMQ_OK or EMQ_ECANTOPEN with the reason. */
-static int judge(const emq_store *st, int fd, const char *p, char *err,
-                 size_t errlen)
+/* "uid N (name)", or "uid N" when the user database has no name for it. */
+static void who(char *out, size_t cap, unsigned long uid)
 {
-    struct stat sb;
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof buf, &res) == 0 && res &&
+        res->pw_name)
+        snprintf(out, cap, "uid %lu (%s)", uid, res->pw_name);
+    else
+        snprintf(out, cap, "uid %lu", uid);
+}
+
+/* The refusal of a side file another user owns: names the file, its owner
+ * and whom it should belong to, and what to do. */
+static int foreign(const emq_store *st, const char *p, unsigned long uid,
+                   char *err, size_t errlen)
+{
+    char owner[128], want[128], why[600];
+    who(owner, sizeof owner, uid);
+    who(want, sizeof want, st->file_uid);
+    snprintf(why, sizeof why, "it is owned by %s, not by the database "
+             "file's owner (%s) or this process's user; remove it (as its "
+             "owner or root) and keep databases in a directory only their "
+             "owner can write, not a shared one such as /tmp", owner, want);
+    say(err, errlen, "refusing the side file %s: %s", p, why);
+    return EMQ_ECANTOPEN;
+}
+
+/* Judge a side file's status. EMQ_OK or EMQ_ECANTOPEN with the reason. */
+static int judge_stat(const emq_store *st, const struct stat *sbp,
+                      const char *p, char *err, size_t errlen)
+{
+    struct stat sb = *sbp;
     char why[128];
-    if (fstat(fd, &sb) != 0) {
-        say(err, errlen, "cannot inspect the side file %s: %s", p,
-            strerror(errno));
-        return EMQ_EIO;
+    if (S_ISLNK(sb.st_mode)) {
+        say(err, errlen, "refusing the side file %s: %s", p,
+            "it is a symbolic link");
+        return EMQ_ECANTOPEN;
     }
     if (!S_ISREG(sb.st_mode)) {
         say(err, errlen, "refusing the side file %s: %s", p,
@@ -51,14 +84,37 @@ static int judge(const emq_store *st, int fd, const char *p, char *err,
         say(err, errlen, "refusing the side file %s: %s", p, why);
         return EMQ_ECANTOPEN;
     }
-    if (sb.st_uid != st->file_uid && sb.st_uid != geteuid()) {
-        snprintf(why, sizeof why, "it is owned by uid %lu, not by the "
-                 "database file's owner (uid %lu)", (unsigned long)sb.st_uid,
-                 (unsigned long)st->file_uid);
-        say(err, errlen, "refusing the side file %s: %s", p, why);
+    if (sb.st_uid != st->file_uid && sb.st_uid != geteuid())
+        return foreign(st, p, (unsigned long)sb.st_uid, err, errlen);
+    return EMQ_OK;
+}
+
+/* Judge an opened side file. EMQ_OK or EMQ_ECANTOPEN with the reason. */
+static int judge(const emq_store *st, int fd, const char *p, char *err,
+                 size_t errlen)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        say(err, errlen, "cannot inspect the side file %s: %s", p,
+            strerror(errno));
+        return EMQ_EIO;
+    }
+    return judge_stat(st, &sb, p, err, errlen);
+}
+
+int emq_store_side_check(const emq_store *st, const char *suffix, char *err,
+                         size_t errlen)
+{
+    char p[EMQ_PATH_MAX + 16];
+    struct stat sb;
+    if (snprintf(p, sizeof p, "%s%s", st->path, suffix) >= (int)sizeof p) {
+        say(err, errlen, "cannot open %s%s: the path is too long", st->path,
+            suffix);
         return EMQ_ECANTOPEN;
     }
-    return EMQ_OK;
+    if (lstat(p, &sb) != 0)
+        return EMQ_OK; /* absent (or unreadable: SQLite reports it) */
+    return judge_stat(st, &sb, p, err, errlen);
 }
 
 /* errno of a failed open → the EMQ code a caller reports. */
@@ -101,6 +157,11 @@ int emq_store_side_open(emq_store *st, const char *suffix, int create,
                 "it is a symbolic link");
             return EMQ_ECANTOPEN;
         }
+        struct stat sb;
+        /* A file we may not open because another user owns it: say so. */
+        if ((e == EACCES || e == EPERM) && lstat(p, &sb) == 0 &&
+            sb.st_uid != st->file_uid && sb.st_uid != geteuid())
+            return foreign(st, p, (unsigned long)sb.st_uid, err, errlen);
         say(err, errlen, "cannot open the side file %s: %s", p, strerror(e));
         return open_code(e);
     }

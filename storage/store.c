@@ -615,6 +615,21 @@ static int identify(emq_store *st, int want_same)
     return EMQ_OK;
 }
 
+/* SQLite's -wal and -shm, when present, by the side files' rules (side.c):
+ * another user's planted -wal would be read as part of the database. Once
+ * before SQLite reads the file, once after the file is known (created). */
+static int sqlite_sides(emq_store *st)
+{
+    static const char *const sfx[] = { "-wal", "-shm" };
+    char msg[1400];
+    for (size_t i = 0; i < 2; i++) {
+        int rc = emq_store_side_check(st, sfx[i], msg, sizeof msg);
+        if (rc != EMQ_OK)
+            return emq_store_err(st, rc, "%s", msg);
+    }
+    return EMQ_OK;
+}
+
 /* The first finding of the schema judge becomes the refusal's reason. */
 static void first_finding(void *ctx, const char *f)
 {
@@ -1099,7 +1114,8 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
     st->memory = is_memory(path);
     if (!st->memory) {
         if ((rc = resolve(st, path, &exists, &size)) != EMQ_OK ||
-            (exists && (rc = identify(st, 0)) != EMQ_OK))
+            (exists && (rc = identify(st, 0)) != EMQ_OK) ||
+            (exists && (rc = sqlite_sides(st)) != EMQ_OK))
             goto fail;
         /* Nothing is written before the file is judged. */
         if (exists && size > 0)
@@ -1111,6 +1127,7 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
     }
     if ((rc = connect(st)) != EMQ_OK ||
         (!st->memory && (rc = identify(st, exists)) != EMQ_OK) ||
+        (!st->memory && (rc = sqlite_sides(st)) != EMQ_OK) ||
         (rc = emq_wgate_open(st)) != EMQ_OK)
         goto fail;
     if (!st->opts.readonly && ((rc = make_current(st, version)) != EMQ_OK ||

@@ -163,6 +163,12 @@ const char *emq_store_path(const emq_store *st);
 int emq_store_side_open(emq_store *st, const char *suffix, int create,
                         int *fd, char *err, size_t errlen);
 
+/** Judge an existing <path> + `suffix` that SQLite opens itself (-wal,
+ *  -shm) by the same rules without opening it: EMQ_OK (absent or
+ *  acceptable) or EMQ_ECANTOPEN with the reason in err. */
+int emq_store_side_check(const emq_store *st, const char *suffix, char *err,
+                         size_t errlen);
+
 /** One finding of the schema judge (a sentence). */
 typedef void (*emq_schema_cb)(void *ctx, const char *finding);
 /** Inside a read transaction: report every schema object that differs from
