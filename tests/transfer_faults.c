@@ -4,12 +4,15 @@
  *
  *   transfer_faults lib DIR          the library: emq_push to a fake server
  *                                    on a unix socket that closes the
- *                                    connection (a) right after the probe,
- *                                    (b) after reading part of the push
+ *                                    connection (a) right after the probe
+ *                                    (the push then writes to a closed
+ *                                    socket: SIGPIPE before the fix), (b)
+ *                                    at the push's first command
  *   transfer_faults serve SOCK       the fake server alone (for the CLI):
  *                                    answers the probe and the cluster
- *                                    question, closes at the first other
- *                                    command; prints "ready" once listening
+ *                                    question and closes at once (the
+ *                                    CLI's next write meets a closed
+ *                                    socket)
  *
  * SIGPIPE stays at its default disposition (SIG_DFL) throughout, as in a
  * program that never heard of it: before the fix the push dies by SIGPIPE
@@ -116,8 +119,9 @@ static int read_command(int fd, char *buf, size_t cap, size_t *have,
 /* Serve one connection: the probe (COMMAND INFO) answered as a server
  * without the optional commands, CLUSTER refused as a standalone server
  * does; at the first other command read `more` bytes more (or for 300 ms
- * at most) and close; `more` 0: close right after the probe's answer. */
-static void serve_one(int lfd, size_t more)
+ * at most) and close; after `answers` answers (> 0) close at once, so
+ * that the client's next command is written to a closed socket. */
+static void serve_one(int lfd, size_t more, int answers)
 {
     static char buf[1 << 16];
     size_t have = 0;
@@ -135,7 +139,7 @@ static void serve_one(int lfd, size_t more)
             break;
         if (write(c, rep, strlen(rep)) < 0)
             _exit(2);
-        if (more == 0)                /* closed right after the probe */
+        if (--answers == 0)           /* closed right after that answer */
             break;
     }
     while (more > 0) {
@@ -182,7 +186,7 @@ static int push_case(const char *dir, const char *label, size_t more)
     }
     pid_t srv = fork();
     if (srv == 0) {
-        serve_one(lfd, more);
+        serve_one(lfd, more, more ? -1 : 1);
         _exit(0);
     }
     close(lfd);
@@ -207,6 +211,7 @@ static int push_case(const char *dir, const char *label, size_t more)
     rc = emq_push(db, r, &po, &rep);
     const char *m = emq_errmsg(db);
     printf("%s: emq_push -> %d: %s\n", label, rc, m);
+    fflush(stdout);
     CHECK(rc == EMQ_EIO || rc == EMQ_EREMOTE, "%s: a typed error, got %d",
           label, rc);
     CHECK(strstr(m, sock) != NULL, "%s: the message names the server %s: %s",
@@ -262,7 +267,7 @@ int main(int argc, char **argv)
             return 2;
         printf("ready\n");
         fflush(stdout);
-        serve_one(lfd, 1 << 16);
+        serve_one(lfd, 0, 2);
         close(lfd);
         return 0;
     }
@@ -281,6 +286,6 @@ int main(int argc, char **argv)
     if (mkdir(d1, 0700) != 0 || mkdir(d2, 0700) != 0)
         return 2;
     bad += run_child(d1, "closed-after-probe", 0);
-    bad += run_child(d2, "closed-mid-push", 64 * 1024);
+    bad += run_child(d2, "closed-at-the-first-command", 64 * 1024);
     return bad ? 1 : 0;
 }

@@ -1,11 +1,14 @@
 #!/bin/sh
 # transfer_faults.sh — issue 27 item 11: transfers to a server that fails.
 #   (a) the library: emq_push to a fake server (a unix socket) that closes
-#       the connection after the probe and in the middle of an 8 MiB push:
+#       the connection after the probe (the push then writes to a closed
+#       socket) and at the push's first command (8 MiB file):
 #       the process survives with EMQ_EIO naming the server, SIGPIPE at
 #       SIG_DFL and neither blocked nor pending afterwards
 #       (tests/transfer_faults lib);
-#   (b) the CLI: `emqlite push --json` to that fake server exits 9 with a
+#   (b) the CLI: `emqlite push --json` to a fake server that closes after
+#       the probe and the cluster question (the next write meets a closed
+#       socket) exits 9 with a
 #       JSON error naming the server, never 141 (SIGPIPE);
 #   (c) --timeout: push, pull and verify against a private redis-server
 #       stopped by SIGSTOP end within a few seconds with exit 9 and a
@@ -53,7 +56,7 @@ while [ ! -S "$sock" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
 ./emqlite --db "$work/a/f.db" --json push --to "$sock" >"$work/out" 2>"$work/err"
 rc=$?
 wait $fpid
-echo "(b) emqlite push --json to a server that closes mid-push: exit $rc"
+echo "(b) emqlite push --json to a server that closed: exit $rc"
 cat "$work/out"
 [ $rc -eq 9 ] || bad "(b) exit $rc, want 9 (141 is death by SIGPIPE)"
 grep -q '"error"' "$work/out" || bad "(b) no JSON error on stdout"
