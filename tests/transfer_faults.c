@@ -184,6 +184,7 @@ static int push_case(const char *dir, const char *label, size_t more)
         fprintf(stderr, "%s: cannot listen on %s\n", label, sock);
         return 1;
     }
+    fflush(stdout);
     pid_t srv = fork();
     if (srv == 0) {
         serve_one(lfd, more, more ? -1 : 1);
@@ -238,6 +239,7 @@ static int push_case(const char *dir, const char *label, size_t more)
 
 static int run_child(const char *dir, const char *label, size_t more)
 {
+    fflush(stdout);                   /* nothing printed twice by the child */
     pid_t pid = fork();
     int st = 0;
     if (pid == 0) {
