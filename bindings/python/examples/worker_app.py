@@ -8,17 +8,25 @@ Jobs come from anywhere: this program, other processes, or the C tool
 """
 import json
 import sys
+import threading
 from typing import Optional
 
 import emqlite
 from emqlite.worker import Worker
 
 
+# The worker runs send() on several threads: one line at a time on stdout
+# (print writes the text and its newline apart, so two threads could
+# interleave them).
+_out = threading.Lock()
+
+
 def send(job: emqlite.Job) -> Optional[bytes]:
     """Deliver one mail; a raise is retried under the queue's policy."""
     mail = json.loads(job.payload or b"{}")
-    print("sent %s to %s (attempt %d)" % (job.id, mail.get("to"),
-                                          job.attempts), flush=True)
+    with _out:
+        print("sent %s to %s (attempt %d)" % (job.id, mail.get("to"),
+                                              job.attempts), flush=True)
     return b"ok"
 
 
