@@ -26,12 +26,11 @@ with open(proto, encoding="utf-8") as f:
         m = re.match(r"(#+)\s+(.*)", line)
         if m:
             title = m.group(2)
-            s = re.match(r"(?:Appendix\s+)?([A-Z]|\d+)(\.\d+)*\.?\s", title + " ")
+            s = re.match(r"(?:Appendix\s+)?((?:[A-Z]|\d+)(?:\.\d+)*)\.?\s",
+                         title + " ")
             if s:
-                num = re.match(r"(?:Appendix\s+)?([A-Z0-9][.0-9A-Z]*?)\.?\s",
-                               title + " ").group(1)
-                sections.add(num)
-                current = num
+                current = s.group(1)
+                sections.add(current)
             for t in re.findall(r"\bT\d+\.\d+\b", title):
                 transitions.add(t)
             continue

@@ -264,13 +264,11 @@ static int gate_all(emq_db *db, const emq_verb *v, const emq_varg *in,
 static int run_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
 {
     emq_vctx *c = ctx;
-    int rc;
     (void)db;
     c->st = st;
     c->now = now;
     emq_reply_clear(c->r); /* a retried body starts from an empty reply */
-    rc = c->v->fn(c);
-    return rc;
+    return c->v->fn(c);
 }
 
 /* The reply of a failed call: a wire error's exact text, a refusal, or
