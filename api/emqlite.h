@@ -833,18 +833,18 @@ int emq_delay(emq_db *db, const char *q, const char *id, int64_t token,
  * (meta field `concurrency`; none or 0 = no ceiling), EMQ_ERATE ("EMQRATE
  * at concurrency ceiling") at or above it. Advisory: no claim enforces it.
  */
-int emq_is_maxed(emq_db *db, const char *q);
+int emq_queue_is_maxed(emq_db *db, const char *q);
 
 /**
  * T2.16 get_rate_limit_ttl: with the limit `max_jobs` (0: the queue's
  * meta field `max`) positive and spent by the limiter key, `*ttl_ms` gets
  * the limiter's remaining TTL; otherwise 0. EMQ_OK.
  */
-int emq_rate_limit_ttl(emq_db *db, const char *q, int64_t max_jobs,
-                       int64_t *ttl_ms);
+int emq_rate_limit_ttl_get(emq_db *db, const char *q, int64_t max_jobs,
+                           int64_t *ttl_ms);
 
 /** T2.16 get_global_rate_limit: the meta field `max` (0 when unset). */
-int emq_global_rate_limit(emq_db *db, const char *q, int64_t *max);
+int emq_rate_limit_get(emq_db *db, const char *q, int64_t *max);
 
 /* --------------------------- 9. the operator plane: beyond the wire */
 
@@ -919,7 +919,7 @@ int emq_job_inspect(emq_db *db, const char *q, const char *id,
  * transactions: on a failure the batches before it stay applied; calling
  * again finishes the work. EMQ_OK.
  */
-int emq_requeue_dead(emq_db *db, const char *q, int64_t batch,
+int emq_dead_requeue(emq_db *db, const char *q, int64_t batch,
                      int64_t *requeued, int64_t *skipped);
 
 /* ------------------------- 10. the operator plane: lifecycle events */
@@ -1148,8 +1148,8 @@ int emq_lane_drain(emq_db *db, const char *q, const char *g, int64_t *count);
  * groups and ungrouped ones are left for emq_reap. `*count` (may be NULL)
  * receives the number recovered. Returns EMQ_OK.
  */
-int emq_reap_group(emq_db *db, const char *q, const char *g, int64_t limit,
-                   int64_t *count);
+int emq_lane_reap(emq_db *db, const char *q, const char *g, int64_t limit,
+                  int64_t *count);
 
 /** T3.12 depth: the number of jobs waiting in group `g`'s lane into
  *  `*depth` (0 for a lane never filled). Returns EMQ_OK. */
@@ -1713,8 +1713,8 @@ typedef struct emq_lock_timing {
 } emq_lock_timing;
 /** Timings for `lease_ms` (> 0) with `ratio` and `multiple` (<= 0: the
  *  defaults 0.5 and 2). */
-emq_lock_timing emq_lock_timing_of(int64_t lease_ms, double ratio,
-                                   double multiple);
+emq_lock_timing emq_lock_timing_compute(int64_t lease_ms, double ratio,
+                                        double multiple);
 
 /**
  * T5.12 track: the lock key J(id).lock = token with a key TTL and the row's
@@ -1807,9 +1807,9 @@ int emq_policy_get(emq_db *db, const char *q, const char *id,
  * `fallback` (NULL: Appendix C's 3 attempts, fixed 1000 ms). Returns what
  * emq_retry returns (EMQ_SCHEDULED, EMQ_DEAD, EMQ_ESTALE...).
  */
-int emq_retry_by_policy(emq_db *db, const char *q, const char *id,
-                        int64_t token, const void *error, size_t error_len,
-                        const emq_retry_policy *fallback);
+int emq_policy_retry(emq_db *db, const char *q, const char *id,
+                     int64_t token, const void *error, size_t error_len,
+                     const emq_retry_policy *fallback);
 
 /* The worker pool: N threads, each with its own handle on one file, each
  * looping emq_claim_wait -> handler -> complete or retry, while one more
@@ -2163,6 +2163,13 @@ int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations);
 #define emq_resume emq_queue_resume                   /* -> emq_queue_resume */
 #define emq_extend_lock emq_lock_extend               /* -> emq_lock_extend */
 #define emq_extend_locks emq_lock_extend_many         /* -> emq_lock_extend_many */
+#define emq_reap_group emq_lane_reap                  /* -> emq_lane_reap */
+#define emq_requeue_dead emq_dead_requeue             /* -> emq_dead_requeue */
+#define emq_global_rate_limit emq_rate_limit_get      /* -> emq_rate_limit_get */
+#define emq_rate_limit_ttl emq_rate_limit_ttl_get     /* -> emq_rate_limit_ttl_get */
+#define emq_is_maxed emq_queue_is_maxed               /* -> emq_queue_is_maxed */
+#define emq_lock_timing_of emq_lock_timing_compute    /* -> emq_lock_timing_compute */
+#define emq_retry_by_policy emq_policy_retry          /* -> emq_policy_retry */
 
 #ifdef __cplusplus
 }

@@ -297,7 +297,7 @@ static int sub_reap(emq_cli *c, int argc, char **argv)
     if (limit_s && emq_cli_int(c, "--limit", limit_s, &limit))
         return EMQ_EXIT_USAGE;
     if ((ex = emq_cli_open(c))) return ex;
-    rc = emq_reap_group(c->db, pos[0], pos[1], limit, &n);
+    rc = emq_lane_reap(c->db, pos[0], pos[1], limit, &n);
     return count_out(c, rc, pos[0], pos[1], "reaped", n);
 }
 

@@ -415,7 +415,7 @@ static int cmd_requeue(emq_cli *c, int argc, char **argv)
     if ((ex = emq_cli_open(c)))
         return ex;
     if (dead) {
-        rc = emq_requeue_dead(c->db, pos[0], batch, &requeued, &skipped);
+        rc = emq_dead_requeue(c->db, pos[0], batch, &requeued, &skipped);
         if (rc < 0) return emq_cli_fail(c, rc, NULL);
         if (c->json) {
             json_head(pos[0], NULL);

@@ -85,7 +85,7 @@ const emq_cli_command emq_cli_work_commands[] = {
       "QUEUE [--max-attempts N --backoff SPEC | --clear] [--job ID]",
       "Show, set or clear the retry policy of QUEUE (or of one job with\n"
       "--job): the attempts cap and the backoff `work` and\n"
-      "emq_retry_by_policy use. Kept in the file beside the keyspace, never\n"
+      "emq_policy_retry use. Kept in the file beside the keyspace, never\n"
       "exported.\n"
       "Exit: 0 done, 6 no policy is set." },
     { NULL, NULL, NULL, NULL },

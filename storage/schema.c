@@ -100,7 +100,7 @@ static void fn_hash_v6(sqlite3_context *cx, int argc, sqlite3_value **v)
         sqlite3_result_value(cx, v[0]);
         return;
     }
-    rc = emq_hc_upgrade_v5(sqlite3_value_blob(v[0]),
+    rc = emq_hc_upgrade_v5(sqlite3_user_data(cx), sqlite3_value_blob(v[0]),
                            (size_t)sqlite3_value_bytes(v[0]), &out);
     if (rc == EMQ_OK)
         sqlite3_result_blob64(cx, out.p, out.len, SQLITE_TRANSIENT);
@@ -125,15 +125,17 @@ static int hash_sums(emq_store *st, int *any)
                                                  : emq_store_fail(st, rc);
 }
 
-/* Version 6: hash blobs spell the job row's field names and state strings
- * as one-byte tokens (hashcodec.h), ~30 bytes less per job row. Every hash
+/* Version 6: hash blobs spell the opener's dictionary words (the engine's:
+ * the job row's field names and state strings) as one-byte tokens
+ * (hashcodec.h), ~30 bytes less per job row. Every hash
  * row is re-encoded, and its checksum recomputed where it has one (the
  * sum covers val). */
 static int schema_6_hash_tokens(emq_store *st)
 {
     const int f = SQLITE_UTF8 | SQLITE_DIRECTONLY | SQLITE_DETERMINISTIC;
-    int rc = sqlite3_create_function_v2(st->db, "emq_hc_v6", 1, f, NULL,
-                                        fn_hash_v6, NULL, NULL, NULL);
+    int rc = sqlite3_create_function_v2(st->db, "emq_hc_v6", 1, f,
+                                        (void *)st->opts.dict, fn_hash_v6,
+                                        NULL, NULL, NULL);
     if (rc != SQLITE_OK)
         return emq_store_fail(st, rc);
     rc = emq_store_exec(st, "UPDATE kv SET val = emq_hc_v6(val) "

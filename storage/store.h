@@ -112,6 +112,23 @@ typedef struct emq_watch_rule {
  * BENCHMARKS.md, "Checkpoint interval"). */
 #define EMQ_CHECKPOINT_FRAMES 4000
 
+/**
+ * A dictionary of hash field names and values stored as one-byte tokens
+ * (hashcodec.h), supplied by the opener: storage knows no names of its own
+ * (the engine passes its job row's, engine/core/jobrow.c). Append only: a
+ * token is a word's index, and it is on disk, so a file must be opened with
+ * the dictionary that wrote it or one that extends it. A blob holding a
+ * token the dictionary does not have reads as EMQ_ECORRUPT.
+ */
+typedef struct emq_hash_word {
+    const char *s;
+    size_t n;
+} emq_hash_word;
+typedef struct emq_hash_dict {
+    const emq_hash_word *field, *value;
+    size_t nfield, nvalue;
+} emq_hash_dict;
+
 typedef struct emq_store_opts {
     int synchronous;       /* EMQ_SYNC_NORMAL / EMQ_SYNC_FULL */
     int busy_timeout_ms;
@@ -122,6 +139,7 @@ typedef struct emq_store_opts {
     const char *judge_key; /* NULL: no judge */
     emq_judge_fn judge;
     void *judge_ctx;
+    const emq_hash_dict *dict; /* hash words stored as tokens; NULL: none */
 } emq_store_opts;
 
 /**

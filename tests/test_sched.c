@@ -443,14 +443,14 @@ START_TEST(track_beat_untrack)
     const int64_t tok[2] = {1, 1};
     int dropped[2];
     size_t nd = 9;
-    emq_lock_timing t = emq_lock_timing_of(30000, 0, 0);
+    emq_lock_timing t = emq_lock_timing_compute(30000, 0, 0);
     ck_assert_int_eq(t.extend_ms, 15000);
     ck_assert_int_eq(t.marker_ttl_ms, 60000);
-    t = emq_lock_timing_of(10000, 0, 0);
+    t = emq_lock_timing_compute(10000, 0, 0);
     ck_assert(t.extend_ms == 5000 && t.marker_ttl_ms == 20000);
-    ck_assert_int_eq(emq_lock_timing_of(10000, 0.25, 0).extend_ms, 2500);
-    ck_assert_int_eq(emq_lock_timing_of(10000, 0, 3).marker_ttl_ms, 30000);
-    ck_assert_int_eq(emq_lock_timing_of(1, 0, 0).extend_ms, 1);
+    ck_assert_int_eq(emq_lock_timing_compute(10000, 0.25, 0).extend_ms, 2500);
+    ck_assert_int_eq(emq_lock_timing_compute(10000, 0, 3).marker_ttl_ms, 30000);
+    ck_assert_int_eq(emq_lock_timing_compute(1, 0, 0).extend_ms, 1);
 
     ck_assert_int_eq(emq_enqueue(db, Q, A, "a", 1), EMQ_ENQUEUED);
     ck_assert_int_eq(emq_enqueue(db, Q, B, "b", 1), EMQ_ENQUEUED);
@@ -1176,14 +1176,14 @@ START_TEST(policies_per_queue_and_job_and_the_retry_they_make)
     ck_assert_int_eq(got.backoff.base_ms, 100);
     ck_assert_int_eq(emq_enqueue(db, Q, A, "a", 1), EMQ_ENQUEUED);
     claim_one(A, 1000);
-    ck_assert_int_eq(emq_retry_by_policy(db, Q, A, 1, "e1", 2, NULL),
+    ck_assert_int_eq(emq_policy_retry(db, Q, A, 1, "e1", 2, NULL),
                      EMQ_SCHEDULED);
     ck_assert(score_of(K("schedule"), A) == (double)(T0 + 100));
     clk.now += 100;
     ck_assert_int_eq(emq_promote(db, Q, 10, NULL), EMQ_OK);
     ck_assert_int_eq(emq_claim(db, Q, 1000, &j), EMQ_OK);
     emq_job_clear(&j);
-    ck_assert_int_eq(emq_retry_by_policy(db, Q, A, 2, "e2", 2, NULL),
+    ck_assert_int_eq(emq_policy_retry(db, Q, A, 2, "e2", 2, NULL),
                      EMQ_DEAD);
     str_is(tk_hget(db, J(A), "last_error"), "e2");
     /* A job's own policy wins over the queue's. */
@@ -1200,7 +1200,7 @@ START_TEST(policies_per_queue_and_job_and_the_retry_they_make)
     /* Without a policy: the fallback, else Appendix C's 3 and 1000. */
     ck_assert_int_eq(emq_enqueue(db, Q, C, "c", 1), EMQ_ENQUEUED);
     claim_one(C, 1000);
-    ck_assert_int_eq(emq_retry_by_policy(db, Q, C, 1, "x", 1, NULL),
+    ck_assert_int_eq(emq_policy_retry(db, Q, C, 1, "x", 1, NULL),
                      EMQ_SCHEDULED);
     ck_assert(score_of(K("schedule"), C) == (double)(clk.now + 1000));
     p.max_attempts = 0;

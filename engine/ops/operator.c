@@ -508,7 +508,7 @@ done:
     return rc;
 }
 
-int emq_requeue_dead(emq_db *db, const char *q, int64_t batch,
+int emq_dead_requeue(emq_db *db, const char *q, int64_t batch,
                      int64_t *requeued, int64_t *skipped)
 {
     int64_t out[2] = {0, 0};

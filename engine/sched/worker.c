@@ -135,15 +135,15 @@ static int retry_failed(emq_pool *p, emq_db *db, const emq_job *job,
     if (out->delay_ms >= 0)
         return emq_retry(db, p->queue, job->id, job->attempts, out->delay_ms,
                          cap_of(p, db, job->id), out->error, out->error_len);
-    return emq_retry_by_policy(db, p->queue, job->id, job->attempts,
-                               out->error, out->error_len, &p->w.retry);
+    return emq_policy_retry(db, p->queue, job->id, job->attempts,
+                            out->error, out->error_len, &p->w.retry);
 }
 
 static void run_job(emq_pool *p, wslot *s, emq_job *job)
 {
     const char *q = p->queue;
     emq_db *db = s->db;
-    emq_lock_timing lt = emq_lock_timing_of(p->w.lease_ms, 0, 0);
+    emq_lock_timing lt = emq_lock_timing_compute(p->w.lease_ms, 0, 0);
     emq_outcome out;
     int verdict, rc;
 
@@ -302,7 +302,7 @@ static int any_busy(emq_pool *p)
 static void *beat_main(void *arg)
 {
     emq_pool *p = arg;
-    emq_lock_timing lt = emq_lock_timing_of(p->w.lease_ms, 0, 0);
+    emq_lock_timing lt = emq_lock_timing_compute(p->w.lease_ms, 0, 0);
     int64_t every = p->w.extend_ms > 0 ? p->w.extend_ms : lt.extend_ms;
     int64_t now = mono_ms(), next_extend = 0, next_pump = now, wait;
     uint32_t bucket = emq_notify_bucket(p->queue, strlen(p->queue));
