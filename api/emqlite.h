@@ -1918,9 +1918,13 @@ enum {
                                verify: the file holds them, the server
                                not, or the reverse) — the one known
                                difference of a transfer               */
-    EMQ_NOTE_OTHER_QUEUE = 3 /**< verify: an EchoMQ queue `text` on the
+    EMQ_NOTE_OTHER_QUEUE = 3, /**< verify: an EchoMQ queue `text` on the
                                server that the file does not hold (not
                                compared; `count`: its keys)             */
+    EMQ_NOTE_SKIPPED = 4  /**< push with `resume`: `count` keys of the
+                               export the target already held equal,
+                               left out of the stream (the report's
+                               `keys` less these were sent)             */
 };
 
 typedef struct emq_transfer_note {

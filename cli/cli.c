@@ -144,8 +144,8 @@ const emq_cli_command emq_cli_core_commands[] = {
       "{emq}:version is no identity of the wire table (or not the file's,\n"
       "for a file holding keys)." },
     { "push", emq_cli_push,
-      "--to HOST:PORT [--cluster] [--replace] [--by-slot] [--queue Q]...\n"
-      "     [--wire IDENTITY] [--timeout D]",
+      "--to HOST:PORT [--cluster] [--replace | --resume] [--by-slot]\n"
+      "     [--queue Q]... [--wire IDENTITY] [--timeout D]",
       "Stream the export into a live Valkey/Redis server (pipelined), after\n"
       "checking its {emq}:version: a stamp of the wire table is kept and\n"
       "spoken; an absent one is claimed with the file's identity (or\n"
@@ -157,6 +157,10 @@ const emq_cli_command emq_cli_core_commands[] = {
       "  --timeout D the longest one read or write to a server may stall\n"
       "              (e.g. 300ms, 30s; default 10m), then exit 9 naming it\n"
       "  --replace   delete the target's keys of the exported queues first\n"
+      "  --resume    continue a push that stopped half way: send only the\n"
+      "              keys the target does not hold equal (per-key XXH3 of\n"
+      "              the digest record), delete first its keys that differ\n"
+      "              or the file does not hold; prints keys sent/skipped\n"
       "  --by-slot   wrap each queue's keys in MULTI/EXEC (atomic per queue)\n"
       "  --queue Q   only queue Q (repeatable)\n"
       "Exit: 0 pushed and matching, 3 the target holds keys of an exported\n"

@@ -193,6 +193,21 @@ typedef void (*emq_schema_cb)(void *ctx, const char *finding);
  *  those of the file's version (schema.c). EMQ_OK or the failure. */
 int emq_store_check_schema(emq_store *st, emq_schema_cb cb, void *ctx);
 
+/** One finding of the file judge: `rule` "integrity" (SQLite's own check)
+ *  or "stamp" (application_id, user_version), and a sentence. */
+typedef void (*emq_file_cb)(void *ctx, const char *rule,
+                            const char *finding);
+/** Inside a read transaction: PRAGMA integrity_check (each row other than
+ *  "ok"; a run SQLite ends as corrupt or not a database; no row at all),
+ *  then the stamps: application_id EMQ_APPLICATION_ID and user_version
+ *  EMQ_SCHEMA_VERSION (schema.c). Damage is a finding; a read that failed
+ *  for another reason (a lock, I/O, memory — a page integrity_check could
+ *  not read for one of those included) is EMQ_EBUSY, EMQ_EIO, EMQ_ENOMEM
+ *  (else EMQ_EINTERNAL), returned before any further finding. Returns
+ *  EMQ_OK, or 1 when SQLite ended the check as corrupt or not a database
+ *  (that finding made; the file cannot be read further). */
+int emq_store_check_file(emq_store *st, emq_file_cb cb, void *ctx);
+
 /** Row checksums (rowsum.c). 1 when the file's checksums are on (as this
  *  handle last saw). */
 int emq_store_checksums(const emq_store *st);

@@ -190,6 +190,52 @@ START_TEST(a_sweep_under_a_clock_ahead_does_not_silence_a_repeat)
 }
 END_TEST
 
+/* Issue 27 item 16(b): the pool's pump beats at the next due repeat. The
+ * beat is driven on the test clock: each beat is taken at the time the
+ * previous one answered (emq_pump_beat, which the pool's beat thread waits
+ * for). A 500 ms repeat under a 1 s pump fires 10 times in 5 s, at every
+ * half second; with beats every pump_ms it fired 5 times (one per beat,
+ * missed periods collapsing). A registration the sweep skips (still due)
+ * does not make the beat spin: the next beat is then pump_ms away. */
+START_TEST(the_pump_beats_at_the_next_due_repeat)
+{
+    emq_sweep_counts k;
+    int64_t fired = 0, beats = 0, next;
+    int rc;
+    ck_assert_int_eq(emq_repeat_register(db, Q, "half", 500, "h", 1, 0),
+                     EMQ_OK);
+    while (clk.now < T0 + 5000) {
+        next = emq_pump_beat(db, Q, clk.now, 1000, &k, &rc);
+        ck_assert_int_eq(rc, EMQ_OK);
+        ck_assert_msg(next > clk.now && next <= clk.now + 1000,
+                      "beat at %lld: next at %lld", (long long)clk.now,
+                      (long long)next);
+        fired += k.fired;
+        beats++;
+        clk.now = next;
+    }
+    ck_assert_msg(fired == 10, "a 500 ms repeat fired %lld times in 5 s "
+                  "(%lld beats), want 10", (long long)fired,
+                  (long long)beats);
+    ck_assert_int_eq(tk_zcard(db, K("pending")), 10);
+    /* A period above pump_ms keeps the pump's own beat between runs. */
+    ck_assert_int_eq(emq_repeat_cancel(db, Q, "half"), EMQ_OK);
+    ck_assert_int_eq(emq_repeat_register(db, Q, "slow", 2500, "s", 1, 0),
+                     EMQ_OK);
+    next = emq_pump_beat(db, Q, clk.now, 1000, &k, &rc);
+    ck_assert_int_eq(k.fired, 1);
+    ck_assert(next == clk.now + 1000);
+    /* Still due after a sweep that fired nothing: the usual beat. */
+    tk_hset(db, K("repeat:bad"), "every_ms", "zero");
+    tk_hset(db, K("repeat:bad"), "template", "t");
+    tk_zadd(db, K("repeat"), "bad", (double)clk.now);
+    next = emq_pump_beat(db, Q, clk.now, 1000, &k, &rc);
+    ck_assert_int_eq(rc, EMQ_OK);
+    ck_assert_int_eq(k.fired, 0);
+    ck_assert(next == clk.now + 1000);
+}
+END_TEST
+
 START_TEST(sweep_promotes_fires_and_cancels)
 {
     emq_sweep_counts k;
@@ -1531,6 +1577,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, list_reports_every_registration_with_its_next_run);
     tcase_add_test(t, sweep_promotes_fires_and_cancels);
     tcase_add_test(t, a_sweep_under_a_clock_ahead_does_not_silence_a_repeat);
+    tcase_add_test(t, the_pump_beats_at_the_next_due_repeat);
     tcase_add_test(t, sweep_skips_a_registration_the_store_refuses);
     tcase_add_test(t, backoff_vectors_and_jitter);
     tcase_add_test(t, backoff_text_form_and_verb);
