@@ -70,6 +70,9 @@ HEADER = """\
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64 /* 32-bit systems: files past 2 GiB */
+#endif
 #if defined(EMQ_WITH_HIREDIS) && !defined(HAVE_HIREDIS)
 #define HAVE_HIREDIS 1
 #endif
@@ -201,7 +204,7 @@ class Amalgamator:
         defines = []
         self.emit_file(path, defines)
         for name in list(dict.fromkeys(defines)) + renames:
-            if name != "_GNU_SOURCE":
+            if name not in ("_GNU_SOURCE", "_FILE_OFFSET_BITS"):
                 self.out.append("#undef %s" % name)
         self.out.append("/******** end %s ********/" % self.rel(path))
 
