@@ -1567,6 +1567,31 @@ START_TEST(a_pinned_clock_times_out_when_real_time_overshoots)
 }
 END_TEST
 
+/* A waiting claim's sleep is a futex wait with a relative timeout. A
+ * 32-bit time_t (armhf) holds 2^31 s, about 68 years: a longer timeout
+ * (a claim_wait of 95 years, a job scheduled a century ahead) made a
+ * negative tv_sec, the futex refused it at once (EINVAL) and the waiting
+ * claim looked again and again, a busy loop. The conversion keeps a wait
+ * of any length a wait. (issue 35: found by the armhf build) */
+START_TEST(a_futex_timeout_of_years_stays_positive)
+{
+    struct timespec ts;
+    const int64_t years95 = INT64_C(3000000000000); /* ms */
+    emq_notify_timespec(years95, &ts);
+    ck_assert_msg(ts.tv_sec > 0, "95 years of ms gave tv_sec %lld",
+                  (long long)ts.tv_sec);
+    if (sizeof(time_t) >= 8)
+        ck_assert_int_eq((long long)ts.tv_sec, 3000000000LL);
+    else
+        ck_assert_int_eq((long long)ts.tv_sec, (long long)INT32_MAX);
+    emq_notify_timespec(INT64_MAX, &ts);
+    ck_assert(ts.tv_sec > 0 && ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+    emq_notify_timespec(1500, &ts);
+    ck_assert_int_eq((long long)ts.tv_sec, 1);
+    ck_assert_int_eq(ts.tv_nsec, 500000000L);
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -1588,6 +1613,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, claim_wait_claims_at_once_or_times_out_on_the_clock);
     tcase_add_test(t, claim_wait_wakes_for_a_run_at_and_a_lapsed_lease);
     tcase_add_test(t, claim_wait_honours_pause_and_interrupt);
+    tcase_add_test(t, a_futex_timeout_of_years_stays_positive);
     tcase_add_test(t, a_pinned_clock_times_out_when_real_time_overshoots);
     tcase_add_test(t, policies_per_queue_and_job_and_the_retry_they_make);
     suite_add_tcase(s, t);
