@@ -922,6 +922,53 @@ int emq_job_inspect(emq_db *db, const char *q, const char *id,
 int emq_requeue_dead(emq_db *db, const char *q, int64_t batch,
                      int64_t *requeued, int64_t *skipped);
 
+/* The operator's run-now and requeues (issue 34; doc/OPERATOR.md). Each is
+ * one transaction made of the wire's own moves: T1.7's for a scheduled
+ * job (its lane, or pending), T2.13's for a dead one. */
+
+/**
+ * Run scheduled jobs now (registry: run_now): each of the `n` (> 0) ids
+ * that is in the schedule moves as T1.7 promote moves a due job; the
+ * others are left. `verdicts` (may be NULL; room for n) gets 1 moved or 0
+ * not scheduled per id, `*moved` (may be NULL) the number moved. EMQ_OK,
+ * EMQ_EQUEUE, EMQ_EID (names the argument), EMQ_EINVAL.
+ */
+int emq_job_run_now(emq_db *db, const char *q, size_t n,
+                    const char *const *ids, int *verdicts, int64_t *moved);
+
+/**
+ * Run the scheduled jobs due at or before `until_ms` now (registry:
+ * run_due): T1.7 promote with until_ms in place of NOW, up to `batch`
+ * (> 0) jobs in run-at order, in one transaction. `*moved` gets the count;
+ * fewer than `batch` means none is left due before until_ms (call again
+ * while it equals batch: each call is its own transaction). EMQ_OK.
+ */
+int emq_schedule_run_due(emq_db *db, const char *q, int64_t until_ms,
+                         int64_t batch, int64_t *moved);
+
+/**
+ * Requeue (T2.13) up to `count` (> 0) dead jobs minted before `before_ms`
+ * (Unix ms; ids carry their mint time, the keyspace keeps no time of
+ * death), oldest first, in one transaction (registry: requeue_dead_before,
+ * whose cursor argument pages on). `*requeued` and `*skipped` (dead ids
+ * without a row, left dead) may be NULL. For the first `count` dead jobs
+ * of any age use the registry's requeue_dead_batch. EMQ_OK.
+ */
+int emq_dead_requeue_before(emq_db *db, const char *q, int64_t before_ms,
+                            int64_t count, int64_t *requeued,
+                            int64_t *skipped);
+
+/**
+ * Replace the payload of a dead or scheduled (failed, waiting for its
+ * retry) job with `len` bytes at `payload` and requeue it now, in one
+ * transaction (registry: requeue_edited): a dead job as T2.13 (last_error
+ * deleted, pending), a scheduled one as T1.7 (its lane, or pending);
+ * attempts are kept. EMQ_OK, EMQ_GONE (no row), EMQ_ENOTDEAD ("EMQSTATE
+ * not dead or scheduled": nothing changed), EMQ_ETOOBIG.
+ */
+int emq_job_requeue_edited(emq_db *db, const char *q, const char *id,
+                           const void *payload, size_t len);
+
 /* ------------------------- 10. the operator plane: lifecycle events */
 
 /*
