@@ -1210,6 +1210,30 @@ int emq_lane_depth(emq_db *db, const char *q, const char *g, int64_t *depth);
 int emq_lane_depths(emq_db *db, const char *q, size_t n,
                     const char *const *groups, int64_t *depths);
 
+/* Tenant names for lane groups (issue 34; doc/LANES.md "Tenant names"):
+ * a stable, file-wide mapping from a readable name to a PRT group id, kept
+ * beside the keyspace (host configuration), never in it. */
+
+#define EMQ_TENANT_NAME_MAX 128 /**< bytes in a tenant name                */
+
+/**
+ * The group id of tenant `name` (1..EMQ_TENANT_NAME_MAX bytes of A-Z a-z
+ * 0-9 . _ : @ -, and not itself a branded id) into `group`. With `create`
+ * the first use mints a PRT id and keeps it, in one transaction; the name
+ * keeps that id for the file's life. EMQ_OK, EMQ_GONE (no such name and
+ * no create), EMQ_EINVAL (the name's rule, in emq_errmsg).
+ */
+int emq_tenant_group(emq_db *db, const char *name, int create,
+                     char group[EMQ_ID_SIZE]);
+/** The name of group id `group` into `name` (room for `size` bytes with
+ *  the NUL). EMQ_OK, EMQ_GONE (no name), EMQ_EID, EMQ_EINVAL. */
+int emq_tenant_name(emq_db *db, const char *group, char *name, size_t size);
+/** Called once per tenant; nonzero stops the walk. */
+typedef int (*emq_tenant_fn)(void *ctx, const char *name, const char *group);
+/** Every tenant name and its group id, in byte order of the names, in one
+ *  read transaction. EMQ_OK. */
+int emq_tenant_list(emq_db *db, emq_tenant_fn fn, void *ctx);
+
 /* -------------------------------------------------------- 12. flows */
 
 /*
@@ -1907,6 +1931,10 @@ typedef struct emq_worker_options {
                                       never)                             */
     emq_work_event_fn on_event;  /**< may be NULL                         */
     void *event_ctx;
+    int lanes;                   /**< 1: claim from the queue's lanes only
+                                      (the ring's turn, fair across
+                                      groups), never its flat pending set;
+                                      0 (default): both, taking turns    */
 } emq_worker_options;
 
 /** Fill `w` with the defaults documented on each field. */

@@ -627,8 +627,13 @@ int emq_cli_open(emq_cli *c)
 
 int emq_cli_mint(emq_cli *c, char id[EMQ_ID_SIZE])
 {
+    return emq_cli_mint_ns(c, "JOB", id);
+}
+
+int emq_cli_mint_ns(emq_cli *c, const char *ns, char id[EMQ_ID_SIZE])
+{
     emq_set_clock(c->db, NULL, NULL);
-    int rc = emq_mint(c->db, "JOB", id);
+    int rc = emq_mint(c->db, ns, id);
     if (getenv("EMQLITE_NOW_MS") && getenv("EMQLITE_NOW_MS")[0])
         emq_set_clock(c->db, pinned_clock, NULL);
     return rc;

@@ -138,6 +138,8 @@ int emq_cli_open(emq_cli *c);
  * $EMQLITE_NOW_MS pins the transitions' clock, so that two invocations at
  * one pinned instant never mint the same id. */
 int emq_cli_mint(emq_cli *c, char id[EMQ_ID_SIZE]);
+/* The same in namespace `ns` (3 capitals). */
+int emq_cli_mint_ns(emq_cli *c, const char *ns, char id[EMQ_ID_SIZE]);
 
 /* Report the failure `rc` (a negative EMQ_E* code) with the handle's message
  * (or `msg` when not NULL) and return its exit status. */

@@ -287,6 +287,64 @@ START_TEST(requeue_edited_replaces_the_payload_of_a_dead_or_scheduled_job)
 }
 END_TEST
 
+
+static int count_cb(void *ctx, const char *name, const char *group)
+{
+    (void)name;
+    ck_assert(emq_id_valid(group));
+    (*(int *)ctx)++;
+    return 0;
+}
+
+START_TEST(tenant_names_map_to_stable_group_ids_beside_the_keyspace)
+{
+    tclock c;
+    emq_db *db = topen(&c);
+    char g1[EMQ_ID_SIZE], g2[EMQ_ID_SIZE], g3[EMQ_ID_SIZE], name[16];
+    char *before, *after;
+    int n = 0;
+    before = tk_dump(db);
+    ck_assert_int_eq(emq_tenant_group(db, "acme", 0, g1), EMQ_GONE);
+    ck_assert_int_eq(emq_tenant_group(db, "acme", 1, g1), EMQ_OK);
+    ck_assert_int_eq(strncmp(g1, "PRT", 3), 0);
+    ck_assert(emq_id_valid(g1));
+    ck_assert_int_eq(emq_tenant_group(db, "acme", 1, g2), EMQ_OK);
+    ck_assert_str_eq(g1, g2); /* stable */
+    ck_assert_int_eq(emq_tenant_group(db, "globex", 1, g3), EMQ_OK);
+    ck_assert_str_ne(g1, g3);
+    ck_assert_int_eq(emq_tenant_name(db, g3, name, sizeof name), EMQ_OK);
+    ck_assert_str_eq(name, "globex");
+    ck_assert_int_eq(emq_tenant_name(db, g3, name, 4), EMQ_EINVAL);
+    ck_assert_int_eq(emq_tenant_name(db, G, name, sizeof name), EMQ_GONE);
+    ck_assert_int_eq(emq_tenant_list(db, count_cb, &n), EMQ_OK);
+    ck_assert_int_eq(n, 2);
+    /* host configuration: the keyspace did not change */
+    after = tk_dump(db);
+    ck_assert_str_eq(before, after);
+    free(before);
+    free(after);
+    /* the rule: no space, not a branded id, not empty, not too long */
+    ck_assert_int_eq(emq_tenant_group(db, "a b", 1, g1), EMQ_EINVAL);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "'a b'"));
+    ck_assert_int_eq(emq_tenant_group(db, G, 1, g1), EMQ_EINVAL);
+    ck_assert_int_eq(emq_tenant_group(db, "", 1, g1), EMQ_EINVAL);
+    {
+        char big[EMQ_TENANT_NAME_MAX + 2];
+        memset(big, 'a', sizeof big - 1);
+        big[sizeof big - 1] = 0;
+        ck_assert_int_eq(emq_tenant_group(db, big, 1, g1), EMQ_EINVAL);
+        big[EMQ_TENANT_NAME_MAX] = 0;
+        ck_assert_int_eq(emq_tenant_group(db, big, 1, g1), EMQ_OK);
+    }
+    /* a lane named by it works as any group */
+    ck_assert_int_eq(emq_tenant_group(db, "acme", 0, g1), EMQ_OK);
+    ck_assert_int_eq(emq_lane_enqueue(db, Q, g1, id(1), "x", 1),
+                     EMQ_ENQUEUED);
+    clean(db);
+    emq_close(db);
+}
+END_TEST
+
 Suite *suite_opverbs(void)
 {
     Suite *s = suite_create("opverbs");
@@ -299,6 +357,7 @@ Suite *suite_opverbs(void)
                    requeue_dead_before_takes_the_ids_minted_before_the_instant);
     tcase_add_test(t,
                    requeue_edited_replaces_the_payload_of_a_dead_or_scheduled_job);
+    tcase_add_test(t, tenant_names_map_to_stable_group_ids_beside_the_keyspace);
     suite_add_tcase(s, t);
     return s;
 }
