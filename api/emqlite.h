@@ -1210,7 +1210,7 @@ int emq_lane_depth(emq_db *db, const char *q, const char *g, int64_t *depth);
 int emq_lane_depths(emq_db *db, const char *q, size_t n,
                     const char *const *groups, int64_t *depths);
 
-/* Tenant names for lane groups (issue 34; doc/LANES.md "Tenant names"):
+/* Tenant names for lane groups (issue 34; doc/OPERATOR.md "Tenant names"):
  * a stable, file-wide mapping from a readable name to a PRT group id, kept
  * beside the keyspace (host configuration), never in it. */
 
@@ -1218,7 +1218,8 @@ int emq_lane_depths(emq_db *db, const char *q, size_t n,
 
 /**
  * The group id of tenant `name` (1..EMQ_TENANT_NAME_MAX bytes of A-Z a-z
- * 0-9 . _ : @ -, and not itself a branded id) into `group`. With `create`
+ * 0-9 . _ : @ -, not beginning with 3 capitals as a branded id does) into
+ * `group`. With `create`
  * the first use mints a PRT id and keeps it, in one transaction; the name
  * keeps that id for the file's life. EMQ_OK, EMQ_GONE (no such name and
  * no create), EMQ_EINVAL (the name's rule, in emq_errmsg).

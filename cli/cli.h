@@ -121,6 +121,12 @@ int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out);
 int emq_cli_duration(emq_cli *c, const char *what, const char *s,
                      int64_t *ms);
 int emq_cli_time(emq_cli *c, const char *what, const char *s, int64_t *ms);
+/* A bare number of milliseconds below 1000 (`--in 90`: 90 ms, not 90 s)
+ * is accepted with a warning on stderr naming the option and what to
+ * write instead (issue 34 item 9; doc/DECISIONS.md). Both calls above and
+ * below do it; a command parsing a duration itself calls this. */
+void emq_cli_bare_duration(emq_cli *c, const char *what, const char *s,
+                           int64_t ms);
 /* A duration that must be more than 0 (a lease). */
 int emq_cli_duration_pos(emq_cli *c, const char *what, const char *s,
                          int64_t *ms);

@@ -73,14 +73,24 @@ static int prepare(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
 /* ---------------------------------------------------------------- enqueue */
 
 /* A lane argument: a branded group id as it is, else a tenant name mapped
- * to its group id (minted and kept on first use: emq_tenant_group). */
+ * to its group id (minted and kept on first use: emq_tenant_group). One
+ * that begins with 3 capitals is an id or nothing (tenant names never do).
+ * 0 with `gid`, or the exit status (reported). */
 static int group_of(emq_cli *c, const char *arg, char gid[EMQ_ID_SIZE])
 {
+    int rc;
     if (emq_id_valid(arg)) {
         memcpy(gid, arg, EMQ_ID_SIZE);
-        return EMQ_OK;
+        return 0;
     }
-    return emq_tenant_group(c->db, arg, 1, gid);
+    if (strlen(arg) >= 3 && arg[0] >= 'A' && arg[0] <= 'Z' &&
+        arg[1] >= 'A' && arg[1] <= 'Z' && arg[2] >= 'A' && arg[2] <= 'Z')
+        return emq_cli_usage(c, "GROUP '%s' is not a lane id (a branded "
+                             "id): " EMQ_CLI_ID_RULE " (a tenant name never "
+                             "begins with 3 capitals)", arg);
+    if ((rc = emq_tenant_group(c->db, arg, 1, gid)) < 0)
+        return emq_cli_fail(c, rc, NULL);
+    return 0;
 }
 
 static int sub_enqueue(emq_cli *c, int argc, char **argv)
@@ -93,7 +103,7 @@ static int sub_enqueue(emq_cli *c, int argc, char **argv)
 
     if ((ex = prepare(c, argc, argv, opts, pos, 3, 3, &npos)) >= 0)
         return ex;
-    if ((rc = group_of(c, pos[1], g)) < 0) return emq_cli_fail(c, rc, NULL);
+    if ((ex = group_of(c, pos[1], g)) != 0) return ex;
     if (idopt)
         idp = idopt;       /* passed whole: the library gates its length */
     else if ((rc = emq_cli_mint(c, id)) != EMQ_OK)
@@ -143,10 +153,12 @@ static int sub_enqueue_many(emq_cli *c, int argc, char **argv)
             break;
         }
         *sp = 0;
-        if ((rc = group_of(c, line, g)) < 0) {
-            fprintf(stderr, "emqlite: lane enqueue-many: line %lld: ",
-                    (long long)lineno);
-            break;
+        if ((ex = group_of(c, line, g)) != 0) {
+            fprintf(stderr, "emqlite: lane enqueue-many: line %lld: the "
+                    "lines before it stand\n", (long long)lineno);
+            free(line);
+            if (f != stdin) fclose(f);
+            return ex;
         }
         if ((rc = emq_cli_mint(c, id)) != EMQ_OK) break;
         rc = emq_lane_enqueue(c->db, pos[0], g, id, sp + 1,

@@ -87,11 +87,11 @@ const emq_cli_command emq_cli_ops_commands[] = {
       "Exit: 0 obliterated, 1 not confirmed, 12 EMQSTATE (not paused, or\n"
       "active jobs without --force)." },
     { "counts", cmd_counts, "QUEUE",
-      "Print the sizes of the pending, active, schedule and dead sets and\n"
+      "Print the sizes of the pending, active, scheduled and dead sets and\n"
       "the completed and failed counters, one 'name value' line each." },
     { "progress", cmd_progress, "QUEUE ID [VALUE]",
       "Print a job's progress field, or set it to VALUE (which publishes a\n"
-      "progress event).\n"
+      "progress event) and print ok.\n"
       "Exit: 0 done, 6 gone (no such row; or no progress recorded)." },
     { "logs", cmd_logs, "QUEUE ID [--add LINE] [--keep N]",
       "Print a job's log lines, one per line (escaped), or append LINE,\n"
@@ -135,10 +135,26 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void emq_cli_bare_duration(emq_cli *c, const char *what, const char *s,
+                           int64_t ms)
+{
+    size_t i;
+    for (i = 0; s[i] >= '0' && s[i] <= '9'; i++)
+        ;
+    if (i == 0 || s[i] != '\0' || ms <= 0 || ms >= 1000) return;
+    fprintf(stderr, "emqlite: %s: warning: %s %s is %lld milliseconds; "
+            "write %lldms to mean that, or %llds for seconds\n",
+            c->sub ? c->sub : c->cmd, what, s, (long long)ms, (long long)ms,
+            (long long)ms);
+}
+
 int emq_cli_duration(emq_cli *c, const char *what, const char *s,
                      int64_t *ms)
 {
-    if (emq_cli_parse_duration(s, ms) == 0) return 0;
+    if (emq_cli_parse_duration(s, ms) == 0) {
+        emq_cli_bare_duration(c, what, s, *ms);
+        return 0;
+    }
     return emq_cli_usage(c, "%s must be a duration (250ms, 5s, 10m, 2h, 1d, "
                          "or milliseconds), not '%s'", what, s);
 }
@@ -146,7 +162,10 @@ int emq_cli_duration(emq_cli *c, const char *what, const char *s,
 int emq_cli_duration_pos(emq_cli *c, const char *what, const char *s,
                          int64_t *ms)
 {
-    if (emq_cli_parse_duration(s, ms) == 0 && *ms > 0) return 0;
+    if (emq_cli_parse_duration(s, ms) == 0 && *ms > 0) {
+        emq_cli_bare_duration(c, what, s, *ms);
+        return 0;
+    }
     return emq_cli_usage(c, "%s must be a duration of more than 0 (250ms, "
                          "5s, 10m, 2h, 1d, or milliseconds), not '%s'", what,
                          s);
@@ -623,6 +642,10 @@ static int cmd_counts(emq_cli *c, int argc, char **argv)
 {
     static const char *const names[6] = {"pending", "active", "schedule",
                                          "dead", "completed", "failed"};
+    /* The tool's word for the set is "scheduled" (stats, list --state,
+     * job); "schedule" is the wire's counts name only (issue 34 item 9). */
+    static const char *const shown[6] = {"pending", "active", "scheduled",
+                                         "dead", "completed", "failed"};
     const char *pos[1];
     emq_cli_opt opts[] = { { NULL, 0, NULL } };
     int64_t v[6];
@@ -637,11 +660,11 @@ static int cmd_counts(emq_cli *c, int argc, char **argv)
         json_head(pos[0], NULL);
         fputs(",\"counts\":{", stdout);
         for (int i = 0; i < 6; i++)
-            printf("%s\"%s\":%lld", i ? "," : "", names[i], (long long)v[i]);
+            printf("%s\"%s\":%lld", i ? "," : "", shown[i], (long long)v[i]);
         puts("}}");
     } else {
         for (int i = 0; i < 6; i++)
-            printf("%-9s  %lld\n", names[i], (long long)v[i]);
+            printf("%-9s  %lld\n", shown[i], (long long)v[i]);
     }
     return EMQ_EXIT_OK;
 }
@@ -692,7 +715,7 @@ static int cmd_progress(emq_cli *c, int argc, char **argv)
         rc = emq_job_update_progress(c->db, pos[0], pos[1], pos[2],
                                  strlen(pos[2]));
         if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
-        return emq_cli_ok(c, pos[0], pos[1], "ok", pos[2]);
+        return emq_cli_ok(c, pos[0], pos[1], "ok", "ok");
     }
     rc = emq_job_get(c->db, pos[0], pos[1], &f, &n);
     if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);

@@ -105,12 +105,13 @@ const emq_cli_command emq_cli_work_commands[] = {
 static int duration(emq_cli *c, const char *what, const char *s,
                     int64_t *out)
 {
-    if (emq_cli_parse_duration(s, out) != 0) {
-        emq_cli_usage(c, "%s must be a duration (250ms, 5s, 10m, 2h, 1d or "
-                      "milliseconds), not '%s'", what, s);
-        return EMQ_EXIT_USAGE;
+    if (emq_cli_parse_duration(s, out) == 0) {
+        emq_cli_bare_duration(c, what, s, *out);
+        return 0;
     }
-    return 0;
+    emq_cli_usage(c, "%s must be a duration (250ms, 5s, 10m, 2h, 1d or "
+                  "milliseconds), not '%s'", what, s);
+    return EMQ_EXIT_USAGE;
 }
 
 static int positive(emq_cli *c, const char *what, const char *s,

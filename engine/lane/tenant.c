@@ -9,9 +9,10 @@
  * export, the digest and the checker do not see it, so an export to Valkey
  * is byte-identical with or without names. No schema step of its own.
  *
- * A name is 1..EMQ_TENANT_NAME_MAX bytes of [A-Za-z0-9._:@-] that is not
- * itself a branded id, so a command argument is a group id or a name,
- * never both. The first use mints the id (PRT, the file's id clock) and
+ * A name is 1..EMQ_TENANT_NAME_MAX bytes of [A-Za-z0-9._:@-] that does
+ * not begin with 3 capitals (a branded id's namespace), so a command
+ * argument is a group id or a name, never both ("acme", "Acme", not
+ * "ACME"). The first use mints the id (PRT, the file's id clock) and
  * writes both directions in one transaction; a name never changes its id.
  */
 #include <stdio.h>
@@ -35,7 +36,12 @@ static int name_ok(const char *n, size_t *len)
             return 0;
     }
     *len = i;
-    return i > 0 && !emq_id_valid(n);
+    /* never the shape of an id's namespace: an argument that begins with
+     * 3 capitals is read as a group id, so no name can */
+    if (i >= 3 && n[0] >= 'A' && n[0] <= 'Z' && n[1] >= 'A' &&
+        n[1] <= 'Z' && n[2] >= 'A' && n[2] <= 'Z')
+        return 0;
+    return i > 0;
 }
 
 static int gate_name(emq_db *db, const char *name, size_t *len)
@@ -43,8 +49,8 @@ static int gate_name(emq_db *db, const char *name, size_t *len)
     char msg[300];
     if (name != NULL && name_ok(name, len)) return EMQ_OK;
     snprintf(msg, sizeof msg, "bad argument: name '%.*s%s' (a tenant name "
-             "is 1 to 128 characters of A-Z a-z 0-9 . _ : @ - and not a "
-             "branded id)", 64, name ? name : "(null)",
+             "is 1 to 128 characters of A-Z a-z 0-9 . _ : @ -, not beginning "
+             "with 3 capitals as a branded id does)", 64, name ? name : "(null)",
              name && strlen(name) > 64 ? "..." : "");
     return emq_db_wire(db, EMQ_EINVAL, msg);
 }
