@@ -527,8 +527,8 @@ static int cmd_lane(emq_cli *c, int argc, char **argv)
 
 const emq_cli_command emq_cli_lane_commands[] = {
     { "lane", cmd_lane,
-      "enqueue|enqueue-many|claim|pause|resume|limit|weight|reassign|drain|\n"
-      "       depth|reap ...",
+      "enqueue|enqueue-many|claim|pause|resume|limit|weight|reassign|"
+      "drain|depth|reap ...",
       "Fair lanes: per-tenant lanes of one queue served in turn.\n"
       "Run 'emqlite lane --help' for every subcommand, or\n"
       "'emqlite lane SUBCOMMAND --help' for one." },
