@@ -922,6 +922,53 @@ int emq_job_inspect(emq_db *db, const char *q, const char *id,
 int emq_dead_requeue(emq_db *db, const char *q, int64_t batch,
                      int64_t *requeued, int64_t *skipped);
 
+/* The operator's run-now and requeues (issue 34; doc/OPERATOR.md). Each is
+ * one transaction made of the wire's own moves: T1.7's for a scheduled
+ * job (its lane, or pending), T2.13's for a dead one. */
+
+/**
+ * Run scheduled jobs now (registry: run_now): each of the `n` (> 0) ids
+ * that is in the schedule moves as T1.7 promote moves a due job; the
+ * others are left. `verdicts` (may be NULL; room for n) gets 1 moved or 0
+ * not scheduled per id, `*moved` (may be NULL) the number moved. EMQ_OK,
+ * EMQ_EQUEUE, EMQ_EID (names the argument), EMQ_EINVAL.
+ */
+int emq_job_run_now(emq_db *db, const char *q, size_t n,
+                    const char *const *ids, int *verdicts, int64_t *moved);
+
+/**
+ * Run the scheduled jobs due at or before `until_ms` now (registry:
+ * run_due): T1.7 promote with until_ms in place of NOW, up to `batch`
+ * (> 0) jobs in run-at order, in one transaction. `*moved` gets the count;
+ * fewer than `batch` means none is left due before until_ms (call again
+ * while it equals batch: each call is its own transaction). EMQ_OK.
+ */
+int emq_schedule_run_due(emq_db *db, const char *q, int64_t until_ms,
+                         int64_t batch, int64_t *moved);
+
+/**
+ * Requeue (T2.13) up to `count` (> 0) dead jobs minted before `before_ms`
+ * (Unix ms; ids carry their mint time, the keyspace keeps no time of
+ * death), oldest first, in one transaction (registry: requeue_dead_before,
+ * whose cursor argument pages on). `*requeued` and `*skipped` (dead ids
+ * without a row, left dead) may be NULL. For the first `count` dead jobs
+ * of any age use the registry's requeue_dead_batch. EMQ_OK.
+ */
+int emq_dead_requeue_before(emq_db *db, const char *q, int64_t before_ms,
+                            int64_t count, int64_t *requeued,
+                            int64_t *skipped);
+
+/**
+ * Replace the payload of a dead or scheduled (failed, waiting for its
+ * retry) job with `len` bytes at `payload` and requeue it now, in one
+ * transaction (registry: requeue_edited): a dead job as T2.13 (last_error
+ * deleted, pending), a scheduled one as T1.7 (its lane, or pending);
+ * attempts are kept. EMQ_OK, EMQ_GONE (no row), EMQ_ENOTDEAD ("EMQSTATE
+ * not dead or scheduled": nothing changed), EMQ_ETOOBIG.
+ */
+int emq_job_requeue_edited(emq_db *db, const char *q, const char *id,
+                           const void *payload, size_t len);
+
 /* ------------------------- 10. the operator plane: lifecycle events */
 
 /*
@@ -1162,6 +1209,31 @@ int emq_lane_depth(emq_db *db, const char *q, const char *g, int64_t *depth);
  */
 int emq_lane_depths(emq_db *db, const char *q, size_t n,
                     const char *const *groups, int64_t *depths);
+
+/* Tenant names for lane groups (issue 34; doc/OPERATOR.md "Tenant names"):
+ * a stable, file-wide mapping from a readable name to a PRT group id, kept
+ * beside the keyspace (host configuration), never in it. */
+
+#define EMQ_TENANT_NAME_MAX 128 /**< bytes in a tenant name                */
+
+/**
+ * The group id of tenant `name` (1..EMQ_TENANT_NAME_MAX bytes of A-Z a-z
+ * 0-9 . _ : @ -, not beginning with 3 capitals as a branded id does) into
+ * `group`. With `create`
+ * the first use mints a PRT id and keeps it, in one transaction; the name
+ * keeps that id for the file's life. EMQ_OK, EMQ_GONE (no such name and
+ * no create), EMQ_EINVAL (the name's rule, in emq_errmsg).
+ */
+int emq_tenant_group(emq_db *db, const char *name, int create,
+                     char group[EMQ_ID_SIZE]);
+/** The name of group id `group` into `name` (room for `size` bytes with
+ *  the NUL). EMQ_OK, EMQ_GONE (no name), EMQ_EID, EMQ_EINVAL. */
+int emq_tenant_name(emq_db *db, const char *group, char *name, size_t size);
+/** Called once per tenant; nonzero stops the walk. */
+typedef int (*emq_tenant_fn)(void *ctx, const char *name, const char *group);
+/** Every tenant name and its group id, in byte order of the names, in one
+ *  read transaction. EMQ_OK. */
+int emq_tenant_list(emq_db *db, emq_tenant_fn fn, void *ctx);
 
 /* -------------------------------------------------------- 12. flows */
 
@@ -1860,6 +1932,10 @@ typedef struct emq_worker_options {
                                       never)                             */
     emq_work_event_fn on_event;  /**< may be NULL                         */
     void *event_ctx;
+    int lanes;                   /**< 1: claim from the queue's lanes only
+                                      (the ring's turn, fair across
+                                      groups), never its flat pending set;
+                                      0 (default): both, taking turns    */
 } emq_worker_options;
 
 /** Fill `w` with the defaults documented on each field. */

@@ -258,6 +258,13 @@ int emq_hostconf_get(emq_store *st, const char *ns, const void *k,
                      size_t klen, emq_buf *out);
 int emq_hostconf_put(emq_store *st, const char *ns, const void *k,
                      size_t klen, const void *v, size_t vlen);
+/* Every (k, v) of namespace `ns` in byte order of k; a nonzero return
+ * of `cb` stops the walk and is returned. */
+typedef int (*emq_hostconf_cb)(void *ctx, const unsigned char *k,
+                               size_t klen, const unsigned char *v,
+                               size_t vlen);
+int emq_hostconf_each(emq_store *st, const char *ns, emq_hostconf_cb cb,
+                      void *ctx);
 
 /** Install the watch rules (a table that outlives the store; NULL: no
  *  write signals anything, the default). */

@@ -54,6 +54,8 @@ typedef struct emq_sched {
                                   not waiting)                          */
     struct emq_notify *_Atomic wait_notify; /* the wake file it waits in */
     int lane_turn;             /* wait.c: try lanes first on odd turns  */
+    int lanes_only;            /* wait.c: claim from the lanes alone (a
+                                  pool with lanes = 1, issue 34)        */
 } emq_sched;
 
 /** HOST-NOW: the host clock, or the handle's clock when none is set. */

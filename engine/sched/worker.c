@@ -446,6 +446,7 @@ int emq_pool_start(const char *path, const emq_options *o,
             emq_pool_free(p);
             return rc;
         }
+        p->slots[i].db->sched.lanes_only = w->lanes != 0;
     }
     if ((rc = emq_open(path, o, &p->beat_db)) < 0) {
         emq_pool_free(p);
