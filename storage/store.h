@@ -387,6 +387,14 @@ int emq_zset_range_lex(emq_store *st, const void *key, size_t klen,
                        const emq_bytes *min, const emq_bytes *max, int rev,
                        int64_t limit, emq_member_cb cb, void *ctx);
 
+/** A keyset page: at most `limit` (> 0) members strictly after the cursor
+ *  (score, m) in (score, member) order (rev = 1: strictly before it,
+ *  descending). m NULL starts at the head (or the tail). The cost is the
+ *  page's, not the cursor's depth. */
+int emq_zset_after(emq_store *st, const void *key, size_t klen, int rev,
+                   double score, const void *m, size_t mlen, int64_t limit,
+                   emq_member_cb cb, void *ctx);
+
 /* --------------------------------------------------------------- lists */
 
 /** RPUSH (right = 1) or LPUSH (right = 0) one value; *len = new length. */
