@@ -1141,7 +1141,7 @@ static int stream_cb(void *ctx, const unsigned char *key, size_t klen,
     emq_xmeta m;
     int rc;
     if (type != EMQ_T_STREAM) return 0;
-    if (emq_key_parse(key, klen, &ki) != 0 || ki.kt != EMQ_KT_STREAM)
+    if (emq_key_parse(key, klen, &ki) != 1 || ki.kt != EMQ_KT_STREAM)
         return 0;
     if ((rc = emq_xs_meta(s->st, key, klen, &m)) < 0) return rc;
     if (s->nstreams++) emq_wb_str(s->b, ",");

@@ -1,6 +1,6 @@
 // app.js — the emqlite dashboard (doc/WEB.md). Every value from the
 // file reaches the page through textContent or an attribute set by the
-// DOM (never innerHTML), so payloads and errors cannot inject markup.
+// DOM (never parsed as markup), so payloads and errors cannot inject markup.
 "use strict";
 (function () {
   var session = { csrf: "", read_only: true, history: false };
