@@ -138,6 +138,8 @@ START_TEST(bad_names_ids_and_parameters_are_400_with_the_rule)
 {
     ck_assert_int_eq(get("/api/queues/emq", NULL), 400);
     ck_assert(has("a queue name is 1 to 128 characters"));
+    ck_assert_int_eq(get("/api/queues/bad name/jobs", NULL), 400);
+    ck_assert(has("queue \\u0027bad name\\u0027: a queue name is"));
     ck_assert_int_eq(get("/api/queues/mail/jobs/JOB1", NULL), 400);
     ck_assert(has("an id is 14 characters"));
     ck_assert(has("JOB1"));

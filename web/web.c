@@ -1392,6 +1392,18 @@ static int route(emq_web *w, const emq_web_request *q, emq_web_response *r)
         strchr(q->path, '%'))
         return fail(r, 400, "bad_request", "the path may not hold '..', "
                     "'\\' or percent-escapes");
+    if (strncmp(q->path, "/api/queues/", 12) == 0) {
+        /* the queue's segment, checked first so its rule is the answer */
+        char qn[160];
+        size_t l = strcspn(q->path + 12, "/");
+        if (l < sizeof qn) {
+            memcpy(qn, q->path + 12, l);
+            qn[l] = '\0';
+            if (check_queue(r, qn)) return EMQ_OK;
+        } else {
+            return fail(r, 400, "bad_request", "%s", QUEUE_RULE);
+        }
+    }
     if (split(q->path, seg, &n) != 0)
         return fail(r, 400, "bad_request", "a path segment is 1 to 159 "
                     "characters of A-Z a-z 0-9 . _ -, at most 8 segments");
