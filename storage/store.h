@@ -259,6 +259,11 @@ typedef int (*emq_key_cb)(void *ctx, const unsigned char *key, size_t klen,
                           int type);
 int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
                  emq_key_cb cb, void *ctx);
+/** As emq_key_scan, starting at the first name >= `from` (one seek; `from`
+ *  should start with the prefix): a caller skips a run of keys by
+ *  calling again from past it (the dashboard's list of queues). */
+int emq_key_scan_from(emq_store *st, const void *prefix, size_t plen,
+                      const void *from, size_t flen, emq_key_cb cb, void *ctx);
 
 /** Parse a whole byte string as a signed 64-bit decimal integer with the
  *  rules Valkey applies to counters (no sign '+', spaces or leading zeros).

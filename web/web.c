@@ -621,6 +621,95 @@ static int queue_json(emq_web *w, emq_wb *b, const char *q, int64_t now)
     return EMQ_OK;
 }
 
+/* The queues with keys, in byte order, as emq_queues answers them, but
+ * with one seek per queue: after a queue's first key the scan starts
+ * again past "emq:{name}" (emq_queues reads every key, and a queue of a
+ * million jobs has a million and more). */
+typedef struct qlist {
+    char **v;
+    size_t n, cap;
+    char from[EMQ_KEY_MAX + 2];
+    size_t flen;
+    int found;
+} qlist;
+
+static int qlist_cb(void *ctx, const unsigned char *key, size_t klen,
+                    int type)
+{
+    qlist *l = ctx;
+    const unsigned char *s = key + 5, *e;
+    (void)type;
+    l->found = 1;
+    e = klen > 5 ? memchr(s, '}', klen - 5) : NULL;
+    if (e == NULL || (size_t)(e - key) + 2 > sizeof l->from) {
+        /* not a queue key: on from just past it */
+        if (klen + 1 > sizeof l->from) return EMQ_EINVAL;
+        memcpy(l->from, key, klen);
+        l->from[klen] = '\0';
+        l->flen = klen + 1;
+        return 1;
+    }
+    memcpy(l->from, key, (size_t)(e - key) + 1);
+    l->from[e - key + 1] = (char)0xFF;
+    l->flen = (size_t)(e - key) + 2;
+    size_t nl = (size_t)(e - s);
+    char name[WEB_QUEUE_MAX + 1];
+    if (nl == 0 || nl > WEB_QUEUE_MAX) return 1;
+    memcpy(name, s, nl);
+    name[nl] = '\0';
+    if (strlen(name) != nl || !emq_queue_valid(name)) return 1;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        char **nv = realloc(l->v, cap * sizeof *nv);
+        if (nv == NULL) return EMQ_ENOMEM;
+        l->v = nv;
+        l->cap = cap;
+    }
+    if ((l->v[l->n] = strdup(name)) == NULL) return EMQ_ENOMEM;
+    l->n++;
+    return 1;
+}
+
+static int qlist_body(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    qlist *l = ctx;
+    (void)db;
+    (void)now;
+    memcpy(l->from, "emq:{", 5);
+    l->flen = 5;
+    for (;;) {
+        l->found = 0;
+        int rc = emq_key_scan_from(st, "emq:{", 5, l->from, l->flen, qlist_cb,
+                                   l);
+        if (rc < 0) return rc;
+        if (!l->found) return EMQ_OK;
+    }
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+static int queue_names(emq_web *w, char ***names, size_t *n)
+{
+    qlist l;
+    memset(&l, 0, sizeof l);
+    int rc = emq_db_run(w->db, 0, qlist_body, &l);
+    if (rc < 0) { names_free(l.v, l.n); return rc; }
+    /* "a.b" sorts before "a" among keys ('.' < '}'): sort the names */
+    if (l.n > 1) qsort(l.v, l.n, sizeof *l.v, cmp_name);
+    *names = l.v;
+    *n = l.n;
+    return EMQ_OK;
+}
+
 static int api_overview(emq_web *w, emq_web_response *r)
 {
     char **names = NULL;
@@ -629,7 +718,7 @@ static int api_overview(emq_web *w, emq_web_response *r)
     int64_t now = emq_now(w->db);
     int rc;
     series_update(w);
-    if ((rc = emq_queues(w->db, &names, &n)) != EMQ_OK)
+    if ((rc = queue_names(w, &names, &n)) != EMQ_OK)
         return lib_fail(w, r, rc);
     emq_wb_printf(&b, "{\"now\":%lld,\"minutes\":%d,\"queues\":[",
                   (long long)now, SERIES_MINUTES);
@@ -637,7 +726,7 @@ static int api_overview(emq_web *w, emq_web_response *r)
         if (i) emq_wb_str(&b, ",");
         rc = queue_json(w, &b, names[i], now);
     }
-    emq_queues_free(names, n);
+    names_free(names, n);
     if (rc != EMQ_OK) { free(b.p); return lib_fail(w, r, rc); }
     emq_wb_str(&b, "]}\n");
     return respond(r, 200, JSON, &b);
@@ -1414,7 +1503,8 @@ static int route(emq_web *w, const emq_web_request *q, emq_web_response *r)
             return EMQ_ENOMEM;
         return rc;
     }
-    /* the login: GET /?token=T sets the cookie and goes to / */
+    /* the login: GET /?token=T sets the cookie and goes to ./ (relative,
+     * so a handler mounted under a prefix keeps it) */
     if (w->token && get && n == 0) {
         char t[TOKEN_MAX + 1];
         if (qparam(q->query, "token", t, sizeof t, NULL) > 0 &&
@@ -1426,8 +1516,8 @@ static int route(emq_web *w, const emq_web_request *q, emq_web_response *r)
                      "SameSite=Strict", w->token);
             int rc = respond(r, 303, "text/plain; charset=utf-8", &b);
             if (rc == EMQ_OK &&
-                (add_header(r, "Set-Cookie", c) || add_header(r, "Location",
-                                                              "/")))
+                (add_header(r, "Set-Cookie", c) ||
+                 add_header(r, "Location", "./")))
                 return EMQ_ENOMEM;
             return rc;
         }
