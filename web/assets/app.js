@@ -97,7 +97,7 @@
   }
 
   function overview() {
-    return api("/api/overview").then(function (o) {
+    return api("api/overview").then(function (o) {
       var rows = o.queues.map(function (q) {
         var qh = "#/q/" + enc(q.name);
         return el("tr", { "data-queue": q.name }, [
@@ -112,10 +112,10 @@
           el("td", { "class": "n" }, [q.lanes ? link(qh + "/lanes", q.lanes + " (" + q.lane_jobs + " jobs)") : "0"]),
           el("td", null, [spark(q.per_minute)]),
           el("td", null, [
-            q.paused ? actionButton("resume", "/api/queues/" + enc(q.name) + "/resume", "resume " + q.name)
-                     : actionButton("pause", "/api/queues/" + enc(q.name) + "/pause", "pause " + q.name),
+            q.paused ? actionButton("resume", "api/queues/" + enc(q.name) + "/resume", "resume " + q.name)
+                     : actionButton("pause", "api/queues/" + enc(q.name) + "/pause", "pause " + q.name),
             " ",
-            q.dead ? actionButton("requeue dead", "/api/queues/" + enc(q.name) + "/requeue-dead", "requeue dead of " + q.name) : null])
+            q.dead ? actionButton("requeue dead", "api/queues/" + enc(q.name) + "/requeue-dead", "requeue dead of " + q.name) : null])
         ]);
       });
       clear(main);
@@ -147,8 +147,8 @@
     if (params.group) qs += "&group=" + enc(params.group);
     if (params.after) qs += "&after=" + enc(params.after);
     if (params.prefix) qs += "&prefix=" + enc(params.prefix);
-    return Promise.all([api("/api/queues/" + enc(q)),
-                        api("/api/queues/" + enc(q) + "/jobs?" + qs)]).then(function (r) {
+    return Promise.all([api("api/queues/" + enc(q)),
+                        api("api/queues/" + enc(q) + "/jobs?" + qs)]).then(function (r) {
       var s = r[0], page = r[1];
       clear(main);
       main.appendChild(el("h1", null, [q + " ",
@@ -168,7 +168,7 @@
           if (pBox.value) h += "&prefix=" + enc(pBox.value);
           location.hash = h; } }),
         state === "dead" && s.dead ? actionButton("requeue all dead",
-          "/api/queues/" + enc(q) + "/requeue-dead", "requeue dead of " + q) : null]));
+          "api/queues/" + enc(q) + "/requeue-dead", "requeue dead of " + q) : null]));
       var timeHead = state === "active" ? "lease deadline" : state === "scheduled" ? "run at" : "";
       var rows = page.jobs.map(function (j) {
         return el("tr", { "data-job": j.id }, [
@@ -204,7 +204,7 @@
   }
 
   function jobPage(q, id) {
-    return api("/api/queues/" + enc(q) + "/jobs/" + enc(id)).then(function (j) {
+    return api("api/queues/" + enc(q) + "/jobs/" + enc(id)).then(function (j) {
       clear(main);
       var qh = "#/q/" + enc(q);
       main.appendChild(el("h1", null, [link(qh, q), " / ", el("span", { "class": "mono", text: j.id })]));
@@ -225,8 +225,8 @@
       row("locked", j.locked ? "yes" : null);
       main.appendChild(dl);
       main.appendChild(el("div", { "class": "row" }, [
-        j.state === "dead" ? actionButton("retry", "/api/queues/" + enc(q) + "/jobs/" + enc(id) + "/retry", "retry " + id) : null,
-        j.row ? actionButton("remove", "/api/queues/" + enc(q) + "/jobs/" + enc(id) + "/remove", "remove " + id, "danger") : null]));
+        j.state === "dead" ? actionButton("retry", "api/queues/" + enc(q) + "/jobs/" + enc(id) + "/retry", "retry " + id) : null,
+        j.row ? actionButton("remove", "api/queues/" + enc(q) + "/jobs/" + enc(id) + "/remove", "remove " + id, "danger") : null]));
       main.appendChild(el("h2", { text: "Payload" }));
       main.appendChild(el("pre", { id: "payload", text: pretty(j.payload) }));
       if (j.flow && j.flow.length) {
@@ -253,7 +253,7 @@
   }
 
   function lanesPage(q) {
-    return api("/api/queues/" + enc(q) + "/lanes").then(function (l) {
+    return api("api/queues/" + enc(q) + "/lanes").then(function (l) {
       clear(main);
       main.appendChild(el("h1", { text: q }));
       main.appendChild(tabs(q, "lanes"));
@@ -262,7 +262,7 @@
         el("thead", null, [el("tr", null, ["group", "depth", "in flight", "limit", "weight", ""].map(function (h) {
           return el("th", { text: h }); }))]),
         el("tbody", null, l.lanes.map(function (g) {
-          var base = "/api/queues/" + enc(q) + "/lanes/" + enc(g.group);
+          var base = "api/queues/" + enc(q) + "/lanes/" + enc(g.group);
           return el("tr", null, [
             el("td", { "class": "mono" }, [link("#/q/" + enc(q) + "?state=lane&group=" + enc(g.group), g.group), " ",
               g.paused ? el("span", { "class": "badge paused", text: "paused" }) : null]),
@@ -276,7 +276,7 @@
   }
 
   function streamsPage(q) {
-    return api("/api/queues/" + enc(q) + "/streams").then(function (s) {
+    return api("api/queues/" + enc(q) + "/streams").then(function (s) {
       clear(main);
       main.appendChild(el("h1", { text: q }));
       main.appendChild(tabs(q, "streams"));
@@ -306,7 +306,7 @@
         el("thead", null, [el("tr", null, ["seq", "at", "queue", "event", "job", "message"].map(function (h) {
           return el("th", { text: h }); }))]), el("tbody")]));
     }
-    var path = "/api/events?limit=100" + (evCursor !== null ? "&after=" + evCursor : "");
+    var path = "api/events?limit=100" + (evCursor !== null ? "&after=" + evCursor : "");
     return api(path).then(function (e) {
       evCursor = e.cursor;
       var tb = document.querySelector("#events tbody");
@@ -352,7 +352,7 @@
     });
   }
 
-  api("/api/session").then(function (s) {
+  api("api/session").then(function (s) {
     session = s;
     document.getElementById("mode").textContent =
       "emqlite " + s.version + (s.read_only ? " · read-only" : "");
