@@ -1602,12 +1602,6 @@ int emq_web_handle(emq_web *w, const emq_web_request *req,
         emq_web_response_clear(resp);
         return rc;
     }
-    if (strcmp(req->method, "HEAD") == 0) {
-        /* the headers of the GET, without its body */
-        char len[24];
-        snprintf(len, sizeof len, "%zu", resp->body_len);
-        resp->body_len = 0;
-        (void)len;
-    }
+    /* HEAD is answered as GET: the server sends the headers only */
     return EMQ_OK;
 }
