@@ -207,6 +207,37 @@ START_TEST(actions_need_the_csrf_token_and_origin)
 }
 END_TEST
 
+START_TEST(without_a_token_only_loopback_hosts_are_answered)
+{
+    const char *ok[] = {"127.0.0.1:8080", "127.0.0.1", "localhost:80",
+                        "LOCALHOST", "[::1]:8080", "[::1]", "127.1.2.3:1"};
+    const char *bad[] = {"evil.example:8080", "127.0.0.1.evil.example",
+                         "10.0.0.1:8080", "[::2]:80", "localhost.evil",
+                         "127.0.0.1:80x", ""};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        emq_web_header h[1] = {{"Host", ok[i]}};
+        ck_assert_int_eq(req_on(web, "GET", "/api/session", NULL, h, 1, 0),
+                         200);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        emq_web_header h[1] = {{"Host", bad[i]}};
+        ck_assert_int_eq(req_on(web, "GET", "/api/session", NULL, h, 1, 0),
+                         403);
+        ck_assert(has("not a loopback name"));
+    }
+    /* with a token, any name (the token is the guard) */
+    emq_web_options o;
+    emq_web *t;
+    emq_web_options_init(&o);
+    o.token = "tok";
+    ck_assert_int_eq(emq_web_new(db, &o, &t), EMQ_OK);
+    emq_web_header h[2] = {{"Host", "dash.example:443"},
+                           {"Authorization", "Bearer tok"}};
+    ck_assert_int_eq(req_on(t, "GET", "/api/session", NULL, h, 2, 0), 200);
+    emq_web_free(t);
+}
+END_TEST
+
 START_TEST(read_only_refuses_every_action)
 {
     emq_web_options o;
@@ -548,6 +579,7 @@ Suite *suite_web(void)
     tcase_add_test(tc, bad_names_ids_and_parameters_are_400_with_the_rule);
     tcase_add_test(tc, oversize_bodies_are_413);
     tcase_add_test(tc, actions_need_the_csrf_token_and_origin);
+    tcase_add_test(tc, without_a_token_only_loopback_hosts_are_answered);
     tcase_add_test(tc, read_only_refuses_every_action);
     tcase_add_test(tc, a_token_guards_every_path);
     tcase_add_test(tc, pages_a_set_by_keyset_without_gaps_or_repeats);

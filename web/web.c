@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "emqlite.h"
 #include "emqlite_web.h"
@@ -1468,6 +1469,27 @@ static int same_origin(const emq_web_request *q)
     return s && strcmp(s + 3, h) == 0;
 }
 
+/* Without a token, the Host a request names must be a loopback one
+ * (127.x.x.x, localhost, [::1], with or without a port), or absent: a
+ * page of another site whose name an attacker points at 127.0.0.1 (DNS
+ * rebinding) would otherwise be same-origin with the dashboard. */
+static int loopback_host(const char *h)
+{
+    size_t n;
+    if (h == NULL) return 1;
+    if (strncmp(h, "[::1]", 5) == 0) return h[5] == '\0' || h[5] == ':';
+    n = strcspn(h, ":");
+    if (h[n] == ':') {
+        for (const char *p = h + n + 1; *p; p++)
+            if (*p < '0' || *p > '9') return 0;
+    }
+    if (n == 9 && strncasecmp(h, "localhost", 9) == 0) return 1;
+    if (n < 4 || strncmp(h, "127.", 4) != 0) return 0;
+    for (size_t i = 4; i < n; i++)
+        if (!(h[i] == '.' || (h[i] >= '0' && h[i] <= '9'))) return 0;
+    return 1;
+}
+
 static int route(emq_web *w, const emq_web_request *q, emq_web_response *r)
 {
     char seg[8][160];
@@ -1522,6 +1544,11 @@ static int route(emq_web *w, const emq_web_request *q, emq_web_response *r)
             return rc;
         }
     }
+    if (w->token == NULL && !loopback_host(header(q, "Host")))
+        return fail(r, 403, "host", "Host '%.100s' is not a loopback name: "
+                    "without a token the dashboard answers only 127.0.0.1, "
+                    "localhost and [::1] (start it with a token to serve "
+                    "other names)", header(q, "Host"));
     if (!authorized(w, q))
         return fail(r, 401, "unauthorized", "this dashboard needs its token: "
                     "open /?token=TOKEN, or send Authorization: Bearer TOKEN");
