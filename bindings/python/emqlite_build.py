@@ -65,8 +65,14 @@ def web_assets(top):
     import tempfile
     assets = [os.path.join(top, "web", "assets", n)
               for n in ("index.html", "app.js", "app.css")]
-    out = os.path.join(tempfile.mkdtemp(prefix="emqlite-web-"),
-                       "web_assets.c")
+    if os.path.abspath(os.getcwd()) == HERE:
+        # setuptools' own build (a wheel, an sdist's csrc/): a path
+        # relative to the project, as it requires
+        os.makedirs(os.path.join(HERE, "_web"), exist_ok=True)
+        out = os.path.join("_web", "web_assets.c")
+    else:
+        out = os.path.join(tempfile.mkdtemp(prefix="emqlite-web-"),
+                           "web_assets.c")
     subprocess.check_call(["sh", os.path.join(top, "web", "gen_assets.sh"),
                            out] + assets)
     return out
