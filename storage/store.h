@@ -299,6 +299,11 @@ typedef int (*emq_key_cb)(void *ctx, const unsigned char *key, size_t klen,
                           int type);
 int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
                  emq_key_cb cb, void *ctx);
+/** As emq_key_scan, starting at the first name >= `from` (one seek; `from`
+ *  should start with the prefix): a caller skips a run of keys by
+ *  calling again from past it (the dashboard's list of queues). */
+int emq_key_scan_from(emq_store *st, const void *prefix, size_t plen,
+                      const void *from, size_t flen, emq_key_cb cb, void *ctx);
 
 /** Parse a whole byte string as a signed 64-bit decimal integer with the
  *  rules Valkey applies to counters (no sign '+', spaces or leading zeros).
@@ -426,6 +431,14 @@ int emq_zset_page(emq_store *st, const void *key, size_t klen, int rev,
 int emq_zset_range_lex(emq_store *st, const void *key, size_t klen,
                        const emq_bytes *min, const emq_bytes *max, int rev,
                        int64_t limit, emq_member_cb cb, void *ctx);
+
+/** A keyset page: at most `limit` (> 0) members strictly after the cursor
+ *  (score, m) in (score, member) order (rev = 1: strictly before it,
+ *  descending). m NULL starts at the head (or the tail). The cost is the
+ *  page's, not the cursor's depth. */
+int emq_zset_after(emq_store *st, const void *key, size_t klen, int rev,
+                   double score, const void *m, size_t mlen, int64_t limit,
+                   emq_member_cb cb, void *ctx);
 
 /* --------------------------------------------------------------- lists */
 
