@@ -297,7 +297,7 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
 /* 1 when an encoded hash still has a live field at `now`. */
 static int hash_alive(const emq_store *st, const void *p, size_t n)
 {
-    emq_hfields h = {0};
+    emq_hfields h = {.dict = st->opts.dict};
     int alive = emq_hc_decode(p, n, st->now, &h) != EMQ_OK || h.n > 0;
     emq_hc_free(&h);
     return alive;
