@@ -467,6 +467,54 @@ START_TEST(actions_apply_and_answer_their_result)
 }
 END_TEST
 
+/* Run-now moves a scheduled job and answers 409 on any other; requeue-dead
+ * by age takes the dead jobs minted before now - older_than only, by count
+ * at most count, and refuses a bad parameter with the rule. */
+START_TEST(run_now_and_requeue_dead_by_age_or_count)
+{
+    emq_stats st;
+    int state;
+    char fresh[EMQ_ID_SIZE];
+    ck_assert_int_eq(emq_enqueue_in(db, "later", "JOB00000000005", "s", 1,
+                                    60000), EMQ_SCHEDULED);
+    ck_assert_int_eq(post("/api/queues/later/jobs/JOB00000000005/run-now"),
+                     200);
+    ck_assert(has("\"result\":\"moved\""));
+    ck_assert_int_eq(emq_job_state(db, "later", "JOB00000000005", &state),
+                     EMQ_OK);
+    ck_assert_int_eq(state, EMQ_STATE_PENDING);
+    ck_assert_int_eq(post("/api/queues/later/jobs/JOB00000000005/run-now"),
+                     409);
+    ck_assert(has("not scheduled"));
+
+    /* three dead jobs minted long ago (fixed ids), one minted now */
+    dead_job("mail", "JOB00000000001");
+    dead_job("mail", "JOB00000000002");
+    dead_job("mail", "JOB00000000003");
+    ck_assert_int_eq(emq_mint(db, "JOB", fresh), EMQ_OK);
+    dead_job("mail", fresh);
+    emq_web_header h[2] = {{"X-CSRF-Token", emq_web_csrf(web)},
+                           {"Host", "127.0.0.1:8080"}};
+    ck_assert_int_eq(req_on(web, "POST", "/api/queues/mail/requeue-dead",
+                            "count=2", h, 2, 0), 200);
+    ck_assert(has("\"count\":2,\"skipped\":0"));
+    ck_assert_int_eq(req_on(web, "POST", "/api/queues/mail/requeue-dead",
+                            "older_than=3600000", h, 2, 0), 200);
+    ck_assert(has("\"count\":1,\"skipped\":0"));
+    ck_assert_int_eq(emq_stats_get(db, "mail", &st), EMQ_OK);
+    ck_assert_int_eq(st.dead, 1); /* the fresh one stays */
+    ck_assert_int_eq(emq_job_state(db, "mail", fresh, &state), EMQ_OK);
+    ck_assert_int_eq(state, EMQ_STATE_DEAD);
+    ck_assert_int_eq(req_on(web, "POST", "/api/queues/mail/requeue-dead",
+                            "older_than=soon", h, 2, 0), 400);
+    ck_assert(has("older_than must be an integer"));
+    ck_assert_int_eq(req_on(web, "POST", "/api/queues/mail/requeue-dead",
+                            "count=0", h, 2, 0), 400);
+    ck_assert_int_eq(emq_stats_get(db, "mail", &st), EMQ_OK);
+    ck_assert_int_eq(st.dead, 1);
+}
+END_TEST
+
 START_TEST(lanes_show_depth_limit_weight_and_pause)
 {
     char id[EMQ_ID_SIZE];
@@ -587,6 +635,7 @@ Suite *suite_web(void)
     tcase_add_test(tc, the_job_page_escapes_and_shows_binary_payloads);
     tcase_add_test(tc, the_job_page_shows_a_flow);
     tcase_add_test(tc, actions_apply_and_answer_their_result);
+    tcase_add_test(tc, run_now_and_requeue_dead_by_age_or_count);
     tcase_add_test(tc, lanes_show_depth_limit_weight_and_pause);
     tcase_add_test(tc, streams_show_groups_consumers_lag_and_pending);
     tcase_add_test(tc, events_and_the_per_minute_series);

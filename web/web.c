@@ -1362,12 +1362,45 @@ static int done(emq_web_response *r, const char *action, const char *q,
     return respond(r, 200, JSON, &b);
 }
 
-/* A POST: q, optional id (job) or g (lane), the verb. */
+/* requeue-dead with `older_than` (ms) and/or `count`: one transaction of
+ * up to `count` (default 1000) dead jobs minted before now - older_than
+ * (ids carry their mint time; the keyspace keeps no time of death), or
+ * minted up to now when only `count` is given. *given: 0 neither was
+ * given (nothing done), 1 done (the result returned), -1 a bad parameter
+ * (the 400 response set). */
+static int requeue_dead_some(emq_web *w, emq_web_response *r, const char *q,
+                             const char *query, int64_t *a, int64_t *s,
+                             int *given)
+{
+    int64_t older = 0, count = 1000;
+    int fo = int_param(r, query, "older_than", 0, INT64_C(3153600000000),
+                       &older);
+    int fc = fo < 0 ? 0 : int_param(r, query, "count", 1, 100000, &count);
+    *given = fo < 0 || fc < 0 ? -1 : fo > 0 || fc > 0;
+    if (*given <= 0) return EMQ_OK;
+    int64_t before = emq_now(w->db) - (fo > 0 ? older : -1);
+    return emq_dead_requeue_before(w->db, q, before < 0 ? 0 : before, count,
+                                   a, s);
+}
+
+/* A POST: q, optional id (job) or g (lane), the verb, the query. */
 static int action(emq_web *w, emq_web_response *r, const char *q,
-                  const char *id, const char *g, const char *verb)
+                  const char *id, const char *g, const char *verb,
+                  const char *query)
 {
     int rc;
     int64_t a = -1, s = -1;
+    if (id && strcmp(verb, "run-now") == 0) {
+        const char *ids[1] = {id};
+        int v = 0;
+        int64_t moved = 0;
+        rc = emq_job_run_now(w->db, q, 1, ids, &v, &moved);
+        if (rc != EMQ_OK) return lib_fail(w, r, rc);
+        if (v != 1)
+            return fail(r, 409, "state", "job %s in queue %s is not "
+                        "scheduled: run-now moves a scheduled job", id, q);
+        return done(r, verb, q, id, "moved", -1, -1);
+    }
     if (id) {
         if (strcmp(verb, "retry") == 0) {
             rc = emq_job_reprocess(w->db, q, id);
@@ -1377,7 +1410,7 @@ static int action(emq_web *w, emq_web_response *r, const char *q,
             if (rc == EMQ_OK) return done(r, verb, q, id, "removed", -1, -1);
         } else {
             return fail(r, 404, "not_found", "no action '%.40s' on a job "
-                        "(retry, remove)", verb);
+                        "(retry, run-now, remove)", verb);
         }
         if (rc == EMQ_GONE)
             return fail(r, 404, "gone", "no job %s in queue %s", id, q);
@@ -1396,9 +1429,12 @@ static int action(emq_web *w, emq_web_response *r, const char *q,
     }
     if (strcmp(verb, "pause") == 0) rc = emq_queue_pause(w->db, q);
     else if (strcmp(verb, "resume") == 0) rc = emq_queue_resume(w->db, q);
-    else if (strcmp(verb, "requeue-dead") == 0)
-        rc = emq_requeue_dead(w->db, q, 100, &a, &s);
-    else
+    else if (strcmp(verb, "requeue-dead") == 0) {
+        int some = 0;
+        rc = requeue_dead_some(w, r, q, query, &a, &s, &some);
+        if (some < 0) return EMQ_OK; /* the 400 is set */
+        if (some == 0) rc = emq_dead_requeue(w->db, q, 100, &a, &s);
+    } else
         return fail(r, 404, "not_found", "no action '%.40s' on a queue "
                     "(pause, resume, requeue-dead)", verb);
     if (rc != EMQ_OK) return lib_fail(w, r, rc);
@@ -1578,7 +1614,7 @@ static int route(emq_web *w, const emq_web_request *q, emq_web_response *r)
                       w->csrf, w->read_only ? "true" : "false");
         jstr(&b, emq_version());
         emq_wb_str(&b, ",\"history\":false,\"verbs\":[\"retry\",\"remove\","
-                   "\"requeue-dead\",\"pause\",\"resume\"]}\n");
+                   "\"requeue-dead\",\"run-now\",\"pause\",\"resume\"]}\n");
         return respond(r, 200, JSON, &b);
     }
     if (n == 2 && strcmp(seg[1], "overview") == 0 && get)
@@ -1600,14 +1636,14 @@ static int route(emq_web *w, const emq_web_request *q, emq_web_response *r)
         if (check_id(r, "job id", seg[4])) return EMQ_OK;
         return api_job(w, r, qn, seg[4]);
     }
-    if (n == 4 && post) return action(w, r, qn, NULL, NULL, seg[3]);
+    if (n == 4 && post) return action(w, r, qn, NULL, NULL, seg[3], q->query);
     if (n == 6 && post && strcmp(seg[3], "jobs") == 0) {
         if (check_id(r, "job id", seg[4])) return EMQ_OK;
-        return action(w, r, qn, seg[4], NULL, seg[5]);
+        return action(w, r, qn, seg[4], NULL, seg[5], q->query);
     }
     if (n == 6 && post && strcmp(seg[3], "lanes") == 0) {
         if (check_id(r, "group", seg[4])) return EMQ_OK;
-        return action(w, r, qn, NULL, seg[4], seg[5]);
+        return action(w, r, qn, NULL, seg[4], seg[5], q->query);
     }
     if ((n >= 4 && post) || (n >= 4 && get && (n > 5 ||
                                               strcmp(seg[3], "jobs") == 0)))

@@ -168,7 +168,9 @@
           if (pBox.value) h += "&prefix=" + enc(pBox.value);
           location.hash = h; } }),
         state === "dead" && s.dead ? actionButton("requeue all dead",
-          "api/queues/" + enc(q) + "/requeue-dead", "requeue dead of " + q) : null]));
+          "api/queues/" + enc(q) + "/requeue-dead", "requeue dead of " + q) : null,
+        state === "dead" && s.dead ? actionButton("requeue dead older than 1 h",
+          "api/queues/" + enc(q) + "/requeue-dead?older_than=3600000", "requeue dead older than 1 h of " + q) : null]));
       var timeHead = state === "active" ? "lease deadline" : state === "scheduled" ? "run at" : "";
       var rows = page.jobs.map(function (j) {
         return el("tr", { "data-job": j.id }, [
@@ -226,6 +228,7 @@
       main.appendChild(dl);
       main.appendChild(el("div", { "class": "row" }, [
         j.state === "dead" ? actionButton("retry", "api/queues/" + enc(q) + "/jobs/" + enc(id) + "/retry", "retry " + id) : null,
+        j.state === "scheduled" ? actionButton("run now", "api/queues/" + enc(q) + "/jobs/" + enc(id) + "/run-now", "run now " + id) : null,
         j.row ? actionButton("remove", "api/queues/" + enc(q) + "/jobs/" + enc(id) + "/remove", "remove " + id, "danger") : null]));
       main.appendChild(el("h2", { text: "Payload" }));
       main.appendChild(el("pre", { id: "payload", text: pretty(j.payload) }));
