@@ -386,6 +386,10 @@ static void run_command(void *ctx, const char *q, const emq_job *job,
     }
     setpgid(pid, pid); /* both sides, whichever runs first */
     slot = kid_add(pid);
+    /* A second signal that came before the command was registered (it
+     * can start, and be seen started, before this line runs) found no
+     * kid to stop: stop it now. */
+    if (stops > 1) kill(-pid, SIGTERM);
     if (efd[0] >= 0) {
         pump_io(pid, fd[1], efd[0], job, &t, &st, &reaped);
     } else {
