@@ -23,7 +23,7 @@ import sys
 INCLUDE_DIRS = ["api", "storage", "cli", "remote", "engine/core",
                 "engine/queue", "engine/ops", "engine/lane", "engine/flow",
                 "engine/sched", "engine/stream", "engine/transfer",
-                "engine/check"]
+                "engine/check", "web"]
 PUBLIC = ["emqlite.h", "emqlite_protocol.h", "emqlite_remote.h"]
 
 HEADER = """\
