@@ -19,6 +19,7 @@
 #include "verb.h"
 #include "groups.h"
 #include "jobs.h"
+#include "dead.h"
 
 #define MSG_NOT_RETRYABLE "EMQSTATE not dead or scheduled"
 #define RUN_DUE_BATCH 100
@@ -154,36 +155,6 @@ int emq_schedule_run_due(emq_db *db, const char *q, int64_t until_ms,
 
 /* ------------------------------------------------- dead, by mint time */
 
-/* T2.13 on `id` (any bytes) in the open transaction: EMQ_OK, EMQ_GONE (no
- * row: left dead) or EMQ_ENOTDEAD (not in B.dead). */
-static int reprocess(emq_store *st, const char *q, const void *id, size_t n)
-{
-    char k[EMQ_KEY_MAX];
-    size_t kl;
-    emq_buf jk = {0};
-    int type, removed, added, rc = emq_key_buf(&jk, q, EMQ_KT_JOB, id, n);
-    if (rc < 0) goto done;
-    if ((rc = emq_key_type(st, jk.p, jk.len, &type)) < 0) goto done;
-    if (type == EMQ_T_NONE) { rc = EMQ_GONE; goto done; }
-    kl = emq_key(k, q, EMQ_KT_DEAD);
-    if ((rc = emq_zset_rem(st, k, kl, id, n, &removed)) < 0) goto done;
-    if (!removed) { rc = EMQ_ENOTDEAD; goto done; }
-    {
-        emq_hop ops[2] = {
-            {.op = EMQ_HOP_DEL, .f = {"last_error", 10}},
-            {.op = EMQ_HOP_SET, .f = {"state", 5}, .v = {"pending", 7}},
-        };
-        if ((rc = emq_hash_apply(st, jk.p, jk.len, ops, 2, NULL)) < 0)
-            goto done;
-    }
-    kl = emq_key(k, q, EMQ_KT_PENDING);
-    rc = emq_zset_add(st, k, kl, id, n, 0, &added);
-    if (rc >= 0) rc = EMQ_OK;
-done:
-    emq_buf_free(&jk);
-    return rc;
-}
-
 /* The smallest JOB id minted at or after `ms` (PROTOCOL.md §4 min_for):
  * every JOB id minted before `ms` sorts below it. */
 static void job_bound(int64_t ms, char out[EMQ_ID_SIZE])
@@ -195,34 +166,6 @@ static void job_bound(int64_t ms, char out[EMQ_ID_SIZE])
         snow = t > top ? (uint64_t)INT64_MAX : (uint64_t)t << 22;
     }
     emq_id_encode("JOB", snow, out);
-}
-
-typedef struct before_walk {
-    emq_vctx *c;
-    const emq_varg *after;
-    const char *bound;        /* EMQ_ID_LEN bytes: stop there          */
-    int64_t batch, requeued, skipped, seen;
-    emq_buf last;
-} before_walk;
-
-static int before_cb(void *ctx, const unsigned char *m, size_t mlen,
-                     double score)
-{
-    before_walk *w = ctx;
-    int rc;
-    (void)score;
-    if (w->after->present && mlen == w->after->n &&
-        memcmp(m, w->after->s, mlen) == 0)
-        return 0;
-    if (mlen == EMQ_ID_LEN && memcmp(m, w->bound, mlen) == 0) return 1;
-    if (w->seen == w->batch) return 1;
-    w->seen++;
-    if ((rc = emq_buf_set(&w->last, m, mlen)) < 0) return rc;
-    rc = reprocess(w->c->st, w->c->a[0].s, m, mlen);
-    if (rc == EMQ_OK) w->requeued++;
-    else if (rc == EMQ_GONE || rc == EMQ_ENOTDEAD) w->skipped++;
-    else return rc;
-    return 0;
 }
 
 /*
@@ -240,7 +183,7 @@ int emq_v_requeue_dead_before(emq_vctx *c)
     char k[EMQ_KEY_MAX], bound[EMQ_ID_SIZE];
     size_t kl = emq_key(k, c->a[0].s, EMQ_KT_DEAD);
     int64_t batch = c->a[2].present ? c->a[2].i : REQUEUE_BATCH;
-    before_walk w = {c, &c->a[3], bound, batch, 0, 0, 0, {0}};
+    emq_dead_walk w = {c, &c->a[3], bound, batch, 0, 0, 0, {0}};
     emq_bytes min, max;
     emq_reply *e;
     int rc;
@@ -250,9 +193,9 @@ int emq_v_requeue_dead_before(emq_vctx *c)
     max.p = bound;
     max.n = EMQ_ID_LEN;
     /* [min, max] is inclusive: the bound itself (minted at before_ms)
-     * stops the walk in before_cb. */
+     * stops the walk in emq_dead_walk_cb. */
     rc = emq_zset_range_lex(c->st, k, kl, c->a[3].present ? &min : NULL,
-                            &max, 0, -1, before_cb, &w);
+                            &max, 0, -1, emq_dead_walk_cb, &w);
     if (rc == 1) rc = EMQ_OK;
     if (rc == EMQ_OK) rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, 3);
     if (rc == EMQ_OK) rc = emq_reply_push_int(c->r, w.requeued);
@@ -322,7 +265,7 @@ int emq_v_requeue_edited(emq_vctx *c)
     fv[0] = (emq_bytes){"payload", 7};
     fv[1] = (emq_bytes){c->a[2].s, c->a[2].n};
     if ((rc = emq_hash_set(c->st, jk, jkl, fv, 1, &added)) < 0) return rc;
-    if (dead) rc = reprocess(c->st, q, id, EMQ_ID_LEN);
+    if (dead) rc = emq_dead_reprocess(c->st, q, id, EMQ_ID_LEN);
     else rc = run_one(c->st, q, id, EMQ_ID_LEN, &added);
     if (rc < 0) return rc;
     emq_reply_int(c->r, 1);
