@@ -6,7 +6,9 @@
 # seconds (900 unless set), SIGTERM at the limit and SIGKILL 30 s later, to
 # everything the test started (timeout(1) gives it a process group of its
 # own). Exit 0 passes, 77 skips, 99 is a hard error, anything else fails
-# (124: the limit). The log ends with the result and the wall time.
+# (124: the limit). The log ends with the result and the wall time. The
+# test's standard input is /dev/null: a runner that keeps a pipe open on
+# make's input must not hold a test that reads it.
 name= log= trs= expect=no hard=yes color=no
 while [ $# -gt 0 ]; do
     case $1 in
@@ -31,7 +33,7 @@ trap 'rm -f "$log" "$trs"; exit 130' INT
 trap 'rm -f "$log" "$trs"; exit 143' TERM
 start=$(date +%s)
 : >"$log"
-timeout -k 30 "$limit" "$@" >>"$log" 2>&1
+timeout -k 30 "$limit" "$@" </dev/null >>"$log" 2>&1
 rc=$?
 wall=$(( $(date +%s) - start ))
 [ $rc -eq 99 ] && [ "$hard" = no ] && rc=1
