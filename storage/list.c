@@ -324,8 +324,32 @@ int emq_list_pop(emq_store *st, const void *key, size_t klen, int right,
 
 int emq_list_rotate(emq_store *st, const void *key, size_t klen, emq_buf *out)
 {
-    int rc = emq_list_pop(st, key, klen, 0, out);
-    if (rc != EMQ_OK)
-        return rc;
-    return emq_list_push(st, key, klen, 1, out->p, out->len, NULL);
+    /* One statement: the head row moves to the tail (what a pop-left and a
+     * push-right of its value would leave, without the list going empty
+     * between them). */
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid)
+        return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
+    sqlite3_stmt *s = emq_stmt(st, S_L_ROTATE);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    rc = sqlite3_step(s);
+    int got = rc == SQLITE_ROW;
+    if (got) {
+        if (emq_buf_set(out, sqlite3_column_blob(s, 0),
+                        (size_t)sqlite3_column_bytes(s, 0)) != EMQ_OK) {
+            emq_stmt_done(s);
+            return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+        }
+        rc = sqlite3_step(s);
+    }
+    emq_stmt_done(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    if (!got)
+        return EMQ_NOTFOUND;
+    emq_store_watch(st, EMQ_WATCH_PUSH, key, klen);
+    return EMQ_OK;
 }

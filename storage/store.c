@@ -134,6 +134,13 @@ static const char *const sql[S_COUNT] = {
                     " AND " EMQ_LIST_IX_COND " ORDER BY pos LIMIT 1",
     [S_L_HAS_IX] = "SELECT 1 FROM list WHERE kid = ?1 AND val = ?2"
                    " AND " EMQ_LIST_IX_COND " LIMIT 1",
+    /* LMOVE key key LEFT RIGHT: the head row takes the position after the
+     * tail, in one statement (the subqueries are two b-tree descents). */
+    [S_L_ROTATE] = "UPDATE list SET pos ="
+                   " (SELECT max(pos) FROM list WHERE kid = ?1) + 1"
+                   " WHERE kid = ?1 AND pos ="
+                   " (SELECT min(pos) FROM list WHERE kid = ?1)"
+                   " RETURNING val",
     [S_L_DEL_VAL_IX] = "DELETE FROM list WHERE kid = ?1 AND val = ?2"
                        " AND " EMQ_LIST_IX_COND,
     [S_S_ADD] = "INSERT INTO sset(kid, member) VALUES(?1, ?2)"
