@@ -6,19 +6,32 @@
 # toggled around it, --collect-atstart=no) and dumps after each, so
 # OUT/callgrind.lanes.L.out.1, .2, .3 hold claim, complete and enqueue.
 #
-#   lanes.sh BIN OUTDIR     (N from $BENCH_LANES_N, default 200; the lane
+#   lanes.sh [--instr-only] BIN OUTDIR
+#                           (N from $BENCH_LANES_N, default 200; the lane
 #                            counts from $BENCH_LANES, default 10,100,1000,10000)
 #
-# Writes OUTDIR/lanes.md and prints it.
+# Writes OUTDIR/lanes.md and prints it. --instr-only (`make
+# bench-lanes-instr`) skips the fairness and timed tables and writes only the
+# instruction table, with the growth from the fewest to the most lanes, to
+# OUTDIR/lanes-instr.md.
 set -eu
+only=
+if [ "${1:-}" = --instr-only ]; then only=1; shift; fi
 bin=$1 out=$2
 n=${BENCH_LANES_N:-200}
 lanes=${BENCH_LANES:-10,100,1000,10000}
 mkdir -p "$out"
-"$bin" --dir "$out" --lanes "$lanes" >"$out/lanes.md"
+md="$out/lanes.md"
+if [ -n "$only" ]; then
+    md="$out/lanes-instr.md"
+    : >"$md"
+else
+    "$bin" --dir "$out" --lanes "$lanes" >"$md"
+fi
 if ! command -v valgrind >/dev/null 2>&1; then
+    [ -z "$only" ] || { echo "lanes.sh: valgrind is not installed" >&2; exit 1; }
     echo "lanes.sh: valgrind is not installed: no instruction counts" >&2
-    cat "$out/lanes.md"
+    cat "$md"
     exit 0
 fi
 
@@ -47,11 +60,20 @@ pc=$1 pm=$2 pe=$3
     echo "| lanes | lane_claim | ×claim | complete (grouped) | ×complete | lane_enqueue (random lane) | ×enqueue |"
     echo "|---:|---:|---:|---:|---:|---:|---:|"
     echo "| plain queue | $pc | 1.00 | $pm | 1.00 | $pe | 1.00 |"
-} >>"$out/lanes.md"
+} >>"$md"
+first= last=
 for l in $(echo "$lanes" | tr ',' ' '); do
     set -- $(ir "$l")
     awk -v l="$l" -v c="$1" -v m="$2" -v e="$3" -v pc="$pc" -v pm="$pm" \
         -v pe="$pe" 'BEGIN { printf "| %d | %d | %.2f | %d | %.2f | %d | %.2f |\n", l, c, c / pc, m, m / pm, e, e / pe }' \
-        >>"$out/lanes.md"
+        >>"$md"
+    [ -n "$first" ] || first="$l $1 $2 $3"
+    last="$l $1 $2 $3"
 done
-cat "$out/lanes.md"
+# The growth from the fewest lanes to the most (the flatness target of
+# issue 33: at most 1.2x from 10 to 10,000 lanes).
+set -- $first $last
+awk -v l0="$1" -v c0="$2" -v m0="$3" -v e0="$4" -v l1="$5" -v c1="$6" \
+    -v m1="$7" -v e1="$8" 'BEGIN {
+    printf "\nFrom %d to %d lanes: lane_claim ×%.2f, complete ×%.2f, lane_enqueue ×%.2f\n", l0, l1, c1 / c0, m1 / m0, e1 / e0 }' >>"$md"
+cat "$md"

@@ -4,6 +4,10 @@
  *
  *   bench/emqlite-bench-streams [--n N] [--repeat R] [--sync normal|full|
  *                                both] [--smoke]
+ *   bench/emqlite-bench-streams --instr append|cycle|batch [--n N]
+ *       (under valgrind --tool=callgrind --collect-atstart=no: collects
+ *       the measured loop alone, emqlite only, synchronous NORMAL;
+ *       bench/streams_instr.sh divides by the entries)
  *
  * Workloads (a record is the protocol's: field `id` = a minted EVT id, then
  * one 100-byte field):
@@ -28,6 +32,16 @@
 #include <unistd.h>
 #include "config.h"
 #include "bench.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define STREAMS_CALLGRIND 1
+#endif
+#endif
+#ifndef STREAMS_CALLGRIND
+#define CALLGRIND_TOGGLE_COLLECT
+#endif
 
 #ifdef HAVE_HIREDIS
 #include <hiredis/hiredis.h>
@@ -88,11 +102,17 @@ static void emq_fill(emq_db *db, int64_t n)
             die("append", emq_errmsg(db));
 }
 
+/* --instr: the measured loops run with callgrind collecting. */
+static int instr;
+
 static double emq_append(int sync)
 {
     emq_db *db = emq_fresh(sync);
+    if (instr) emq_fill(db, BATCH);  /* statements prepared, cache warm */
     double t = bench_now();
+    if (instr) CALLGRIND_TOGGLE_COLLECT;
     emq_fill(db, n_ops);
+    if (instr) CALLGRIND_TOGGLE_COLLECT;
     t = bench_now() - t;
     emq_close(db);
     return (double)n_ops / t;
@@ -108,6 +128,7 @@ static double emq_cycle(int sync, int batch)
     if (emq_stream_group_create(db, Q, NAME, "g", "0", 0) != EMQ_OK)
         die("group create", emq_errmsg(db));
     double t = bench_now();
+    if (instr) CALLGRIND_TOGGLE_COLLECT;
     while (done < n_ops) {
         const char *ids[BATCH];
         if (emq_stream_group_read(db, Q, NAME, "g", "c", ">", batch, -1, &e,
@@ -121,6 +142,7 @@ static double emq_cycle(int sync, int batch)
         done += (int64_t)n;
         emq_stream_entries_free(e, n);
     }
+    if (instr) CALLGRIND_TOGGLE_COLLECT;
     t = bench_now() - t;
     emq_close(db);
     return (double)done / t;
@@ -266,10 +288,19 @@ static void ratio(double a, double b)
 int main(int argc, char **argv)
 {
     int repeat = 3, smoke = 0, syncs[2] = { EMQ_SYNC_NORMAL, EMQ_SYNC_FULL };
-    int nsync = 2;
+    int nsync = 2, what = -1;
     double best[2][NW][NS];
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--n") && i + 1 < argc)
+        if (!strcmp(argv[i], "--instr") && i + 1 < argc) {
+            const char *w = argv[++i];
+            what = !strcmp(w, "append") ? W_APPEND
+                 : !strcmp(w, "cycle") ? W_CYCLE
+                 : !strcmp(w, "batch") ? W_BATCH : -2;
+            if (what == -2) {
+                fprintf(stderr, "%s: --instr append|cycle|batch\n", argv[0]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--n") && i + 1 < argc)
             n_ops = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
             repeat = atoi(argv[++i]);
@@ -281,7 +312,9 @@ int main(int argc, char **argv)
             syncs[0] = strcmp(s, "full") ? EMQ_SYNC_NORMAL : EMQ_SYNC_FULL;
         } else {
             fprintf(stderr, "usage: %s [--n N] [--repeat R] [--sync "
-                    "normal|full|both] [--smoke]\n", argv[0]);
+                    "normal|full|both] [--smoke]\n"
+                    "       %s --instr append|cycle|batch [--n N]\n",
+                    argv[0], argv[0]);
             return 2;
         }
     }
@@ -296,6 +329,23 @@ int main(int argc, char **argv)
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(workdir))
         die("mkdtemp", workdir);
+    if (what >= 0) {
+        char cmd[600];
+        instr = 1;
+        measure(S_EMQ, what, EMQ_SYNC_NORMAL);
+        printf("instr %s n=%lld callgrind-macros=%s\n",
+               what == W_APPEND ? "append" : what == W_CYCLE ? "cycle"
+                                                           : "batch",
+               (long long)n_ops,
+#ifdef STREAMS_CALLGRIND
+               "yes"
+#else
+               "no"
+#endif
+        );
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
+        return system(cmd) != 0;
+    }
     int peer = bench_server_binary() != NULL;
 #ifndef HAVE_HIREDIS
     peer = 0;

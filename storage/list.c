@@ -4,6 +4,10 @@
  * ends are O(log n); positions are not indices: index arithmetic (LRANGE,
  * LTRIM, LPOS) goes through rank order.
  *
+ * Values of at most EMQ_LIST_IX_MAX bytes are also in the index list_val
+ * (kid, val) (schema 8): LPOS and LREM of such a value (a group id on a
+ * queue's ring) descend it; a longer value walks the list's rows in SQLite.
+ *
  * Rule: a list with no element is absent (kv.c keeps its registration).
  */
 #include <string.h>
@@ -228,7 +232,8 @@ int emq_list_rem(emq_store *st, const void *key, size_t klen, int64_t count,
         return rc;
     if (count == 0) {
         /* Every occurrence: one statement, no walk in C. */
-        sqlite3_stmt *s = emq_stmt(st, S_L_DEL_VAL);
+        sqlite3_stmt *s = emq_stmt(st, vlen <= EMQ_LIST_IX_MAX
+                                            ? S_L_DEL_VAL_IX : S_L_DEL_VAL);
         if (!s)
             return emq_store_fail(st, sqlite3_errcode(st->db));
         sqlite3_bind_int64(s, 1, kid);
@@ -251,9 +256,10 @@ int emq_list_rem(emq_store *st, const void *key, size_t klen, int64_t count,
     return EMQ_OK;
 }
 
-/* The first position holding `v` (SQLite walks the list; nothing is
- * copied out), then its index: the rows before it. Membership alone walks
- * from the tail, where a value pushed or rotated lately sits. */
+/* The first position holding `v` (a short value through list_val, a
+ * longer one by SQLite walking the list; nothing is copied out), then its
+ * index: the rows before it. Membership of a longer value walks from the
+ * tail, where a value pushed or rotated lately sits. */
 int emq_list_pos(emq_store *st, const void *key, size_t klen, const void *v,
                  size_t vlen, int64_t *pos)
 {
@@ -261,7 +267,9 @@ int emq_list_pos(emq_store *st, const void *key, size_t klen, const void *v,
     int rc = find(st, key, klen, &kid);
     if (rc != EMQ_OK || !kid)
         return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
-    sqlite3_stmt *s = emq_stmt(st, pos ? S_L_FIND : S_L_HAS);
+    int ix = vlen <= EMQ_LIST_IX_MAX;
+    sqlite3_stmt *s = emq_stmt(st, pos ? (ix ? S_L_FIND_IX : S_L_FIND)
+                                       : (ix ? S_L_HAS_IX : S_L_HAS));
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     sqlite3_bind_int64(s, 1, kid);
@@ -316,8 +324,32 @@ int emq_list_pop(emq_store *st, const void *key, size_t klen, int right,
 
 int emq_list_rotate(emq_store *st, const void *key, size_t klen, emq_buf *out)
 {
-    int rc = emq_list_pop(st, key, klen, 0, out);
-    if (rc != EMQ_OK)
-        return rc;
-    return emq_list_push(st, key, klen, 1, out->p, out->len, NULL);
+    /* One statement: the head row moves to the tail (what a pop-left and a
+     * push-right of its value would leave, without the list going empty
+     * between them). */
+    int64_t kid;
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid)
+        return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
+    sqlite3_stmt *s = emq_stmt(st, S_L_ROTATE);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    rc = sqlite3_step(s);
+    int got = rc == SQLITE_ROW;
+    if (got) {
+        if (emq_buf_set(out, sqlite3_column_blob(s, 0),
+                        (size_t)sqlite3_column_bytes(s, 0)) != EMQ_OK) {
+            emq_stmt_done(s);
+            return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+        }
+        rc = sqlite3_step(s);
+    }
+    emq_stmt_done(s);
+    if (rc != SQLITE_DONE)
+        return emq_store_fail(st, rc);
+    if (!got)
+        return EMQ_NOTFOUND;
+    emq_store_watch(st, EMQ_WATCH_PUSH, key, klen);
+    return EMQ_OK;
 }

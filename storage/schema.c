@@ -168,6 +168,19 @@ static int schema_7_small_sets(emq_store *st)
                               " zset(kid, member) WHERE ix = 1;");
 }
 
+/* Version 8: list values of up to EMQ_LIST_IX_MAX bytes are indexed, so a
+ * position-of or remove-by-value of a short value (a group id on a queue's
+ * ring: the lane OFFER's membership test and DERING's removal) is a b-tree
+ * descent instead of a walk of the list (list.c). Longer values (log lines,
+ * outbox entries) stay out of the index: it costs them nothing. The text
+ * of the condition is the one list.c's statements repeat (the planner
+ * uses a partial index only for a query that states its condition). */
+static int schema_8_list_values(emq_store *st)
+{
+    return emq_store_exec(st, "CREATE INDEX list_val ON list(kid, val)"
+                              " WHERE " EMQ_LIST_IX_COND ";");
+}
+
 static const struct step {
     int version;
     int (*run)(emq_store *st);

@@ -127,6 +127,22 @@ static const char *const sql[S_COUNT] = {
     [S_L_HAS] = "SELECT 1 FROM list WHERE kid = ?1 AND val = ?2"
                 " ORDER BY pos DESC LIMIT 1",
     [S_L_DEL_VAL] = "DELETE FROM list WHERE kid = ?1 AND val = ?2",
+    /* The same three for a value of at most EMQ_LIST_IX_MAX bytes, through
+     * the partial index list_val (schema 8): the condition, true of every
+     * row equal to such a value, lets the planner use it. */
+    [S_L_FIND_IX] = "SELECT pos FROM list WHERE kid = ?1 AND val = ?2"
+                    " AND " EMQ_LIST_IX_COND " ORDER BY pos LIMIT 1",
+    [S_L_HAS_IX] = "SELECT 1 FROM list WHERE kid = ?1 AND val = ?2"
+                   " AND " EMQ_LIST_IX_COND " LIMIT 1",
+    /* LMOVE key key LEFT RIGHT: the head row takes the position after the
+     * tail, in one statement (the subqueries are two b-tree descents). */
+    [S_L_ROTATE] = "UPDATE list SET pos ="
+                   " (SELECT max(pos) FROM list WHERE kid = ?1) + 1"
+                   " WHERE kid = ?1 AND pos ="
+                   " (SELECT min(pos) FROM list WHERE kid = ?1)"
+                   " RETURNING val",
+    [S_L_DEL_VAL_IX] = "DELETE FROM list WHERE kid = ?1 AND val = ?2"
+                       " AND " EMQ_LIST_IX_COND,
     [S_S_ADD] = "INSERT INTO sset(kid, member) VALUES(?1, ?2)"
                 " ON CONFLICT DO NOTHING",
     [S_S_REM] = "DELETE FROM sset WHERE kid = ?1 AND member = ?2",

@@ -23,7 +23,7 @@ enum {
     S_L_MINMAX, S_L_INSERT, S_L_ASC, S_L_DESC, S_L_DEL, S_L_COUNT, S_L_DROP,
     S_L_ANY,
     S_L_POP_LEFT, S_L_POP_RIGHT, S_L_FIND, S_L_RANK, S_L_HAS,
-    S_L_DEL_VAL,
+    S_L_DEL_VAL, S_L_FIND_IX, S_L_HAS_IX, S_L_DEL_VAL_IX, S_L_ROTATE,
     S_S_ADD, S_S_REM, S_S_IS, S_S_ALL, S_S_CARD, S_S_ANY, S_S_DROP,
     S_BEGIN_W, S_BEGIN_R, S_COMMIT, S_ROLLBACK,
     S_META_SUMS, S_PAGE_COUNT,
@@ -72,6 +72,12 @@ enum {
  * and one page, not two. Past it the set's rows join the index. */
 #define EMQ_Z_SMALL 32
 #define EMQ_NZ_BIG (-1)
+/* List values of at most this many bytes are in the index list_val
+ * (schema 8): a position-of or remove-all of such a value is a b-tree
+ * descent; a longer one walks the list (list.c). The condition is SQL text
+ * fixed by the schema step, so the number is spelled in it too. */
+#define EMQ_LIST_IX_MAX 32
+#define EMQ_LIST_IX_COND "length(val) <= 32"
 #define EMQ_NZ_UNKNOWN (-2)
 /* Hash rows kept decoded-ready past the transaction that read them (the
  * queue's meta and metrics hashes, the job row a claim wrote and the

@@ -674,6 +674,64 @@ START_TEST(list_pos_and_rem_all_across_both_ends)
 }
 END_TEST
 
+/* Values of up to 32 bytes are found through the index list_val (schema
+ * 8), longer ones by a walk: both answer by list order, binary-safe, at the
+ * boundary (a 33-byte value whose first 32 bytes are a 32-byte value of
+ * the list is another value), and only within their own list. */
+START_TEST(list_pos_and_rem_short_and_long_values_alike)
+{
+    unsigned char v32[32], v33[33], v40[40];
+    int64_t pos, rm;
+    memset(v32, 'a', sizeof v32);
+    v32[5] = 0;                            /* binary: a NUL inside */
+    memcpy(v33, v32, sizeof v32);
+    v33[32] = 'z';
+    memset(v40, 'b', sizeof v40);
+    /* another list holding the same values must not answer for this one */
+    ck_assert_int_eq(emq_list_push(st, K("o"), 1, v32, 32, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("o"), 1, v33, 33, NULL), EMQ_OK);
+    /* v40 v33 v32 g v32 v33 (left pushes below position 0) */
+    ck_assert_int_eq(emq_list_push(st, K("l"), 1, "g", 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("l"), 1, v32, 32, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("l"), 1, v33, 33, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("l"), 0, v32, 32, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("l"), 0, v33, 33, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_push(st, K("l"), 0, v40, 40, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), v32, 32, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 2);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), v33, 33, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 1);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), v40, 40, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 0);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), v32, 31, NULL), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), v40, 39, NULL), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), v33, 33, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_list_rem(st, K("l"), 0, v32, 32, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 2);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), v32, 32, NULL), EMQ_NOTFOUND);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), v33, 33, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 1);
+    ck_assert_int_eq(emq_list_rem(st, K("l"), 0, v33, 33, &rm), EMQ_OK);
+    ck_assert_int_eq(rm, 2);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), "g", 1, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 1);
+    /* the other list kept its rows */
+    ck_assert_int_eq(emq_list_pos(st, K("o"), v32, 32, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 0);
+    ck_assert_int_eq(emq_list_pos(st, K("o"), v33, 33, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 1);
+    /* a rotation moves a short value and the index follows it */
+    emq_buf out = {0};
+    ck_assert_int_eq(emq_list_rotate(st, K("l"), &out), EMQ_OK);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), v40, 40, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 1);
+    ck_assert_int_eq(emq_list_rotate(st, K("l"), &out), EMQ_OK);
+    ck_assert_int_eq(emq_list_pos(st, K("l"), "g", 1, &pos), EMQ_OK);
+    ck_assert_int_eq(pos, 1);
+    emq_buf_free(&out);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- sets */
 
 START_TEST(set_add_rem_members_in_byte_order)
@@ -1728,6 +1786,7 @@ Suite *suite_store(void)
     tcase_add_test(t, list_trim_keeps_first_64_and_empties);
     tcase_add_test(t, list_rem_pos_pop_rotate);
     tcase_add_test(t, list_pos_and_rem_all_across_both_ends);
+    tcase_add_test(t, list_pos_and_rem_short_and_long_values_alike);
     tcase_add_test(t, set_add_rem_members_in_byte_order);
     tcase_add_test(t, emptied_aggregates_are_absent_to_every_command);
     tcase_add_test(t, wrongtype_on_every_family);
