@@ -13,6 +13,8 @@
  *   emq-cycle, raw-cycle       enqueue + claim + complete (3 transactions)
  *   emq-enqueue-sums,          the same two on a file with row checksums on
  *   emq-cycle-sums             (emq_options.checksums: the option's cost)
+ *   emq-enqueue-nohist,        the same two with the job history off
+ *   emq-cycle-nohist           (emq_history_config: its cost, issue 34)
  *   store-hset3-zadd           storage/store.h: HSET of three fields + ZADD,
  *                              one transaction (the floor under an enqueue)
  *
@@ -100,7 +102,8 @@ static int sys_loop(int raw, int cycle, int sums, int excl, const char *path,
     memset(&c, 0, sizeof c);
     c.path = path;
     c.sync = EMQ_SYNC_NORMAL;
-    c.checksums = sums;
+    c.checksums = sums & 1;
+    c.no_history = (sums & 2) != 0;
     c.exclusive = excl;
     c.page_size = bench_instr_page_size;
     c.ckpt_frames = bench_instr_ckpt_frames;
@@ -188,6 +191,10 @@ int bench_instr_main(const char *what, const char *dir, int64_t n, int excl)
         rc = sys_loop(0, 0, 1, excl, path, n);
     else if (strcmp(what, "emq-cycle-sums") == 0)
         rc = sys_loop(0, 1, 1, excl, path, n);
+    else if (strcmp(what, "emq-enqueue-nohist") == 0)
+        rc = sys_loop(0, 0, 2, excl, path, n);
+    else if (strcmp(what, "emq-cycle-nohist") == 0)
+        rc = sys_loop(0, 1, 2, excl, path, n);
     else if (strcmp(what, "emq-enqueue-many") == 0)
         rc = sys_loop(0, 2, 0, excl, path, n);
     else if (strcmp(what, "raw-enqueue-many") == 0)

@@ -163,6 +163,16 @@ int bench_emq_open(const bench_conf *c, bsys *s)
         free(e);
         return bench_err(s, "emq_open %s: %s", c->path, err);
     }
+    if (c->no_history) {
+        emq_history_config h;
+        if (emq_history_config_get(e->db, &h) != EMQ_OK ||
+            (h.enabled = 0, emq_history_config_set(e->db, &h)) != EMQ_OK) {
+            bench_err(s, "history off: %s", emq_errmsg(e->db));
+            emq_close(e->db);
+            free(e);
+            return -1;
+        }
+    }
     s->h = e;
     return 0;
 }

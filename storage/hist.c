@@ -11,9 +11,6 @@
 #include "store_int.h"
 #include "hist.h"
 
-/* Rows a scope prune looks at for the age limit, at most. */
-#define AGE_SCAN 256
-
 static void bind_b(sqlite3_stmt *s, int i, const emq_bytes *b)
 {
     emq_bind_blob(s, i, b->n ? b->p : "", b->n);
@@ -40,18 +37,19 @@ static int done(emq_store *st, sqlite3_stmt *s)
     return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
 }
 
-/* The seq of the row `off` places below the newest of the statement's key
- * (S_H_NTH_*): *seq = 0 when there are not that many. */
-static int nth(emq_store *st, int id, const emq_bytes *key, int64_t off,
-               int64_t *seq)
+/* The seq of the subject's row `off` places below its newest in the
+ * scope: *seq = 0 when there are not that many. */
+static int nth(emq_store *st, const emq_bytes *scope, const emq_bytes *key,
+               int64_t off, int64_t *seq)
 {
-    sqlite3_stmt *s = emq_stmt(st, id);
+    sqlite3_stmt *s = emq_stmt(st, S_H_NTH_SUBJ);
     int rc;
     *seq = 0;
     if (!s)
         return fail(st);
     bind_b(s, 1, key);
     sqlite3_bind_int64(s, 2, off);
+    bind_b(s, 3, scope);
     rc = sqlite3_step(s);
     if (rc == SQLITE_ROW)
         *seq = sqlite3_column_int64(s, 0);
@@ -63,11 +61,13 @@ static int nth(emq_store *st, int id, const emq_bytes *key, int64_t off,
 int emq_hist_append(emq_store *st, const emq_bytes *scope,
                     const emq_bytes *subject, int kind,
                     const emq_bytes *detail, int64_t per_subject,
-                    int64_t *seq)
+                    int64_t *seq, int64_t *dropped)
 {
     sqlite3_stmt *s = emq_stmt(st, S_H_INSERT);
     int64_t cut;
     int rc;
+    if (dropped)
+        *dropped = 0;
     if (!s)
         return fail(st);
     sqlite3_bind_int64(s, 1, st->now);
@@ -83,55 +83,82 @@ int emq_hist_append(emq_store *st, const emq_bytes *scope,
         return EMQ_OK;
     /* The subject's row `per_subject` below its newest, and every older
      * one, go. */
-    if ((rc = nth(st, S_H_NTH_SUBJ, subject, per_subject, &cut)) != EMQ_OK ||
+    if ((rc = nth(st, scope, subject, per_subject, &cut)) != EMQ_OK ||
         cut == 0)
         return rc;
     if (!(s = emq_stmt(st, S_H_DROP_SUBJ)))
         return fail(st);
     bind_b(s, 1, subject);
     sqlite3_bind_int64(s, 2, cut);
+    bind_b(s, 3, scope);
+    if ((rc = done(st, s)) == EMQ_OK && dropped)
+        *dropped = sqlite3_changes(st->db);
+    return rc;
+}
+
+/* Delete the row seq. */
+static int drop_seq(emq_store *st, int64_t seq)
+{
+    sqlite3_stmt *s = emq_stmt(st, S_H_DROP_SEQ);
+    if (!s)
+        return fail(st);
+    sqlite3_bind_int64(s, 1, seq);
     return done(st, s);
 }
 
 int emq_hist_prune(emq_store *st, const emq_bytes *scope, int64_t keep,
-                   int64_t min_at, int64_t budget, int64_t *dropped)
+                   int64_t min_at, int64_t budget, int64_t *count,
+                   int64_t *upto, int64_t *dropped)
 {
     sqlite3_stmt *s;
-    int64_t to = 0, cut = 0;
-    int rc, stop = 0;
+    int64_t seqs[256], gone = 0, n;
+    int rc, k = 0;
     if (dropped)
         *dropped = 0;
-    if (budget <= 0)
-        return EMQ_OK;
-    /* The age limit: the leading rows (in seq order) older than min_at. */
+    /* The count: the rows appended since *upto (all of them when the
+     * count is unknown). */
+    if (!(s = emq_stmt(st, S_H_COUNT_SINCE)))
+        return fail(st);
+    bind_b(s, 1, scope);
+    sqlite3_bind_int64(s, 2, *upto);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *count += sqlite3_column_int64(s, 0);
+        *upto = sqlite3_column_int64(s, 1);
+    }
+    emq_stmt_done(s);
+    if (rc != SQLITE_ROW)
+        return emq_store_fail(st, rc);
+    if (budget > (int64_t)(sizeof seqs / sizeof seqs[0]))
+        budget = (int64_t)(sizeof seqs / sizeof seqs[0]);
+    /* The oldest rows of the scope, in seq order: each goes while it is
+     * older than min_at or the scope holds more than keep. */
+    n = *count - keep;
     if (!(s = emq_stmt(st, S_H_HEAD_SCOPE)))
         return fail(st);
     bind_b(s, 1, scope);
-    sqlite3_bind_int64(s, 2, AGE_SCAN < budget ? AGE_SCAN : budget);
-    while (!stop && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (sqlite3_column_int64(s, 1) < min_at)
-            to = sqlite3_column_int64(s, 0);
-        else
-            stop = 1;
+    sqlite3_bind_int64(s, 2, budget);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (!(k < n || sqlite3_column_int64(s, 1) < min_at)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+        seqs[k++] = sqlite3_column_int64(s, 0);
     }
     emq_stmt_done(s);
-    if (!stop && rc != SQLITE_DONE)
+    if (rc != SQLITE_DONE)
         return emq_store_fail(st, rc);
-    /* The count: the row `keep` below the newest and every older one. */
-    if ((rc = nth(st, S_H_NTH_SCOPE, scope, keep, &cut)) != EMQ_OK)
-        return rc;
-    if (cut > to)
-        to = cut;
-    if (to == 0)
-        return EMQ_OK;
-    if (!(s = emq_stmt(st, S_H_DROP_SCOPE)))
-        return fail(st);
-    bind_b(s, 1, scope);
-    sqlite3_bind_int64(s, 2, to);
-    sqlite3_bind_int64(s, 3, budget);
-    if ((rc = done(st, s)) == EMQ_OK && dropped)
-        *dropped = sqlite3_changes(st->db);
-    return rc;
+    for (int i = 0; i < k; i++) {
+        if ((rc = drop_seq(st, seqs[i])) != EMQ_OK)
+            return rc;
+        gone++;
+    }
+    *count -= gone;
+    if (*count < 0)
+        *count = 0;
+    if (dropped)
+        *dropped = gone;
+    return EMQ_OK;
 }
 
 static int walk(emq_store *st, sqlite3_stmt *s, emq_hist_cb cb, void *ctx)
@@ -216,20 +243,6 @@ int emq_hist_last(emq_store *st, int64_t *last)
     return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
 }
 
-int emq_hist_forget(emq_store *st, const emq_bytes *scope,
-                    const emq_bytes *subject)
-{
-    sqlite3_stmt *s = emq_stmt(st, S_H_FORGET);
-    int rc;
-    if (!s)
-        return fail(st);
-    bind_b(s, 1, scope);
-    bind_b(s, 2, subject);
-    if ((rc = done(st, s)) != EMQ_OK)
-        return rc;
-    return emq_hist_keep_del(st, scope, subject, NULL);
-}
-
 /* ----------------------------------------------------------- kept rows */
 
 int emq_hist_keep_put(emq_store *st, const emq_bytes *scope,
@@ -245,22 +258,6 @@ int emq_hist_keep_put(emq_store *st, const emq_bytes *scope,
     sqlite3_bind_int64(s, 4, at);
     bind_b(s, 5, body);
     return done(st, s);
-}
-
-int emq_hist_keep_del(emq_store *st, const emq_bytes *scope,
-                 const emq_bytes *subject, int *removed)
-{
-    sqlite3_stmt *s = emq_stmt(st, S_K_DEL);
-    int rc;
-    if (removed)
-        *removed = 0;
-    if (!s)
-        return fail(st);
-    bind_b(s, 1, scope);
-    bind_b(s, 2, subject);
-    if ((rc = done(st, s)) == EMQ_OK && removed)
-        *removed = sqlite3_changes(st->db) > 0;
-    return rc;
 }
 
 static int kwalk(emq_store *st, sqlite3_stmt *s, emq_hist_keep_cb cb, void *ctx)
@@ -340,7 +337,7 @@ int emq_hist_keep_prune(emq_store *st, const emq_bytes *scope, int kind,
 {
     sqlite3_stmt *s;
     emq_buf subj[64];
-    int64_t n, over, gone = 0;
+    int64_t at[64], n, over, gone = 0;
     size_t got = 0, i;
     int rc;
     if (dropped)
@@ -352,7 +349,7 @@ int emq_hist_keep_prune(emq_store *st, const emq_bytes *scope, int kind,
         budget = (int64_t)(sizeof subj / sizeof subj[0]);
     memset(subj, 0, sizeof subj);
     /* The oldest first: each goes while the count is over, or while it is
-     * older than the age limit. The subjects are copied out before the
+     * older than the age limit. The keys are copied out before the
      * deletes run. */
     if (!(s = emq_stmt(st, S_K_HEAD)))
         return fail(st);
@@ -360,7 +357,8 @@ int emq_hist_keep_prune(emq_store *st, const emq_bytes *scope, int kind,
     sqlite3_bind_int(s, 2, kind);
     sqlite3_bind_int64(s, 3, budget);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (!((int64_t)got < over || sqlite3_column_int64(s, 0) < min_at)) {
+        at[got] = sqlite3_column_int64(s, 0);
+        if (!((int64_t)got < over || at[got] < min_at)) {
             rc = SQLITE_DONE;
             break;
         }
@@ -383,7 +381,9 @@ int emq_hist_keep_prune(emq_store *st, const emq_bytes *scope, int kind,
             break;
         }
         bind_b(s, 1, scope);
-        bind_b(s, 2, &b);
+        sqlite3_bind_int(s, 2, kind);
+        sqlite3_bind_int64(s, 3, at[i]);
+        bind_b(s, 4, &b);
         if ((rc = done(st, s)) == EMQ_OK)
             gone++;
     }

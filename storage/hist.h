@@ -23,20 +23,20 @@
 #include <stdint.h>
 #include "store.h"
 
-/** Schema step 8 (schema.c). The subject index serves a job's history
- *  (and finding a job without its queue), the scope index a queue's
- *  pruning; both end in the rowid, so each reads in seq order. */
+/** Schema step 8 (schema.c). One index: the subject's, for a job's
+ * history (and finding a job without its queue); it ends in the rowid, so
+ * a subject reads in seq order. A scope (queue) is read and pruned in seq
+ * order from the table itself (bounded scans), so an append writes one
+ * table row and one index entry. A kept record is one row, keyed for the
+ * listing (scope, kind, newest first) and the pruning (oldest first). */
 #define EMQ_HIST_DDL                                                      \
     "CREATE TABLE emq_hist(seq INTEGER PRIMARY KEY, at INTEGER NOT NULL," \
     " scope BLOB NOT NULL, subject BLOB NOT NULL, kind INTEGER NOT NULL," \
     " detail BLOB NOT NULL);"                                             \
     "CREATE INDEX emq_hist_subject ON emq_hist(subject);"                 \
-    "CREATE INDEX emq_hist_scope ON emq_hist(scope);"                     \
-    "CREATE TABLE emq_kept(scope BLOB NOT NULL, subject BLOB NOT NULL,"   \
-    " kind INTEGER NOT NULL, at INTEGER NOT NULL, body BLOB NOT NULL,"    \
-    " PRIMARY KEY(scope, subject)) WITHOUT ROWID;"                        \
-    "CREATE INDEX emq_kept_age ON emq_kept(scope, kind, at);"             \
-    "CREATE INDEX emq_kept_subject ON emq_kept(subject);"
+    "CREATE TABLE emq_kept(scope BLOB NOT NULL, kind INTEGER NOT NULL,"   \
+    " at INTEGER NOT NULL, subject BLOB NOT NULL, body BLOB NOT NULL,"    \
+    " PRIMARY KEY(scope, kind, at, subject)) WITHOUT ROWID;"
 
 /** One history row as the readers hand it over (valid during the call). */
 typedef struct emq_hist_row {
@@ -49,21 +49,25 @@ typedef int (*emq_hist_cb)(void *ctx, const emq_hist_row *r);
 /**
  * Append one row at the transaction's clock; *seq (may be NULL) receives
  * its seq. With per_subject > 0 the subject keeps at most that many rows
- * (its oldest go); pass 0 when the caller knows the subject cannot be over
- * (its first row).
+ * in the scope (its oldest go); pass 0 when the caller knows the subject
+ * cannot be over (its first row). *dropped (may be NULL) receives the
+ * number of older rows removed.
  */
 int emq_hist_append(emq_store *st, const emq_bytes *scope,
                     const emq_bytes *subject, int kind,
                     const emq_bytes *detail, int64_t per_subject,
-                    int64_t *seq);
+                    int64_t *seq, int64_t *dropped);
 
 /**
- * Prune the rows of `scope`: the oldest beyond `keep` (>= 0), and the
- * oldest with at < min_at; at most `budget` rows go per call. *dropped
- * (may be NULL) receives the number removed.
+ * Prune the rows of `scope`: the oldest with at < min_at, then the oldest
+ * beyond `keep` (>= 0); at most `budget` rows go per call. `*count` is the
+ * number of rows the scope held up to seq `*upto` (both 0 when unknown:
+ * they are counted then); both are brought up to date (the caller keeps
+ * them between calls). *dropped (may be NULL) receives the number removed.
  */
 int emq_hist_prune(emq_store *st, const emq_bytes *scope, int64_t keep,
-                   int64_t min_at, int64_t budget, int64_t *dropped);
+                   int64_t min_at, int64_t budget, int64_t *count,
+                   int64_t *upto, int64_t *dropped);
 
 /**
  * The rows with seq > after, in seq order, at most `limit` (<= 0: all):
@@ -79,10 +83,6 @@ int emq_hist_read(emq_store *st, const emq_bytes *scope,
 /** The highest seq (0 when empty). */
 int emq_hist_last(emq_store *st, int64_t *last);
 
-/** Drop every row of `subject` in `scope` (both tables). */
-int emq_hist_forget(emq_store *st, const emq_bytes *scope,
-                    const emq_bytes *subject);
-
 /* ----------------------------------------------------------- kept rows */
 
 /** One kept record (valid during the call). */
@@ -93,17 +93,15 @@ typedef struct emq_hist_keep_row {
 } emq_hist_keep_row;
 typedef int (*emq_hist_keep_cb)(void *ctx, const emq_hist_keep_row *r);
 
-/** Keep (replace) the record of `subject` in `scope`. */
+/** Keep a record of `subject` in `scope` (a job finished again later gets
+ *  a second record: readers take the newest). */
 int emq_hist_keep_put(emq_store *st, const emq_bytes *scope,
                  const emq_bytes *subject, int kind, int64_t at,
                  const emq_bytes *body);
 
-/** Remove the record of `subject` in `scope`; *removed (may be NULL). */
-int emq_hist_keep_del(emq_store *st, const emq_bytes *scope,
-                 const emq_bytes *subject, int *removed);
-
-/** The records of `subject`: in `scope` only, or in every scope when
- *  scope is NULL. */
+/** The records of `subject`, newest first: in `scope` only (a walk of the
+ *  scope's records), or in every scope when scope is NULL (a walk of the
+ *  table: find the scope first where it matters). */
 int emq_hist_keep_find(emq_store *st, const emq_bytes *scope,
                   const emq_bytes *subject, emq_hist_keep_cb cb, void *ctx);
 

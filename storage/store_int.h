@@ -49,10 +49,10 @@ enum {
     /* hash steps as one statement (hash.c, emq_hash_apply) */
     S_KEY_STEPS,
     /* the history log and the kept records (hist.c, schema 8) */
-    S_H_INSERT, S_H_NTH_SUBJ, S_H_DROP_SUBJ, S_H_NTH_SCOPE, S_H_HEAD_SCOPE,
-    S_H_DROP_SCOPE, S_H_READ_ALL, S_H_READ_SUBJ, S_H_READ_SCOPE, S_H_LAST,
-    S_H_FORGET, S_K_PUT, S_K_DEL, S_K_FIND, S_K_FIND_ANY, S_K_LIST,
-    S_K_LIST_AFTER, S_K_COUNT, S_K_HEAD, S_K_DROP,
+    S_H_INSERT, S_H_NTH_SUBJ, S_H_DROP_SUBJ, S_H_COUNT_SINCE, S_H_HEAD_SCOPE,
+    S_H_DROP_SEQ, S_H_READ_ALL, S_H_READ_SUBJ, S_H_READ_SCOPE, S_H_LAST,
+    S_K_PUT, S_K_FIND, S_K_FIND_ANY, S_K_LIST, S_K_LIST_AFTER, S_K_COUNT,
+    S_K_HEAD, S_K_DROP,
     S_COUNT
 };
 

@@ -39,6 +39,9 @@
 
 #define NS_HIST "history"
 #define NS_KEEP "retention"
+/* The row count of a queue's history as the last prune left it: two
+ * numbers, the count and the seq it counts up to (hist.h). */
+#define NS_COUNT "history-count"
 
 /* Detail and body tags. */
 enum {
@@ -234,20 +237,42 @@ static emq_bytes bq(const char *q)
     return b;
 }
 
-/* One history row of job `id` (14 bytes) of q. */
+/* Forget the row count kept for q (prune_q): the next prune counts the
+ * queue's rows again. */
+static int count_forget(emq_vctx *c, const char *q)
+{
+    int rc = emq_hostconf_put(c->st, NS_COUNT, q, strlen(q), NULL, 0);
+    return rc < 0 ? emq_db_fail(c->db, rc, "recording the job history")
+                  : EMQ_OK;
+}
+
+/* One history row of job `id` (14 bytes) of q. The job's own bound is
+ * checked on every row but its admission and its completion (neither can
+ * put it over) and all but every 16th claim (a claim is the hot path: a
+ * job may hold up to 15 claims more than per_job between checks). */
+static int note_n(emq_vctx *c, struct emq_hist *h, const char *q,
+                  const void *id, int kind, const emq_buf *detail,
+                  int64_t attempts, int64_t *seq)
+{
+    emq_bytes s = bq(q), j = {id, EMQ_ID_LEN};
+    emq_bytes d = {detail ? detail->p : NULL, detail ? detail->len : 0};
+    int64_t per = h->cfg.per_job, dropped = 0;
+    int rc;
+    if (kind == EMQ_HIST_ENQUEUED || kind == EMQ_HIST_SCHEDULED ||
+        kind == EMQ_HIST_AWAITING || kind == EMQ_HIST_COMPLETED ||
+        (kind == EMQ_HIST_CLAIMED && attempts % 16 != 0))
+        per = 0;
+    rc = emq_hist_append(c->st, &s, &j, kind, &d, per, seq, &dropped);
+    if (rc < 0) return emq_db_fail(c->db, rc, "recording the job history");
+    /* Rows the job's bound removed are not in the queue's count. */
+    return dropped > 0 ? count_forget(c, q) : EMQ_OK;
+}
+
 static int note(emq_vctx *c, struct emq_hist *h, const char *q,
                 const void *id, int kind, const emq_buf *detail,
                 int64_t *seq)
 {
-    emq_bytes s = bq(q), j = {id, EMQ_ID_LEN};
-    emq_bytes d = {detail ? detail->p : NULL, detail ? detail->len : 0};
-    /* A job's first row (its admission) cannot put it over its bound. */
-    int64_t per = kind == EMQ_HIST_ENQUEUED || kind == EMQ_HIST_SCHEDULED ||
-                          kind == EMQ_HIST_AWAITING
-                      ? 0 : h->cfg.per_job;
-    int rc = emq_hist_append(c->st, &s, &j, kind, &d, per, seq);
-    return rc < 0 ? emq_db_fail(c->db, rc, "recording the job history")
-                  : EMQ_OK;
+    return note_n(c, h, q, id, kind, detail, 0, seq);
 }
 
 static int note_plain(emq_vctx *c, struct emq_hist *h, const char *q,
@@ -347,7 +372,8 @@ static int note_claim(emq_vctx *c, struct emq_hist *h, const char *q,
     if (rc == EMQ_OK && h->worker[0])
         rc = put_f(&d, T_WORKER, h->worker, strlen(h->worker));
     if (rc == EMQ_OK)
-        rc = note(c, h, q, t->elem[0].str, EMQ_HIST_CLAIMED, &d, seq);
+        rc = note_n(c, h, q, t->elem[0].str, EMQ_HIST_CLAIMED, &d,
+                    t->elem[2].integer, seq);
     emq_buf_free(&d);
     return rc;
 }
@@ -537,10 +563,29 @@ static int prune_q(emq_db *db, emq_store *st, struct emq_hist *h,
 {
     emq_bytes s = bq(q);
     emq_retention r;
-    int64_t n = 0, total = 0;
-    int rc = emq_hist_prune(st, &s, h->cfg.per_queue, now - h->cfg.max_age_ms,
-                            PRUNE_BUDGET, &n);
-    total += n;
+    emq_buf v = {0};
+    nums x = {{0}, 0};
+    int64_t n = 0, total = 0, count = 0, upto = 0;
+    int rc = emq_hostconf_get(st, NS_COUNT, q, strlen(q), &v);
+    if (rc == EMQ_OK) {
+        fields(v.p, v.len, num_cb, &x);
+        if (x.n == 2) {
+            count = x.v[0];
+            upto = x.v[1];
+        }
+    }
+    emq_buf_free(&v);
+    if (rc == EMQ_OK || rc == EMQ_NOTFOUND)
+        rc = emq_hist_prune(st, &s, h->cfg.per_queue,
+                            now - h->cfg.max_age_ms, PRUNE_BUDGET, &count,
+                            &upto, &n);
+    total += rc >= 0 ? n : 0;
+    if (rc >= 0) {
+        int64_t cv[2] = {count, upto};
+        if ((rc = enc_nums(&v, cv, 2)) == EMQ_OK)
+            rc = emq_hostconf_put(st, NS_COUNT, q, strlen(q), v.p, v.len);
+        emq_buf_free(&v);
+    }
     if (rc >= 0) rc = keep_of(st, q, &r);
     if (rc >= 0)
         rc = emq_hist_keep_prune(st, &s, EMQ_KEPT_COMPLETED, r.completed_keep,
@@ -999,7 +1044,23 @@ static void kept_fill(emq_kept_job *j, const emq_hist_keep_row *r,
     fields(r->body.p, r->body.n, body_cb, f);
 }
 
+typedef struct loc_ctx {
+    char q[136];
+    int found;
+} loc_ctx;
+
+static int scope_of(void *ctx, const emq_hist_row *r)
+{
+    loc_ctx *l = ctx;
+    size_t n = r->scope.n < sizeof l->q - 1 ? r->scope.n : sizeof l->q - 1;
+    memcpy(l->q, r->scope.p, n);
+    l->q[n] = 0;
+    l->found = 1;
+    return 0;
+}
+
 typedef struct kctx {
+    char qbuf[136];
     const char *q, *id, *after;
     int state;
     int64_t max;
@@ -1026,7 +1087,20 @@ static int kfind_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
     emq_bytes s, j = {k->id, EMQ_ID_LEN};
     int rc;
     (void)now;
-    if (k->q) s = bq(k->q);
+    if (k->q) {
+        s = bq(k->q);
+    } else {
+        /* The queue from the job's history (the subject index) when it
+         * has one: the kept rows are then one queue's walk. */
+        loc_ctx l = {{0}, 0};
+        rc = emq_hist_read(st, NULL, &j, 0, 0, scope_of, &l);
+        if (rc < 0) return emq_db_fail(db, rc, "reading a kept job");
+        if (l.found) {
+            memcpy(k->qbuf, l.q, sizeof l.q);
+            k->q = k->qbuf;
+            s = bq(k->q);
+        }
+    }
     rc = emq_hist_keep_find(st, k->q ? &s : NULL, &j, kget_cb, k);
     if (rc == 1) rc = EMQ_OK;
     return rc < 0 ? emq_db_fail(db, rc, "reading a kept job") : rc;
