@@ -2301,6 +2301,22 @@ int emq_kept_count(emq_db *db, const char *q, int state, int64_t *n);
  *  *dropped (may be NULL) counts the rows removed. */
 int emq_history_prune(emq_db *db, const char *q, int64_t *dropped);
 
+/**
+ * The queue of job `id` without naming it (`emqlite job ID`): from its
+ * newest history entry, else its kept record, else a walk of the keys for
+ * a row `emq:{q}:job:<id>` (the cost grows with the keys). `q` receives
+ * the name (NUL-terminated). EMQ_OK, or EMQ_ABSENT (found nowhere).
+ */
+int emq_job_locate(emq_db *db, const char *id, char q[129]);
+
+/**
+ * The flow parents of queue `q` held in awaiting_children (no set holds
+ * them: a walk of the queue's job rows, in id order). `*ids` (free with
+ * emq_free; NULL when none) receives `*n` ids. EMQ_OK.
+ */
+int emq_list_awaiting(emq_db *db, const char *q, char (**ids)[EMQ_ID_SIZE],
+                      size_t *n);
+
 /* ------------------------------------------------------ 17. deprecated names */
 
 /*

@@ -622,6 +622,12 @@ int emq_cli_open(emq_cli *c)
                      err[0] ? err : emq_strerror(rc));
         return emq_cli_fail(c, rc, msg);
     }
+    /* The worker name the job history records with this tool's claims
+     * (doc/HISTORY.md); the host and the pid are recorded anyway. */
+    const char *wn = getenv("EMQLITE_WORKER");
+    if (wn && wn[0] && (rc = emq_history_worker(c->db, wn)) < 0)
+        return emq_cli_usage(c, "EMQLITE_WORKER '%s' is longer than 64 "
+                             "bytes", wn);
     return 0;
 }
 

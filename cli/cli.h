@@ -202,6 +202,9 @@ void emq_cli_reply_text(FILE *f, const emq_reply *r, int indent);
 /* ------------------------------------------------------------------ demo */
 
 int emq_cli_demo(emq_cli *c, int argc, char **argv);
+/* list and job (cli_hist.c; in the operator's table, cli_ops.c). */
+int emq_cli_list(emq_cli *c, int argc, char **argv);
+int emq_cli_job(emq_cli *c, int argc, char **argv);
 
 /* ------------------------------------------- transfers (cli_transfer.c) */
 

@@ -20,8 +20,6 @@
 #include "cli.h"
 #include "cli_time.h"
 
-static int cmd_list(emq_cli *c, int argc, char **argv);
-static int cmd_job(emq_cli *c, int argc, char **argv);
 static int cmd_requeue(emq_cli *c, int argc, char **argv);
 static int cmd_remove(emq_cli *c, int argc, char **argv);
 static int cmd_drain(emq_cli *c, int argc, char **argv);
@@ -36,23 +34,36 @@ static int cmd_events(emq_cli *c, int argc, char **argv);
 static int cmd_metrics(emq_cli *c, int argc, char **argv);
 
 const emq_cli_command emq_cli_ops_commands[] = {
-    { "list", cmd_list,
-      "QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G]",
-      "List the jobs of one set of QUEUE, one line each: ID, then its time\n"
-      "as Unix ms and as UTC ISO-8601 — the lease deadline (active), the\n"
-      "run-at (scheduled), or the id's mint time (pending, dead).\n"
-      "  --state S   pending, active, scheduled or dead\n"
+    { "list", emq_cli_list,
+      "QUEUE --state S [--limit N] [--after ID] [--offset K] [--tail] [--lane G]",
+      "List the jobs of QUEUE in one state, newest transition first, one\n"
+      "line each: ID, the time of its last transition (Unix ms and UTC\n"
+      "ISO-8601) and its kind (from the job history; without one, the id's\n"
+      "mint time and '-'), its attempts, its lease deadline (active) or\n"
+      "run-at (scheduled), its lane group, its last error and a preview of\n"
+      "its payload (40 bytes, escaped; a completed job's result too).\n"
+      "  --state S   pending, active, scheduled, dead, completed (kept\n"
+      "              host-side: see 'emqlite retention') or\n"
+      "              awaiting_children (flow parents)\n"
+      "  --lane G    the jobs waiting in the lane of group G instead\n"
       "  --limit N   at most N jobs (default 100)\n"
-      "  --offset K  skip the first K (default 0)\n"
-      "  --tail      walk from the other end (newest, latest first)\n"
-      "  --lane G    the lane of group G instead of --state\n"
-      "The cost grows with K + N, not with the size of the set." },
-    { "job", cmd_job, "QUEUE ID",
+      "  --after ID  the page after the job ID (the last of the previous\n"
+      "              page; --json gives it as \"next\")\n"
+      "  --offset K  skip K more\n"
+      "  --tail      oldest transition first\n"
+      "The cost grows with the size of the state's set (every job is read\n"
+      "to sort them)." },
+    { "job", emq_cli_job, "[QUEUE] ID",
       "Print the fields of a job's row, one 'name value' line each (bytes\n"
       "that are not printable are shown as C escapes), then what the sets\n"
-      "say: its set (the state lookup), its lease deadline or run-at (ms and\n"
-      "UTC), its number of log lines and whether it is locked.\n"
-      "Exit: 0 found, 6 gone (no such row)." },
+      "say: its set (the state lookup; 'lane' for a job waiting in a lane),\n"
+      "its lease deadline or run-at (ms and UTC), its number of log lines\n"
+      "and whether it is locked; then its kept record when it completed or\n"
+      "died (payload, attempts, last error, result), then its history: one\n"
+      "line per transition with its time, attempt, claiming host, pid and\n"
+      "worker, delay, run-at and error. Without QUEUE the job is looked up\n"
+      "in every queue (its history first, then a walk of the keys).\n"
+      "Exit: 0 found, 6 gone (no row and nothing kept)." },
     { "requeue", cmd_requeue, "QUEUE ID | QUEUE --dead --all [--batch N]",
       "Move a dead job back to pending (attempts kept, last_error cleared),\n"
       "or with --dead --all every dead job of QUEUE, N (default 100) per\n"
@@ -165,41 +176,6 @@ static const char *iso(int64_t ms, char *buf, size_t n)
     return buf;
 }
 
-/* A time as JSON: {"ms": N, "utc": "..."}. */
-static void json_time(int64_t ms)
-{
-    char b[48];
-    printf("{\"ms\":%lld,\"utc\":\"%s\"}", (long long)ms, iso(ms, b, sizeof b));
-}
-
-/* The mint time of a branded id (Unix ms), or 0 with -1. */
-static int mint_ms(const char *id, size_t len, int64_t *ms)
-{
-    uint64_t snow;
-    if (emq_id_parse(id, len, NULL, &snow) != EMQ_OK) return -1;
-    *ms = (int64_t)(snow >> 22) + EMQ_EPOCH_MS;
-    return 0;
-}
-
-/* A JSON object key: bytes that are not valid UTF-8 escaped one by one as
- * \u00xx (field names are ASCII in practice). */
-static void json_key(FILE *f, const char *p, size_t len)
-{
-    if (emq_cli_utf8_valid((const unsigned char *)p, len)) {
-        emq_cli_json_bytes(f, p, len);
-        return;
-    }
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char b = (unsigned char)p[i];
-        if (b < 0x20 || b >= 0x7F || b == '"' || b == '\\')
-            fprintf(f, "\\u%04x", b);
-        else
-            fputc(b, f);
-    }
-    fputc('"', f);
-}
-
 /* {"queue": q, "id": id, then the caller's members..., closed by the
  * caller. */
 static void json_head(const char *q, const char *id)
@@ -246,151 +222,6 @@ static int read_stdin(unsigned char **out, size_t *len)
     *out = b;
     *len = n;
     return 0;
-}
-
-/* ---------------------------------------------------------------- list */
-
-static const char *set_of_state(const char *s)
-{
-    if (strcmp(s, "pending") == 0) return "pending";
-    if (strcmp(s, "active") == 0) return "active";
-    if (strcmp(s, "scheduled") == 0 || strcmp(s, "schedule") == 0)
-        return "schedule";
-    if (strcmp(s, "dead") == 0) return "dead";
-    return NULL;
-}
-
-static int cmd_list(emq_cli *c, int argc, char **argv)
-{
-    const char *state = NULL, *lim_s = NULL, *off_s = NULL, *tail = NULL;
-    const char *lane = NULL, *pos[1], *set = NULL;
-    emq_cli_opt opts[] = { { "--state", 1, &state }, { "--limit", 1, &lim_s },
-                           { "--offset", 1, &off_s }, { "--tail", 0, &tail },
-                           { "--lane", 1, &lane }, { NULL, 0, NULL } };
-    int64_t limit = 100, offset = 0, total = -1;
-    emq_member *m = NULL;
-    size_t n = 0;
-    int npos, rc, ex;
-
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
-        return ex;
-    if (!lane && !state)
-        return emq_cli_usage(c, "--state (or --lane) is required");
-    if (state && !(set = set_of_state(state)))
-        return emq_cli_usage(c, "--state must be pending, active, scheduled "
-                             "or dead, not '%s'", state);
-    if ((lim_s && emq_cli_int(c, "--limit", lim_s, &limit)) ||
-        (off_s && emq_cli_int(c, "--offset", off_s, &offset)))
-        return EMQ_EXIT_USAGE;
-    if (limit <= 0 || offset < 0)
-        return emq_cli_usage(c, "--limit must be > 0 and --offset >= 0");
-    if ((ex = emq_cli_open(c)))
-        return ex;
-    if (!lane) {
-        const char *names[1] = {set};
-        if ((rc = emq_counts(c->db, pos[0], 1, names, &total)) < 0)
-            return emq_cli_fail(c, rc, NULL);
-    }
-    rc = emq_list(c->db, pos[0], set ? set : "pending", lane, offset, limit,
-                  tail != NULL, &m, &n);
-    if (rc < 0) return emq_cli_fail(c, rc, NULL);
-    if (c->json) {
-        json_head(pos[0], NULL);
-        if (lane) {
-            fputs(",\"lane\":", stdout);
-            emq_cli_json_str(stdout, lane);
-        } else {
-            printf(",\"state\":\"%s\",\"total\":%lld", state,
-                   (long long)total);
-        }
-        printf(",\"offset\":%lld,\"jobs\":[", (long long)offset);
-    }
-    for (size_t i = 0; i < n; i++) {
-        int64_t t = m[i].score;
-        int is_time = set && (strcmp(set, "active") == 0 ||
-                              strcmp(set, "schedule") == 0);
-        int has = is_time || mint_ms(m[i].member, m[i].len, &t) == 0;
-        char b[48];
-        if (c->json) {
-            fputs(i ? ",{\"id\":" : "{\"id\":", stdout);
-            emq_cli_json_bytes(stdout, m[i].member, m[i].len);
-            printf(",\"score\":%lld,\"%s\":", (long long)m[i].score,
-                   !is_time ? "minted" : strcmp(set, "active") == 0
-                                             ? "deadline" : "run_at");
-            if (has) json_time(t);
-            else fputs("null", stdout);
-            fputc('}', stdout);
-        } else {
-            emq_cli_text_bytes(stdout, m[i].member, m[i].len);
-            if (has) printf("  %lld  %s", (long long)t, iso(t, b, sizeof b));
-            putchar('\n');
-        }
-    }
-    if (c->json) puts("]}");
-    emq_members_free(m, n);
-    return EMQ_EXIT_OK;
-}
-
-/* ----------------------------------------------------------------- job */
-
-static int cmd_job(emq_cli *c, int argc, char **argv)
-{
-    const char *pos[2];
-    emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    emq_job_info ji;
-    char b[48];
-    int npos, rc, ex, w = 0;
-
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
-        return ex;
-    if ((ex = emq_cli_open(c)))
-        return ex;
-    rc = emq_job_inspect(c->db, pos[0], pos[1], &ji);
-    if (rc == EMQ_GONE) emq_job_info_clear(&ji);
-    if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
-    if (c->json) {
-        json_head(pos[0], pos[1]);
-        fputs(",\"fields\":{", stdout);
-        for (size_t i = 0; i < ji.nfields; i++) {
-            if (i) fputc(',', stdout);
-            json_key(stdout, ji.fields[i].name, ji.fields[i].name_len);
-            fputc(':', stdout);
-            emq_cli_json_bytes(stdout, ji.fields[i].value,
-                               ji.fields[i].value_len);
-        }
-        printf("},\"info\":{\"set\":\"%s\",\"deadline\":",
-               emq_state_name(ji.state));
-        if (ji.has_deadline) json_time(ji.deadline_ms);
-        else fputs("null", stdout);
-        fputs(",\"run_at\":", stdout);
-        if (ji.has_run_at) json_time(ji.run_at_ms);
-        else fputs("null", stdout);
-        printf(",\"logs\":%lld,\"locked\":%s}}\n", (long long)ji.logs,
-               ji.locked ? "true" : "false");
-    } else {
-        for (size_t i = 0; i < ji.nfields; i++)
-            if ((int)ji.fields[i].name_len > w) w = (int)ji.fields[i].name_len;
-        if (w < 8) w = 8;
-        for (size_t i = 0; i < ji.nfields; i++) {
-            emq_cli_text_bytes(stdout, ji.fields[i].name,
-                               ji.fields[i].name_len);
-            printf("%*s  ", w - (int)ji.fields[i].name_len, "");
-            emq_cli_text_bytes(stdout, ji.fields[i].value,
-                               ji.fields[i].value_len);
-            putchar('\n');
-        }
-        printf("--\n%-*s  %s\n", w, "set", emq_state_name(ji.state));
-        if (ji.has_deadline)
-            printf("%-*s  %lld  %s\n", w, "deadline",
-                   (long long)ji.deadline_ms, iso(ji.deadline_ms, b, sizeof b));
-        if (ji.has_run_at)
-            printf("%-*s  %lld  %s\n", w, "run_at", (long long)ji.run_at_ms,
-                   iso(ji.run_at_ms, b, sizeof b));
-        printf("%-*s  %lld\n%-*s  %s\n", w, "logs", (long long)ji.logs, w,
-               "locked", ji.locked ? "yes" : "no");
-    }
-    emq_job_info_clear(&ji);
-    return EMQ_EXIT_OK;
 }
 
 /* ------------------------------------------------------ requeue, remove */
