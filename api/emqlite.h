@@ -2222,6 +2222,10 @@ int emq_job_history(emq_db *db, const char *q, const char *id,
 int emq_history_read(emq_db *db, const char *q, int64_t after, size_t max,
                      emq_history_fn fn, void *ctx, int64_t *last);
 
+/** The seq of the newest history entry (0 when there is none): the
+ *  cursor of a reader that wants only what comes next. */
+int emq_history_last(emq_db *db, int64_t *seq);
+
 /** The file's history settings (host configuration, one for the file). */
 typedef struct emq_history_config {
     int enabled;          /**< 1 (default): record; 0: record nothing     */

@@ -506,10 +506,11 @@ int emq_cli_job(emq_cli *c, int argc, char **argv)
     if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 2, &npos)) >= 0)
         return ex;
     id = npos == 2 ? pos[1] : pos[0];
+    if (npos == 1 && !emq_id_valid(id))
+        return emq_cli_usage(c, "missing ID");
     if (!emq_id_valid(id))
-        return emq_cli_usage(c, "ID '%s' is not a branded id: 14 characters: "
-                             "a namespace of 3 capitals, then 11 of 0-9 A-Z "
-                             "a-z", id);
+        return emq_cli_usage(c, "ID '%s' is not a branded id: "
+                             EMQ_CLI_ID_RULE, id);
     if ((ex = emq_cli_open(c)))
         return ex;
     if (npos == 2) {

@@ -88,8 +88,10 @@ const emq_cli_command emq_cli_ops_commands[] = {
       "Exit: 0 obliterated, 1 not confirmed, 12 EMQSTATE (not paused, or\n"
       "active jobs without --force)." },
     { "counts", cmd_counts, "QUEUE",
-      "Print the sizes of the pending, active, schedule and dead sets and\n"
-      "the completed and failed counters, one 'name value' line each." },
+      "Print the sizes of the pending, active, schedule and dead sets, the\n"
+      "completed and failed counters, the jobs waiting in the queue's lanes\n"
+      "(lane) and its flow parents awaiting their children\n"
+      "(awaiting_children), one 'name value' line each." },
     { "progress", cmd_progress, "QUEUE ID [VALUE]",
       "Print a job's progress field, or set it to VALUE (which publishes a\n"
       "progress event).\n"
@@ -111,10 +113,16 @@ const emq_cli_command emq_cli_ops_commands[] = {
       "prints 'ID TOKEN PAYLOAD' per job (the payload escaped).\n"
       "Exit: 0 claimed, 2 empty (nothing pending, or the queue is paused)." },
     { "events", cmd_events,
-      "[QUEUE] [--after SEQ] [--count N] [--timeout DURATION]",
+      "[QUEUE] [--history] [--after SEQ] [--count N] [--timeout DURATION]",
       "Follow the lifecycle events of QUEUE (or of every queue) as JSON\n"
       "lines until interrupted: {\"seq\", \"at\", \"at_utc\", \"queue\",\n"
       "\"event\", \"job\", \"message\"}, message being the published bytes.\n"
+      "  --history     follow the job history instead (host-side, every\n"
+      "                kind: enqueued, scheduled, claimed, completed,\n"
+      "                retried, dead, reaped, stalled, promoted, removed,\n"
+      "                requeued, delayed, awaiting_children), one line\n"
+      "                each with its details (attempts, delay_ms, run_at,\n"
+      "                error, host, pid, worker); SEQ is a history seq\n"
       "  --after SEQ   start after event SEQ (0: every retained event);\n"
       "                default: events committed from now on\n"
       "  --count N     stop after N events\n"
@@ -348,27 +356,29 @@ static int cmd_obliterate(emq_cli *c, int argc, char **argv)
 
 static int cmd_counts(emq_cli *c, int argc, char **argv)
 {
-    static const char *const names[6] = {"pending", "active", "schedule",
-                                         "dead", "completed", "failed"};
+    static const char *const names[8] = {"pending", "active", "schedule",
+                                         "dead", "completed", "failed",
+                                         "lane", "awaiting_children"};
     const char *pos[1];
     emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    int64_t v[6];
+    int64_t v[8];
     int npos, rc, ex;
     if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
         return ex;
     if ((ex = emq_cli_open(c)))
         return ex;
-    if ((rc = emq_counts(c->db, pos[0], 6, names, v)) < 0)
+    if ((rc = emq_counts(c->db, pos[0], 6, names, v)) < 0 ||
+        (rc = emq_cli_extra_counts(c->db, pos[0], &v[6], &v[7])) < 0)
         return emq_cli_fail(c, rc, NULL);
     if (c->json) {
         json_head(pos[0], NULL);
         fputs(",\"counts\":{", stdout);
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 8; i++)
             printf("%s\"%s\":%lld", i ? "," : "", names[i], (long long)v[i]);
         puts("}}");
     } else {
-        for (int i = 0; i < 6; i++)
-            printf("%-9s  %lld\n", names[i], (long long)v[i]);
+        for (int i = 0; i < 8; i++)
+            printf("%-17s  %lld\n", names[i], (long long)v[i]);
     }
     return EMQ_EXIT_OK;
 }
@@ -647,12 +657,74 @@ static void print_event(void *ctx, const emq_event *e)
     f->seen++;
 }
 
+/* One job history entry as an event line (events --history). */
+static int print_hist(void *ctx, const emq_history_entry *e)
+{
+    follow *f = ctx;
+    char b[48];
+    if (f->want > 0 && f->seen >= f->want) return 1;
+    printf("{\"seq\":%lld,\"at\":%lld,\"at_utc\":\"%s\",\"queue\":",
+           (long long)e->seq, (long long)e->at_ms, iso(e->at_ms, b, sizeof b));
+    emq_cli_json_str(stdout, e->queue);
+    printf(",\"event\":\"%s\",\"job\":\"%s\"",
+           emq_history_kind_name(e->kind), e->id);
+    if (e->attempts >= 0) printf(",\"attempts\":%lld", (long long)e->attempts);
+    if (e->delay_ms >= 0) printf(",\"delay_ms\":%lld", (long long)e->delay_ms);
+    if (e->run_at_ms >= 0) printf(",\"run_at\":%lld", (long long)e->run_at_ms);
+    if (e->error) {
+        fputs(",\"error\":", stdout);
+        emq_cli_json_bytes(stdout, e->error, e->error_len);
+    }
+    if (e->host) {
+        fputs(",\"host\":", stdout);
+        emq_cli_json_str(stdout, e->host);
+        printf(",\"pid\":%lld", (long long)e->pid);
+    }
+    if (e->worker) {
+        fputs(",\"worker\":", stdout);
+        emq_cli_json_str(stdout, e->worker);
+    }
+    puts("}");
+    fflush(stdout);
+    f->seen++;
+    return 0;
+}
+
+/* events --history: follow the job history (host-side) by polling. */
+static int follow_history(emq_cli *c, const char *q, int64_t after,
+                          int64_t timeout, follow *f)
+{
+    struct timespec t0, t1, nap = {0, 50 * 1000000L};
+    int64_t cur = after;
+    int rc;
+    if (after == EMQ_SUB_NOW && (rc = emq_history_last(c->db, &cur)) < 0)
+        return emq_cli_fail(c, rc, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        rc = emq_history_read(c->db, q, cur, 256, print_hist, f, &cur);
+        if (rc < 0 && rc != EMQ_EBUSY && rc != 1)
+            return emq_cli_fail(c, rc, NULL);
+        if (stop_events || (f->want > 0 && f->seen >= f->want)) break;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (timeout >= 0 && (int64_t)(t1.tv_sec - t0.tv_sec) * 1000 +
+                                    (t1.tv_nsec - t0.tv_nsec) / 1000000 >=
+                                timeout)
+            break;
+        nanosleep(&nap, NULL);
+    }
+    if (!stop_events && timeout >= 0 && (f->want == 0 || f->seen < f->want))
+        return f->want > 0 ? EMQ_EXIT_EMPTY : EMQ_EXIT_OK;
+    return EMQ_EXIT_OK;
+}
+
 static int cmd_events(emq_cli *c, int argc, char **argv)
 {
     const char *after_s = NULL, *count_s = NULL, *timeout_s = NULL, *pos[1];
+    const char *hist = NULL;
     emq_cli_opt opts[] = { { "--after", 1, &after_s },
                            { "--count", 1, &count_s },
                            { "--timeout", 1, &timeout_s },
+                           { "--history", 0, &hist },
                            { NULL, 0, NULL } };
     int64_t after = EMQ_SUB_NOW, timeout = -1;
     follow f = {0, 0};
@@ -673,6 +745,14 @@ static int cmd_events(emq_cli *c, int argc, char **argv)
                              "--timeout >= 0");
     if ((ex = emq_cli_open(c)))
         return ex;
+    if (hist) {
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        return follow_history(c, npos ? pos[0] : NULL, after, timeout, &f);
+    }
     rc = emq_subscribe(c->db, npos ? pos[0] : NULL, after, print_event, &f,
                        &s);
     if (rc < 0) return emq_cli_fail(c, rc, NULL);

@@ -32,9 +32,11 @@
 #define C_AGE INT64_C(86400000)
 #define D_KEEP 10000
 #define D_AGE (INT64_C(30) * 86400000)
-/* A queue is pruned when an append's seq crosses a multiple of this, with
- * at most PRUNE_BUDGET rows of each table removed. */
-#define PRUNE_EVERY 64
+/* A queue's history is pruned when an append's seq is a multiple of
+ * PRUNE_EVERY, its kept jobs when it is a multiple of KEPT_EVERY (counting
+ * them walks them), each time at most PRUNE_BUDGET rows of each table. */
+#define PRUNE_EVERY 128
+#define KEPT_EVERY 1024
 #define PRUNE_BUDGET 256
 
 #define NS_HIST "history"
@@ -557,9 +559,9 @@ static int note_admit(emq_vctx *c, struct emq_hist *h, const char *q,
     return rc;
 }
 
-/* Prune q's history and kept rows (budgeted). */
+/* Prune q's history and (with kept) its kept rows, budgeted. */
 static int prune_q(emq_db *db, emq_store *st, struct emq_hist *h,
-                   const char *q, int64_t now, int64_t *dropped)
+                   const char *q, int64_t now, int kept, int64_t *dropped)
 {
     emq_bytes s = bq(q);
     emq_retention r;
@@ -586,6 +588,7 @@ static int prune_q(emq_db *db, emq_store *st, struct emq_hist *h,
             rc = emq_hostconf_put(st, NS_COUNT, q, strlen(q), v.p, v.len);
         emq_buf_free(&v);
     }
+    if (rc >= 0 && !kept) goto out;
     if (rc >= 0) rc = keep_of(st, q, &r);
     if (rc >= 0)
         rc = emq_hist_keep_prune(st, &s, EMQ_KEPT_COMPLETED, r.completed_keep,
@@ -595,6 +598,7 @@ static int prune_q(emq_db *db, emq_store *st, struct emq_hist *h,
         rc = emq_hist_keep_prune(st, &s, EMQ_KEPT_DEAD, r.dead_keep,
                                  now - r.dead_age_ms, PRUNE_BUDGET, &n);
     total += rc >= 0 ? n : 0;
+out:
     if (dropped) *dropped += total;
     return rc < 0 ? emq_db_fail(db, rc, "pruning the job history") : EMQ_OK;
 }
@@ -697,7 +701,7 @@ int emq_hist_after(emq_vctx *c, emq_hist_tx *t, int rc0)
     }
     /* Crossing a multiple of PRUNE_EVERY prunes this queue a little. */
     if (rc == EMQ_OK && seq > 0 && seq % PRUNE_EVERY == 0)
-        rc = prune_q(c->db, c->st, h, q, c->now, NULL);
+        rc = prune_q(c->db, c->st, h, q, c->now, seq % KEPT_EVERY == 0, NULL);
 out:
     emq_hist_drop(t);
     return rc;
@@ -837,6 +841,26 @@ int emq_history_read(emq_db *db, const char *q, int64_t after, size_t max,
     r.x.last = after;
     rc = emq_db_run(db, 0, read_tx, &r);
     if (last) *last = r.x.last;
+    return rc;
+}
+
+static int last_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
+{
+    (void)now;
+    int rc = emq_hist_last(st, ctx);
+    return rc < 0 ? emq_db_fail(db, rc, "reading the job history") : rc;
+}
+
+int emq_history_last(emq_db *db, int64_t *seq)
+{
+    int64_t v = 0;
+    int rc;
+    if (seq) *seq = 0;
+    if ((rc = emq_db_enter(db)) < 0) return rc;
+    if (seq == NULL)
+        return emq_db_wire(db, EMQ_EINVAL, "bad argument: seq is NULL");
+    rc = emq_db_run(db, 0, last_tx, &v);
+    if (rc >= 0) *seq = v;
     return rc;
 }
 
@@ -1252,7 +1276,7 @@ static int prune_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
     struct emq_hist *h = db->hist;
     int rc;
     if (!h->loaded && (rc = load(db, st, h)) != EMQ_OK) return rc;
-    if (p->q) return prune_q(db, st, h, p->q, now, &p->dropped);
+    if (p->q) return prune_q(db, st, h, p->q, now, 1, &p->dropped);
     /* Every queue with history: pruned in turn until nothing goes. */
     emq_idlist_free(&p->scopes);
     if ((rc = emq_hist_read(st, NULL, NULL, 0, 0, scope_cb, p)) < 0)
@@ -1262,7 +1286,7 @@ static int prune_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
         size_t n = p->scopes.v[i].len < 135 ? p->scopes.v[i].len : 135;
         memcpy(q, p->scopes.v[i].p, n);
         q[n] = 0;
-        rc = prune_q(db, st, h, q, now, &p->dropped);
+        rc = prune_q(db, st, h, q, now, 1, &p->dropped);
     }
     return rc;
 }
