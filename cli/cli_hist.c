@@ -587,10 +587,11 @@ int emq_cli_job(emq_cli *c, int argc, char **argv)
         }
         fputs(",\"history\":[", stdout);
     } else {
-        if (npos == 1) printf("queue     %s\n", q);
         for (size_t i = 0; live && i < ji.nfields; i++)
             if ((int)ji.fields[i].name_len > w) w = (int)ji.fields[i].name_len;
         if (w < 8) w = 8;
+        if (has_kept && w < 10) w = 10;     /* "last_error" */
+        if (npos == 1) printf("%-*s  %s\n", w, "queue", q);
         for (size_t i = 0; live && i < ji.nfields; i++) {
             emq_cli_text_bytes(stdout, ji.fields[i].name,
                                ji.fields[i].name_len);
