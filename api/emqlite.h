@@ -2172,10 +2172,14 @@ int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations);
     X(DELAYED, 12, "delayed")    /* parked by its worker: run-at        */ \
     X(AWAITING, 13, "awaiting_children") /* a flow parent held          */
 
+/* Spelled out (not generated from the table above: the bindings parse
+ * this header); emq_history_kind_name agrees with the table. */
 enum emq_history_kind {
-#define EMQ_HK_(N, V, S) EMQ_HIST_##N = V,
-    EMQ_HISTORY_KINDS(EMQ_HK_)
-#undef EMQ_HK_
+    EMQ_HIST_ENQUEUED = 1, EMQ_HIST_SCHEDULED = 2, EMQ_HIST_CLAIMED = 3,
+    EMQ_HIST_COMPLETED = 4, EMQ_HIST_RETRIED = 5, EMQ_HIST_DEAD = 6,
+    EMQ_HIST_REAPED = 7, EMQ_HIST_STALLED = 8, EMQ_HIST_PROMOTED = 9,
+    EMQ_HIST_REMOVED = 10, EMQ_HIST_REQUEUED = 11, EMQ_HIST_DELAYED = 12,
+    EMQ_HIST_AWAITING = 13,
     EMQ_HIST_KIND_MAX = 13
 };
 

@@ -66,6 +66,11 @@ static const char *const kind_names[EMQ_HIST_KIND_MAX + 1] = {
 #undef EMQ_HK_
 };
 
+/* The enum spelled out in emqlite.h agrees with the table. */
+#define EMQ_HK_(N, V, S) _Static_assert(EMQ_HIST_##N == V, #N);
+EMQ_HISTORY_KINDS(EMQ_HK_)
+#undef EMQ_HK_
+
 const char *emq_history_kind_name(int kind)
 {
     return kind > 0 && kind <= EMQ_HIST_KIND_MAX ? kind_names[kind] : NULL;
