@@ -223,6 +223,22 @@ void emq_notify_signal(emq_notify *n, uint32_t b)
         futex(&s->seq, FUTEX_WAKE, INT_MAX, NULL);
 }
 
+/* A 32-bit time_t (armhf's glibc) holds 2^31 s, about 68 years: a longer
+ * wait is cut to that (the caller looks again when it ends). A plain cast
+ * made a negative tv_sec there, which the futex refused at once (EINVAL),
+ * and a waiting claim spun. */
+void emq_notify_timespec(int64_t timeout_ms, struct timespec *ts)
+{
+    int64_t sec = timeout_ms / 1000;
+    if (sizeof(time_t) < sizeof(int64_t) && sec > INT32_MAX) {
+        ts->tv_sec = (time_t)INT32_MAX;
+        ts->tv_nsec = 0;
+        return;
+    }
+    ts->tv_sec = (time_t)sec;
+    ts->tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+}
+
 int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
                     int64_t timeout_ms)
 {
@@ -231,8 +247,7 @@ int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
     if (atomic_load(&s->seq) != seen) return 1;
     if (timeout_ms == 0) return 0;
     if (timeout_ms > 0) {
-        ts.tv_sec = (time_t)(timeout_ms / 1000);
-        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+        emq_notify_timespec(timeout_ms, &ts);
         tp = &ts;
     }
     atomic_fetch_add(&s->waiters, 1);

@@ -53,6 +53,9 @@ enum {
     S_H_DROP_SEQ, S_H_READ_ALL, S_H_READ_SUBJ, S_H_READ_SCOPE, S_H_LAST,
     S_K_PUT, S_K_FIND, S_K_FIND_ANY, S_K_LIST, S_K_LIST_AFTER, S_K_COUNT,
     S_K_HEAD, S_K_DROP,
+    /* keyset pages after a (score, member) cursor (zset.c,
+     * emq_zset_after: the web dashboard's paging) */
+    S_Z_AFTER_ASC, S_Z_AFTER_DESC,
     S_COUNT
 };
 

@@ -177,6 +177,73 @@ START_TEST(reaped_stalled_removed_requeued_delayed_and_scheduled)
 }
 END_TEST
 
+/* The operator's verbs (main's run_now, run_due, the requeues of dead
+ * jobs, requeue_edited): each job they move gets its entry. */
+static void kill_job(const char *q, const char *id)
+{
+    emq_job j;
+    ck_assert_int_eq(emq_enqueue(db, q, id, "x", 1), EMQ_ENQUEUED);
+    ck_assert_int_eq(emq_claim(db, q, 1000, &j), EMQ_OK);
+    ck_assert_str_eq(j.id, id);
+    emq_job_clear(&j);
+    ck_assert_int_eq(emq_retry(db, q, id, 1, 0, 1, "boom", 4), EMQ_DEAD);
+}
+
+START_TEST(the_operators_run_now_and_requeues_are_recorded)
+{
+    char a[EMQ_ID_SIZE], b[EMQ_ID_SIZE], c[EMQ_ID_SIZE], d[EMQ_ID_SIZE];
+    char e[EMQ_ID_SIZE], f[EMQ_ID_SIZE];
+    const char *ids[2];
+    int verdicts[2];
+    int64_t n, sk;
+    mint(a);
+    mint(b);
+    mint(c);
+    mint(d);
+    mint(e);
+    mint(f);
+    /* run_now: a runs now; b is pending, so it is not moved */
+    ck_assert_int_eq(emq_enqueue_in(db, "q", a, "a", 1, 5000), EMQ_SCHEDULED);
+    ck_assert_int_eq(emq_enqueue(db, "q", b, "b", 1), EMQ_ENQUEUED);
+    ids[0] = a;
+    ids[1] = b;
+    ck_assert_int_eq(emq_job_run_now(db, "q", 2, ids, verdicts, &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(hist("q", a), "scheduled@+0:r+5000 promoted@+0");
+    ck_assert_str_eq(hist("q", b), "enqueued@+0");
+    /* run_due: c is due before the instant, d is not */
+    ck_assert_int_eq(emq_enqueue_in(db, "q", c, "c", 1, 100), EMQ_SCHEDULED);
+    ck_assert_int_eq(emq_enqueue_in(db, "q", d, "d", 1, 9000), EMQ_SCHEDULED);
+    ck_assert_int_eq(emq_schedule_run_due(db, "q", T0 + 200, 100, &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(hist("q", c), "scheduled@+0:r+100 promoted@+0");
+    ck_assert_str_eq(hist("q", d), "scheduled@+0:r+9000");
+    /* requeue_edited of a dead job */
+    kill_job("r", e);
+    ck_assert_int_eq(emq_job_requeue_edited(db, "r", e, "fixed", 5), EMQ_OK);
+    ck_assert_str_eq(hist("r", e), "enqueued@+0 claimed@+0:a1 "
+                                   "dead@+0:a1:e=boom requeued@+0");
+    /* requeue_dead_before (minted before now: e's second death, f) and
+     * requeue all */
+    kill_job("s", f);
+    ck_assert_int_eq(emq_dead_requeue_before(db, "s", T0 + 1, 10, &n, &sk),
+                     EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(strrchr(hist("s", f), ' ') + 1, "requeued@+0");
+    clk.now += 10;
+    {
+        emq_job j;
+        ck_assert_int_eq(emq_claim(db, "s", 1000, &j), EMQ_OK);
+        ck_assert_str_eq(j.id, f);
+        emq_job_clear(&j);
+    }
+    ck_assert_int_eq(emq_retry(db, "s", f, 2, 0, 1, "again", 5), EMQ_DEAD);
+    ck_assert_int_eq(emq_dead_requeue(db, "s", 100, &n, &sk), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_str_eq(strrchr(hist("s", f), ' ') + 1, "requeued@+10");
+}
+END_TEST
+
 START_TEST(completed_and_dead_jobs_are_kept_with_payload_error_result)
 {
     char a[EMQ_ID_SIZE], b[EMQ_ID_SIZE];
@@ -487,6 +554,7 @@ Suite *suite_history(void)
     tcase_add_test(t, every_step_of_a_failing_job_is_recorded_at_its_time);
     tcase_add_test(t, a_claim_names_its_host_and_pid);
     tcase_add_test(t, reaped_stalled_removed_requeued_delayed_and_scheduled);
+    tcase_add_test(t, the_operators_run_now_and_requeues_are_recorded);
     tcase_add_test(t, completed_and_dead_jobs_are_kept_with_payload_error_result);
     tcase_add_test(t, kept_jobs_list_newest_first_page_and_prune_by_count_and_age);
     tcase_add_test(t, history_is_bounded_per_job_and_per_queue_and_by_age);

@@ -412,8 +412,10 @@ static int want_row(const emq_verb *v)
 static int sweep_from(int id)
 {
     switch (id) {
-    case EMQ_V_PROMOTE: return EMQ_KT_SCHEDULE;
+    case EMQ_V_PROMOTE: case EMQ_V_RUN_DUE: return EMQ_KT_SCHEDULE;
     case EMQ_V_REAP: case EMQ_V_REAP_GROUP: return EMQ_KT_ACTIVE;
+    case EMQ_V_REQUEUE_DEAD_BATCH: case EMQ_V_REQUEUE_DEAD_BEFORE:
+        return EMQ_KT_DEAD;
     default: return -1;
     }
 }
@@ -428,7 +430,9 @@ static int recorded(int id)
     case EMQ_V_RETRY_TX: case EMQ_V_PROMOTE: case EMQ_V_REAP:
     case EMQ_V_REAP_GROUP: case EMQ_V_STALLED_CHECK: case EMQ_V_REMOVE_JOB:
     case EMQ_V_REPROCESS_JOB: case EMQ_V_DELAY: case EMQ_V_ENQUEUE_FLOW:
-    case EMQ_V_HOLD_PARENT: case EMQ_V_FLOW_CHILD:
+    case EMQ_V_HOLD_PARENT: case EMQ_V_FLOW_CHILD: case EMQ_V_RUN_NOW:
+    case EMQ_V_RUN_DUE: case EMQ_V_REQUEUE_DEAD_BATCH:
+    case EMQ_V_REQUEUE_DEAD_BEFORE: case EMQ_V_REQUEUE_EDITED:
         return 1;
     default:
         return 0;
@@ -454,14 +458,33 @@ int emq_hist_before(emq_vctx *c, emq_hist_tx *t)
         return emq_db_fail(c->db, EMQ_ENOMEM, NULL);
     t->snap = d;
     d->from = from;
-    if (from >= 0) {
+    if (from == EMQ_KT_DEAD) {
+        /* The requeues of dead jobs walk B.dead in byte order after their
+         * cursor, at most `batch` (default 100): the members they may move
+         * (one more: the cursor itself may still be there). Those past
+         * requeue_dead_before's mint-time bound stay dead and are not
+         * recorded. */
+        char k[EMQ_KEY_MAX];
+        size_t kl = emq_key(k, c->a[0].s, from);
+        int bi = id == EMQ_V_REQUEUE_DEAD_BATCH ? 1 : 2;
+        int64_t limit = c->a[bi].present ? c->a[bi].i : 100;
+        emq_bytes min = {c->a[bi + 1].s, c->a[bi + 1].n};
+        if (limit < INT64_MAX) limit++;
+        rc = emq_zset_range_lex(c->st, k, kl,
+                                c->a[bi + 1].present ? &min : NULL, NULL, 0,
+                                limit, emq_idlist_cb, &d->ms);
+    } else if (from >= 0) {
         char k[EMQ_KEY_MAX];
         size_t kl = emq_key(k, c->a[0].s, from);
         int64_t limit = id == EMQ_V_PROMOTE ? c->a[1].i
+                        : id == EMQ_V_RUN_DUE
+                            ? (c->a[2].present ? c->a[2].i : 100)
                         : id == EMQ_V_REAP_GROUP && c->a[2].present
                             ? c->a[2].i : 100;
-        rc = emq_zset_range_score(c->st, k, kl, -INFINITY, (double)c->now,
-                                  limit, emq_idlist_cb, &d->ms);
+        double until = id == EMQ_V_RUN_DUE ? (double)c->a[1].i
+                                           : (double)c->now;
+        rc = emq_zset_range_score(c->st, k, kl, -INFINITY, until, limit,
+                                  emq_idlist_cb, &d->ms);
     } else {
         rc = snap_read(c, c->a[0].s, c->a[1].s, &d->row);
     }
@@ -671,8 +694,24 @@ int emq_hist_after(emq_vctx *c, emq_hist_tx *t, int rc0)
         if (rc0 == EMQ_SCHEDULED || rc0 == EMQ_DEAD)
             rc = note_retry(c, h, rc0, &seq);
         break;
-    case EMQ_V_PROMOTE:
+    case EMQ_V_PROMOTE: case EMQ_V_RUN_DUE:
         if (d) rc = note_swept(c, h, d, EMQ_HIST_PROMOTED, &seq);
+        break;
+    case EMQ_V_REQUEUE_DEAD_BATCH: case EMQ_V_REQUEUE_DEAD_BEFORE:
+        if (d) rc = note_swept(c, h, d, EMQ_HIST_REQUEUED, &seq);
+        break;
+    case EMQ_V_RUN_NOW:
+        /* One verdict per id: 1 moved now (as a promote would). */
+        for (size_t i = 0; c->r->type == EMQ_REPLY_ARRAY && i < c->r->n &&
+                           1 + i < c->argc && rc == EMQ_OK; i++)
+            if (c->r->elem[i].type == EMQ_REPLY_INT &&
+                c->r->elem[i].integer == 1 && c->a[1 + i].n == EMQ_ID_LEN)
+                rc = note_plain(c, h, q, c->a[1 + i].s, EMQ_HIST_PROMOTED,
+                                &seq);
+        break;
+    case EMQ_V_REQUEUE_EDITED:
+        if (rc0 == EMQ_OK && c->r->integer == 1)
+            rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_REQUEUED, &seq);
         break;
     case EMQ_V_REAP: case EMQ_V_REAP_GROUP:
         if (d) rc = note_swept(c, h, d, EMQ_HIST_REAPED, &seq);
