@@ -111,8 +111,8 @@ int emq_hist_prune(emq_store *st, const emq_bytes *scope, int64_t keep,
                    int64_t *upto, int64_t *dropped)
 {
     sqlite3_stmt *s;
-    int64_t seqs[256], gone = 0, n;
-    int rc, k = 0;
+    int64_t seqs[256], gone = 0, n, chunk;
+    int rc, k, more = 1;
     if (dropped)
         *dropped = 0;
     /* The count: the rows appended since *upto (all of them when the
@@ -129,29 +129,37 @@ int emq_hist_prune(emq_store *st, const emq_bytes *scope, int64_t keep,
     emq_stmt_done(s);
     if (rc != SQLITE_ROW)
         return emq_store_fail(st, rc);
-    if (budget > (int64_t)(sizeof seqs / sizeof seqs[0]))
-        budget = (int64_t)(sizeof seqs / sizeof seqs[0]);
-    /* The oldest rows of the scope, in seq order: each goes while it is
-     * older than min_at or the scope holds more than keep. */
-    n = *count - keep;
-    if (!(s = emq_stmt(st, S_H_HEAD_SCOPE)))
-        return fail(st);
-    bind_b(s, 1, scope);
-    sqlite3_bind_int64(s, 2, budget);
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (!(k < n || sqlite3_column_int64(s, 1) < min_at)) {
-            rc = SQLITE_DONE;
-            break;
+    /* The oldest rows of the scope, in seq order, in chunks of 256 up to
+     * the budget: each goes while it is older than min_at or the scope
+     * holds more than keep. */
+    while (more && gone < budget) {
+        chunk = budget - gone;
+        if (chunk > (int64_t)(sizeof seqs / sizeof seqs[0]))
+            chunk = (int64_t)(sizeof seqs / sizeof seqs[0]);
+        n = *count - gone - keep;
+        k = 0;
+        if (!(s = emq_stmt(st, S_H_HEAD_SCOPE)))
+            return fail(st);
+        bind_b(s, 1, scope);
+        sqlite3_bind_int64(s, 2, chunk);
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            if (!(k < n || sqlite3_column_int64(s, 1) < min_at)) {
+                rc = SQLITE_DONE;
+                more = 0;
+                break;
+            }
+            seqs[k++] = sqlite3_column_int64(s, 0);
         }
-        seqs[k++] = sqlite3_column_int64(s, 0);
-    }
-    emq_stmt_done(s);
-    if (rc != SQLITE_DONE)
-        return emq_store_fail(st, rc);
-    for (int i = 0; i < k; i++) {
-        if ((rc = drop_seq(st, seqs[i])) != EMQ_OK)
-            return rc;
-        gone++;
+        emq_stmt_done(s);
+        if (rc != SQLITE_DONE)
+            return emq_store_fail(st, rc);
+        if (k < chunk)
+            more = 0;
+        for (int i = 0; i < k; i++) {
+            if ((rc = drop_seq(st, seqs[i])) != EMQ_OK)
+                return rc;
+            gone++;
+        }
     }
     *count -= gone;
     if (*count < 0)
@@ -331,20 +339,19 @@ int emq_hist_keep_count(emq_store *st, const emq_bytes *scope, int kind,
     return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
 }
 
-int emq_hist_keep_prune(emq_store *st, const emq_bytes *scope, int kind,
-                   int64_t keep, int64_t min_at, int64_t budget,
-                   int64_t *dropped)
+/* One chunk of the prune (at most 64, and at most `budget`): the oldest
+ * records go while fewer than `over` went or they are older than min_at.
+ * *dropped receives the number removed. */
+static int keep_prune_chunk(emq_store *st, const emq_bytes *scope, int kind,
+                            int64_t over, int64_t min_at, int64_t budget,
+                            int64_t *dropped)
 {
     sqlite3_stmt *s;
     emq_buf subj[64];
-    int64_t at[64], n, over, gone = 0;
+    int64_t at[64], gone = 0;
     size_t got = 0, i;
     int rc;
-    if (dropped)
-        *dropped = 0;
-    if ((rc = emq_hist_keep_count(st, scope, kind, &n)) != EMQ_OK)
-        return rc;
-    over = n > keep ? n - keep : 0;
+    *dropped = 0;
     if (budget > (int64_t)(sizeof subj / sizeof subj[0]))
         budget = (int64_t)(sizeof subj / sizeof subj[0]);
     memset(subj, 0, sizeof subj);
@@ -389,6 +396,33 @@ int emq_hist_keep_prune(emq_store *st, const emq_bytes *scope, int kind,
     }
     for (i = 0; i < sizeof subj / sizeof subj[0]; i++)
         emq_buf_free(&subj[i]);
+    *dropped = gone;
+    return rc;
+}
+
+int emq_hist_keep_prune(emq_store *st, const emq_bytes *scope, int kind,
+                   int64_t keep, int64_t min_at, int64_t budget,
+                   int64_t *dropped)
+{
+    int64_t n, gone = 0, got;
+    int rc;
+    if (dropped)
+        *dropped = 0;
+    if (budget <= 0)
+        return EMQ_OK;
+    if ((rc = emq_hist_keep_count(st, scope, kind, &n)) != EMQ_OK)
+        return rc;
+    /* Chunks of 64 (their keys copied out before the deletes run) until
+     * the budget is spent or a chunk stops short. */
+    do {
+        int64_t chunk = budget - gone < 64 ? budget - gone : 64;
+        rc = keep_prune_chunk(st, scope, kind, n - gone > keep
+                                                  ? n - gone - keep : 0,
+                              min_at, chunk, &got);
+        gone += got;
+        if (got < chunk)
+            break;
+    } while (rc == EMQ_OK && gone < budget);
     if (dropped)
         *dropped = gone;
     return rc;
