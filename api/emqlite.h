@@ -2225,6 +2225,186 @@ typedef void (*emq_check_fn)(void *ctx, const emq_finding *f);
  */
 int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations);
 
+/* ----------------------------- 16b. job history and retention (host) */
+/*
+ * Host-side, beside the keyspace and never in it (doc/HISTORY.md): no key
+ * holds them, so an export to Valkey, a digest and emq_check are the same
+ * with history on or off. Every write transition records what it did to
+ * each job it touched, at the transition's NOW (the handle's clock), in
+ * the transition's own transaction. Completed and dead jobs are kept
+ * (payload, attempts, last error, result) for a window per queue.
+ */
+
+/** The kinds of history entries: X(NAME, value, "name"). */
+#define EMQ_HISTORY_KINDS(X)                                               \
+    X(ENQUEUED, 1, "enqueued")   /* admitted to pending (or its lane)   */ \
+    X(SCHEDULED, 2, "scheduled") /* admitted with a run-at              */ \
+    X(CLAIMED, 3, "claimed")     /* leased: attempts, host, pid, worker */ \
+    X(COMPLETED, 4, "completed") /* completed: attempts                 */ \
+    X(RETRIED, 5, "retried")     /* failed, scheduled again: error, delay,
+                                    run-at, attempts                    */ \
+    X(DEAD, 6, "dead")           /* dead-lettered: error, attempts      */ \
+    X(REAPED, 7, "reaped")       /* lease lapsed, back to pending       */ \
+    X(STALLED, 8, "stalled")     /* counted a stall, back to pending    */ \
+    X(PROMOTED, 9, "promoted")   /* due, scheduled -> pending           */ \
+    X(REMOVED, 10, "removed")    /* removed by an operator              */ \
+    X(REQUEUED, 11, "requeued")  /* dead -> pending by an operator      */ \
+    X(DELAYED, 12, "delayed")    /* parked by its worker: run-at        */ \
+    X(AWAITING, 13, "awaiting_children") /* a flow parent held          */
+
+/* Spelled out (not generated from the table above: the bindings parse
+ * this header); emq_history_kind_name agrees with the table. */
+enum emq_history_kind {
+    EMQ_HIST_ENQUEUED = 1, EMQ_HIST_SCHEDULED = 2, EMQ_HIST_CLAIMED = 3,
+    EMQ_HIST_COMPLETED = 4, EMQ_HIST_RETRIED = 5, EMQ_HIST_DEAD = 6,
+    EMQ_HIST_REAPED = 7, EMQ_HIST_STALLED = 8, EMQ_HIST_PROMOTED = 9,
+    EMQ_HIST_REMOVED = 10, EMQ_HIST_REQUEUED = 11, EMQ_HIST_DELAYED = 12,
+    EMQ_HIST_AWAITING = 13,
+    EMQ_HIST_KIND_MAX = 13
+};
+
+/** The name of a kind ("claimed"), or NULL. */
+const char *emq_history_kind_name(int kind);
+/** The kind of a name, or 0. */
+int emq_history_kind_of(const char *name);
+
+/** One history entry (valid during the callback only). Fields a kind
+ *  does not carry are -1 (numbers) or NULL with length 0. */
+typedef struct emq_history_entry {
+    int64_t seq;          /**< grows in commit order, file-wide           */
+    int64_t at_ms;        /**< the transition's NOW                       */
+    int kind;             /**< enum emq_history_kind                      */
+    const char *queue;    /**< NUL-terminated                             */
+    const char *id;       /**< the job's id, NUL-terminated               */
+    int64_t attempts;     /**< claimed, completed, retried, dead          */
+    int64_t delay_ms;     /**< retried                                    */
+    int64_t run_at_ms;    /**< scheduled, retried, delayed                */
+    const void *error;    /**< retried, dead: the error bytes             */
+    size_t error_len;
+    const char *host;     /**< claimed: the claiming host (NUL-terminated) */
+    int64_t pid;          /**< claimed: its process id                    */
+    const char *worker;   /**< claimed: the handle's worker name, or NULL */
+} emq_history_entry;
+
+/** Called per entry; a nonzero return stops the walk and is returned. The
+ *  callback runs inside a read transaction: it must not use `db`. */
+typedef int (*emq_history_fn)(void *ctx, const emq_history_entry *e);
+
+/**
+ * The history of job `id`, oldest first: of queue `q`, or of any queue
+ * when `q` is NULL. EMQ_OK (also when there is none), or a gate's error.
+ */
+int emq_job_history(emq_db *db, const char *q, const char *id,
+                    emq_history_fn fn, void *ctx);
+
+/**
+ * Every entry with seq > `after` (0: from the oldest kept), of queue `q`
+ * (NULL: every queue), oldest first, at most `max` (0: all); *last (may
+ * be NULL) receives the seq of the last entry handed over (or `after`):
+ * the cursor of the next call. What a dashboard or `emqlite events` tails.
+ */
+int emq_history_read(emq_db *db, const char *q, int64_t after, size_t max,
+                     emq_history_fn fn, void *ctx, int64_t *last);
+
+/** The seq of the newest history entry (0 when there is none): the
+ *  cursor of a reader that wants only what comes next. */
+int emq_history_last(emq_db *db, int64_t *seq);
+
+/** The file's history settings (host configuration, one for the file). */
+typedef struct emq_history_config {
+    int enabled;          /**< 1 (default): record; 0: record nothing     */
+    int64_t per_job;      /**< entries kept per job (64)                  */
+    int64_t per_queue;    /**< entries kept per queue (100000)            */
+    int64_t max_age_ms;   /**< entries older than this go (7 days)        */
+} emq_history_config;
+
+/** The settings in force for `db` (the defaults when none were set). */
+int emq_history_config_get(emq_db *db, emq_history_config *cfg);
+/**
+ * Store settings for the file (`cfg` NULL: back to the defaults). Every
+ * number must be >= 1 (EMQ_EINVAL names it). This handle follows them at
+ * once, other handles at their next open.
+ */
+int emq_history_config_set(emq_db *db, const emq_history_config *cfg);
+
+/** The worker name this handle records with its claims (NULL or "":
+ *  none); at most 64 bytes (EMQ_EINVAL). The host and the pid are always
+ *  recorded. */
+int emq_history_worker(emq_db *db, const char *name);
+
+/** Retention of finished jobs, per queue. */
+typedef struct emq_retention {
+    int64_t completed_keep;   /**< completed jobs kept (1000)              */
+    int64_t completed_age_ms; /**< ... none older than this (1 day)        */
+    int64_t dead_keep;        /**< dead jobs kept (10000)                  */
+    int64_t dead_age_ms;      /**< ... none older than this (30 days)      */
+} emq_retention;
+
+/** The retention of queue `q` (NULL: the file's default): what was set,
+ *  else the file's default, else the built-in defaults. */
+int emq_retention_get(emq_db *db, const char *q, emq_retention *r);
+/** Set the retention of queue `q` (NULL: the file's default for every
+ *  queue without its own); `r` NULL removes it. Numbers >= 0 (0 keeps
+ *  nothing). */
+int emq_retention_set(emq_db *db, const char *q, const emq_retention *r);
+
+/** A kept (finished) job: emq_kept_get / emq_kept_list. */
+#define EMQ_KEPT_COMPLETED 1
+#define EMQ_KEPT_DEAD 2
+typedef struct emq_kept_job {
+    char queue[129]; /**< NUL-terminated                 */
+    char id[EMQ_ID_SIZE];
+    int state;                 /**< EMQ_KEPT_COMPLETED or EMQ_KEPT_DEAD     */
+    int64_t at_ms;             /**< when it completed or died               */
+    int64_t attempts;          /**< -1 when the row had none                */
+    unsigned char *payload;    /**< NULL when none; NUL-terminated          */
+    size_t payload_len;
+    unsigned char *error;      /**< last_error, NULL when none              */
+    size_t error_len;
+    unsigned char *result;     /**< completed with a result: it; else NULL */
+    size_t result_len;
+} emq_kept_job;
+
+/** The kept record of job `id` in queue `q` (NULL: any queue; the newest
+ *  when several). EMQ_OK, or EMQ_ABSENT (nothing kept). Free with
+ *  emq_kept_clear. */
+int emq_kept_get(emq_db *db, const char *q, const char *id,
+                 emq_kept_job *out);
+void emq_kept_clear(emq_kept_job *j);
+/** Called per kept job (valid during the call; the callback must not use
+ *  `db`); nonzero stops. */
+typedef int (*emq_kept_fn)(void *ctx, const emq_kept_job *j);
+/**
+ * The kept jobs of queue `q` in `state`, newest first; after the job
+ * `after_id` (NULL: from the newest) when paging; at most `max` (0: all).
+ */
+int emq_kept_list(emq_db *db, const char *q, int state,
+                  const char *after_id, size_t max, emq_kept_fn fn,
+                  void *ctx);
+/** The number of kept jobs of `q` in `state`. */
+int emq_kept_count(emq_db *db, const char *q, int state, int64_t *n);
+
+/** Prune history and kept jobs of queue `q` (NULL: every queue with
+ *  any) by their settings now (appends also prune, a little at a time);
+ *  *dropped (may be NULL) counts the rows removed. */
+int emq_history_prune(emq_db *db, const char *q, int64_t *dropped);
+
+/**
+ * The queue of job `id` without naming it (`emqlite job ID`): from its
+ * newest history entry, else its kept record, else a walk of the keys for
+ * a row `emq:{q}:job:<id>` (the cost grows with the keys). `q` receives
+ * the name (NUL-terminated). EMQ_OK, or EMQ_ABSENT (found nowhere).
+ */
+int emq_job_locate(emq_db *db, const char *id, char q[129]);
+
+/**
+ * The flow parents of queue `q` held in awaiting_children (no set holds
+ * them: a walk of the queue's job rows, in id order). `*ids` (free with
+ * emq_free; NULL when none) receives `*n` ids. EMQ_OK.
+ */
+int emq_list_awaiting(emq_db *db, const char *q, char (**ids)[EMQ_ID_SIZE],
+                      size_t *n);
+
 /* ------------------------------------------------------ 17. deprecated names */
 
 /*

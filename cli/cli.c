@@ -91,9 +91,10 @@ const emq_cli_command emq_cli_core_commands[] = {
     { "browse", cmd_browse, "QUEUE [-n N]",
       "Print the newest N (default 10) pending ids, newest first." },
     { "stats", cmd_stats, "[QUEUE...]",
-      "Print, per queue, the pending/active/scheduled/dead set sizes and the\n"
-      "completed/failed counters as an aligned table (all queues of the file\n"
-      "when none is named)." },
+      "Print, per queue, the pending/active/scheduled/dead set sizes, the\n"
+      "completed/failed counters, the jobs waiting in lanes (LANE) and the\n"
+      "flow parents awaiting their children (AWAITING) as an aligned table\n"
+      "(all queues of the file when none is named)." },
     { "slot", cmd_slot, "KEY",
       "Print the cluster slot of KEY (CRC16 of its hash tag, mod 16384)." },
     { "version", cmd_version, "",
@@ -634,6 +635,12 @@ int emq_cli_open(emq_cli *c)
                      err[0] ? err : emq_strerror(rc));
         return emq_cli_fail(c, rc, msg);
     }
+    /* The worker name the job history records with this tool's claims
+     * (doc/HISTORY.md); the host and the pid are recorded anyway. */
+    const char *wn = getenv("EMQLITE_WORKER");
+    if (wn && wn[0] && (rc = emq_history_worker(c->db, wn)) < 0)
+        return emq_cli_usage(c, "EMQLITE_WORKER '%s' is longer than 64 "
+                             "bytes", wn);
     return 0;
 }
 
@@ -1099,34 +1106,62 @@ static int num_width(int64_t v)
     return snprintf(b, sizeof b, "%lld", (long long)v);
 }
 
-void emq_cli_stats_table(FILE *f, char **names, const emq_stats *st, size_t n)
+void emq_cli_stats_table(FILE *f, char **names, const emq_stats *st,
+                         const int64_t *extra, size_t n)
 {
     static const char *hdr[] = { "QUEUE", "PENDING", "ACTIVE", "SCHEDULED",
-                                 "DEAD", "COMPLETED", "FAILED" };
-    int w[7];
-    for (int k = 0; k < 7; k++)
+                                 "DEAD", "COMPLETED", "FAILED", "LANE",
+                                 "AWAITING" };
+    int w[9], ncol = extra ? 9 : 7;
+    for (int k = 0; k < ncol; k++)
         w[k] = (int)strlen(hdr[k]);
     for (size_t i = 0; i < n; i++) {
-        int64_t v[6] = { st[i].pending, st[i].active, st[i].scheduled,
-                         st[i].dead, st[i].completed, st[i].failed };
+        int64_t v[8] = { st[i].pending, st[i].active, st[i].scheduled,
+                         st[i].dead, st[i].completed, st[i].failed,
+                         extra ? extra[2 * i] : 0,
+                         extra ? extra[2 * i + 1] : 0 };
         if ((int)strlen(names[i]) > w[0])
             w[0] = (int)strlen(names[i]);
-        for (int k = 0; k < 6; k++)
+        for (int k = 0; k < ncol - 1; k++)
             if (num_width(v[k]) > w[k + 1])
                 w[k + 1] = num_width(v[k]);
     }
     fprintf(f, "%-*s", w[0], hdr[0]);
-    for (int k = 1; k < 7; k++)
+    for (int k = 1; k < ncol; k++)
         fprintf(f, "  %*s", w[k], hdr[k]);
     fputc('\n', f);
     for (size_t i = 0; i < n; i++) {
-        int64_t v[6] = { st[i].pending, st[i].active, st[i].scheduled,
-                         st[i].dead, st[i].completed, st[i].failed };
+        int64_t v[8] = { st[i].pending, st[i].active, st[i].scheduled,
+                         st[i].dead, st[i].completed, st[i].failed,
+                         extra ? extra[2 * i] : 0,
+                         extra ? extra[2 * i + 1] : 0 };
         fprintf(f, "%-*s", w[0], names[i]);
-        for (int k = 0; k < 6; k++)
+        for (int k = 0; k < ncol - 1; k++)
             fprintf(f, "  %*lld", w[k + 1], (long long)v[k]);
         fputs(st[i].paused ? "  (paused)\n" : "\n", f);
     }
+}
+
+int emq_cli_extra_counts(emq_db *db, const char *q, int64_t *lane,
+                         int64_t *awaiting)
+{
+    size_t n = 0, total = 0;
+    emq_lane_info *l = NULL;
+    char (*ids)[EMQ_ID_SIZE] = NULL;
+    int rc = emq_lanes(db, q, NULL, 0, &n, &total);
+    *lane = *awaiting = 0;
+    if (rc < 0) return rc;
+    if (total > 0) {
+        if (!(l = calloc(total, sizeof *l))) return EMQ_ENOMEM;
+        rc = emq_lanes(db, q, l, total, &n, &total);
+        for (size_t i = 0; rc >= 0 && i < n; i++) *lane += l[i].depth;
+        free(l);
+        if (rc < 0) return rc;
+    }
+    if ((rc = emq_list_awaiting(db, q, &ids, &n)) < 0) return rc;
+    emq_free(ids);
+    *awaiting = (int64_t)n;
+    return EMQ_OK;
 }
 
 static int cmd_stats(emq_cli *c, int argc, char **argv)
@@ -1137,6 +1172,7 @@ static int cmd_stats(emq_cli *c, int argc, char **argv)
     char **names = NULL, **owned = NULL;
     size_t n = 0, nowned = 0;
     emq_stats *st = NULL;
+    int64_t *extra = NULL;
 
     if (!(pos = calloc((size_t)argc + 1, sizeof *pos)))
         return emq_cli_fail(c, EMQ_ENOMEM, NULL);
@@ -1159,8 +1195,14 @@ static int cmd_stats(emq_cli *c, int argc, char **argv)
         ex = emq_cli_fail(c, EMQ_ENOMEM, NULL);
         goto done;
     }
+    if (!(extra = calloc(n ? 2 * n : 1, sizeof *extra))) {
+        ex = emq_cli_fail(c, EMQ_ENOMEM, NULL);
+        goto done;
+    }
     for (size_t i = 0; i < n; i++) {
-        if ((rc = emq_stats_get(c->db, names[i], &st[i])) < 0) {
+        if ((rc = emq_stats_get(c->db, names[i], &st[i])) < 0 ||
+            (rc = emq_cli_extra_counts(c->db, names[i], &extra[2 * i],
+                                       &extra[2 * i + 1])) < 0) {
             ex = emq_cli_fail(c, rc, NULL);
             goto done;
         }
@@ -1174,13 +1216,13 @@ static int cmd_stats(emq_cli *c, int argc, char **argv)
         fputs("{\"wire\":", stdout);
         emq_cli_json_str(stdout, fw);
         fputs(",\"queues\":[", stdout);
-        emq_cli_json_stats(names, st, n);
+        emq_cli_json_stats(names, st, extra, n);
         puts("]}");
     } else if (n == 0) {
         puts("no queues in this file");
         printf("wire: %s\n", fw);
     } else {
-        emq_cli_stats_table(stdout, names, st, n);
+        emq_cli_stats_table(stdout, names, st, extra, n);
         printf("wire: %s\n", fw);
     }
     ex = EMQ_EXIT_OK;
@@ -1188,6 +1230,7 @@ done:
     if (owned)
         emq_queues_free(owned, nowned);
     free(st);
+    free(extra);
     free(pos);
     return ex;
 }

@@ -103,7 +103,13 @@ int emq_cli_parse(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
                   const char **pos, int minpos, int maxpos, int *npos);
 
 /* Print an aligned per-queue table of the four sets and two counters. */
-void emq_cli_stats_table(FILE *f, char **names, const emq_stats *st, size_t n);
+void emq_cli_stats_table(FILE *f, char **names, const emq_stats *st,
+                         const int64_t *extra, size_t n);
+/* The jobs waiting in the lanes of q and its flow parents awaiting their
+ * children (the LANE and AWAITING columns; `extra` above holds the two per
+ * queue, or is NULL to leave them out). */
+int emq_cli_extra_counts(emq_db *db, const char *q, int64_t *lane,
+                         int64_t *awaiting);
 
 /* Report a usage error for the current command; returns EMQ_EXIT_USAGE. */
 int emq_cli_usage(emq_cli *c, const char *fmt, ...)
@@ -163,7 +169,8 @@ void emq_cli_json_bytes(FILE *f, const void *p, size_t len);
 /* A NUL-terminated string as a JSON value (same rule). */
 void emq_cli_json_str(FILE *f, const char *s);
 /* The per-queue figures of stats, as the members of a JSON array. */
-void emq_cli_json_stats(char *const *names, const emq_stats *st, size_t n);
+void emq_cli_json_stats(char *const *names, const emq_stats *st,
+                        const int64_t *extra, size_t n);
 /* 1 when the bytes are valid UTF-8. */
 int emq_cli_utf8_valid(const unsigned char *p, size_t len);
 /* Standard base64 (RFC 4648, padded) of `len` bytes to `f`. */
@@ -210,6 +217,9 @@ void emq_cli_reply_text(FILE *f, const emq_reply *r, int indent);
 /* ------------------------------------------------------------------ demo */
 
 int emq_cli_demo(emq_cli *c, int argc, char **argv);
+/* list and job (cli_hist.c; in the operator's table, cli_ops.c). */
+int emq_cli_list(emq_cli *c, int argc, char **argv);
+int emq_cli_job(emq_cli *c, int argc, char **argv);
 
 /* ------------------------------------------- transfers (cli_transfer.c) */
 

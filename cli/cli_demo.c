@@ -523,7 +523,7 @@ static int summary(demo *d)
             emq_cli_json_str(stdout, d->events[i]);
         }
         fputs("]},\"totals\":{\"queues\":[", stdout);
-        emq_cli_json_stats(names, st, nq);
+        emq_cli_json_stats(names, st, NULL, nq);
         puts("]}}");
     } else {
         const char *db = d->c->db_path;
@@ -548,7 +548,7 @@ static int summary(demo *d)
         printf("  clock    %lld.%03lld s of virtual time, nothing slept\n",
                (long long)(vt / 1000), (long long)(vt % 1000));
         printf("\nFile totals: %s\n", db);
-        emq_cli_stats_table(stdout, names, st, nq);
+        emq_cli_stats_table(stdout, names, st, NULL, nq);
         char cmd[6][700];
         const char *why[6];
         int nc = 0, w = 0;

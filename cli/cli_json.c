@@ -572,17 +572,20 @@ fail:
     return -1;
 }
 
-void emq_cli_json_stats(char *const *names, const emq_stats *st, size_t n)
+void emq_cli_json_stats(char *const *names, const emq_stats *st,
+                        const int64_t *extra, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",{\"queue\":" : "{\"queue\":", stdout);
         emq_cli_json_str(stdout, names[i]);
         printf(",\"pending\":%lld,\"active\":%lld,\"scheduled\":%lld,"
-               "\"dead\":%lld,\"completed\":%lld,\"failed\":%lld,"
-               "\"paused\":%s}",
+               "\"dead\":%lld,\"completed\":%lld,\"failed\":%lld,",
                (long long)st[i].pending, (long long)st[i].active,
                (long long)st[i].scheduled, (long long)st[i].dead,
-               (long long)st[i].completed, (long long)st[i].failed,
-               st[i].paused ? "true" : "false");
+               (long long)st[i].completed, (long long)st[i].failed);
+        if (extra)
+            printf("\"lane\":%lld,\"awaiting_children\":%lld,",
+                   (long long)extra[2 * i], (long long)extra[2 * i + 1]);
+        printf("\"paused\":%s}", st[i].paused ? "true" : "false");
     }
 }

@@ -20,8 +20,6 @@
 #include "cli.h"
 #include "cli_time.h"
 
-static int cmd_list(emq_cli *c, int argc, char **argv);
-static int cmd_job(emq_cli *c, int argc, char **argv);
 static int cmd_requeue(emq_cli *c, int argc, char **argv);
 static int cmd_remove(emq_cli *c, int argc, char **argv);
 static int cmd_drain(emq_cli *c, int argc, char **argv);
@@ -36,23 +34,36 @@ static int cmd_events(emq_cli *c, int argc, char **argv);
 static int cmd_metrics(emq_cli *c, int argc, char **argv);
 
 const emq_cli_command emq_cli_ops_commands[] = {
-    { "list", cmd_list,
-      "QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G]",
-      "List the jobs of one set of QUEUE, one line each: ID, then its time\n"
-      "as Unix ms and as UTC ISO-8601 — the lease deadline (active), the\n"
-      "run-at (scheduled), or the id's mint time (pending, dead).\n"
-      "  --state S   pending, active, scheduled or dead\n"
+    { "list", emq_cli_list,
+      "QUEUE --state S [--limit N] [--after ID] [--offset K] [--tail] [--lane G]",
+      "List the jobs of QUEUE in one state, newest transition first, one\n"
+      "line each: ID, the time of its last transition (Unix ms and UTC\n"
+      "ISO-8601) and its kind (from the job history; without one, the id's\n"
+      "mint time and '-'), its attempts, its lease deadline (active) or\n"
+      "run-at (scheduled), its lane group, its last error and a preview of\n"
+      "its payload (40 bytes, escaped; a completed job's result too).\n"
+      "  --state S   pending, active, scheduled, dead, completed (kept\n"
+      "              host-side: see 'emqlite retention') or\n"
+      "              awaiting_children (flow parents)\n"
+      "  --lane G    the jobs waiting in the lane of group G instead\n"
       "  --limit N   at most N jobs (default 100)\n"
-      "  --offset K  skip the first K (default 0)\n"
-      "  --tail      walk from the other end (newest, latest first)\n"
-      "  --lane G    the lane of group G instead of --state\n"
-      "The cost grows with K + N, not with the size of the set." },
-    { "job", cmd_job, "QUEUE ID",
+      "  --after ID  the page after the job ID (the last of the previous\n"
+      "              page; --json gives it as \"next\")\n"
+      "  --offset K  skip K more\n"
+      "  --tail      oldest transition first\n"
+      "The cost grows with the size of the state's set (every job is read\n"
+      "to sort them)." },
+    { "job", emq_cli_job, "[QUEUE] ID",
       "Print the fields of a job's row, one 'name value' line each (bytes\n"
       "that are not printable are shown as C escapes), then what the sets\n"
-      "say: its set (the state lookup), its lease deadline or run-at (ms and\n"
-      "UTC), its number of log lines and whether it is locked.\n"
-      "Exit: 0 found, 6 gone (no such row)." },
+      "say: its set (the state lookup; 'lane' for a job waiting in a lane),\n"
+      "its lease deadline or run-at (ms and UTC), its number of log lines\n"
+      "and whether it is locked; then its kept record when it completed or\n"
+      "died (payload, attempts, last error, result), then its history: one\n"
+      "line per transition with its time, attempt, claiming host, pid and\n"
+      "worker, delay, run-at and error. Without QUEUE the job is looked up\n"
+      "in every queue (its history first, then a walk of the keys).\n"
+      "Exit: 0 found, 6 gone (no row and nothing kept)." },
     { "requeue", cmd_requeue,
       "QUEUE ID [--payload DATA|-]\n"
       "       | QUEUE --dead (--all [--batch N] | --count N)\n"
@@ -87,8 +98,10 @@ const emq_cli_command emq_cli_ops_commands[] = {
       "Exit: 0 obliterated, 1 not confirmed, 12 EMQSTATE (not paused, or\n"
       "active jobs without --force)." },
     { "counts", cmd_counts, "QUEUE",
-      "Print the sizes of the pending, active, scheduled and dead sets and\n"
-      "the completed and failed counters, one 'name value' line each." },
+      "Print the sizes of the pending, active, scheduled and dead sets, the\n"
+      "completed and failed counters, the jobs waiting in the queue's lanes\n"
+      "(lane) and its flow parents awaiting their children\n"
+      "(awaiting_children), one 'name value' line each." },
     { "progress", cmd_progress, "QUEUE ID [VALUE]",
       "Print a job's progress field, or set it to VALUE (which publishes a\n"
       "progress event) and print ok.\n"
@@ -110,10 +123,16 @@ const emq_cli_command emq_cli_ops_commands[] = {
       "prints 'ID TOKEN PAYLOAD' per job (the payload escaped).\n"
       "Exit: 0 claimed, 2 empty (nothing pending, or the queue is paused)." },
     { "events", cmd_events,
-      "[QUEUE] [--after SEQ] [--count N] [--timeout DURATION]",
+      "[QUEUE] [--history] [--after SEQ] [--count N] [--timeout DURATION]",
       "Follow the lifecycle events of QUEUE (or of every queue) as JSON\n"
       "lines until interrupted: {\"seq\", \"at\", \"at_utc\", \"queue\",\n"
       "\"event\", \"job\", \"message\"}, message being the published bytes.\n"
+      "  --history     follow the job history instead (host-side, every\n"
+      "                kind: enqueued, scheduled, claimed, completed,\n"
+      "                retried, dead, reaped, stalled, promoted, removed,\n"
+      "                requeued, delayed, awaiting_children), one line\n"
+      "                each with its details (attempts, delay_ms, run_at,\n"
+      "                error, host, pid, worker); SEQ is a history seq\n"
       "  --after SEQ   start after event SEQ (0: every retained event);\n"
       "                default: events committed from now on\n"
       "  --count N     stop after N events\n"
@@ -194,41 +213,6 @@ static const char *iso(int64_t ms, char *buf, size_t n)
     return buf;
 }
 
-/* A time as JSON: {"ms": N, "utc": "..."}. */
-static void json_time(int64_t ms)
-{
-    char b[48];
-    printf("{\"ms\":%lld,\"utc\":\"%s\"}", (long long)ms, iso(ms, b, sizeof b));
-}
-
-/* The mint time of a branded id (Unix ms), or 0 with -1. */
-static int mint_ms(const char *id, size_t len, int64_t *ms)
-{
-    uint64_t snow;
-    if (emq_id_parse(id, len, NULL, &snow) != EMQ_OK) return -1;
-    *ms = (int64_t)(snow >> 22) + EMQ_EPOCH_MS;
-    return 0;
-}
-
-/* A JSON object key: bytes that are not valid UTF-8 escaped one by one as
- * \u00xx (field names are ASCII in practice). */
-static void json_key(FILE *f, const char *p, size_t len)
-{
-    if (emq_cli_utf8_valid((const unsigned char *)p, len)) {
-        emq_cli_json_bytes(f, p, len);
-        return;
-    }
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char b = (unsigned char)p[i];
-        if (b < 0x20 || b >= 0x7F || b == '"' || b == '\\')
-            fprintf(f, "\\u%04x", b);
-        else
-            fputc(b, f);
-    }
-    fputc('"', f);
-}
-
 /* {"queue": q, "id": id, then the caller's members..., closed by the
  * caller. */
 static void json_head(const char *q, const char *id)
@@ -275,151 +259,6 @@ static int read_stdin(unsigned char **out, size_t *len)
     *out = b;
     *len = n;
     return 0;
-}
-
-/* ---------------------------------------------------------------- list */
-
-static const char *set_of_state(const char *s)
-{
-    if (strcmp(s, "pending") == 0) return "pending";
-    if (strcmp(s, "active") == 0) return "active";
-    if (strcmp(s, "scheduled") == 0 || strcmp(s, "schedule") == 0)
-        return "schedule";
-    if (strcmp(s, "dead") == 0) return "dead";
-    return NULL;
-}
-
-static int cmd_list(emq_cli *c, int argc, char **argv)
-{
-    const char *state = NULL, *lim_s = NULL, *off_s = NULL, *tail = NULL;
-    const char *lane = NULL, *pos[1], *set = NULL;
-    emq_cli_opt opts[] = { { "--state", 1, &state }, { "--limit", 1, &lim_s },
-                           { "--offset", 1, &off_s }, { "--tail", 0, &tail },
-                           { "--lane", 1, &lane }, { NULL, 0, NULL } };
-    int64_t limit = 100, offset = 0, total = -1;
-    emq_member *m = NULL;
-    size_t n = 0;
-    int npos, rc, ex;
-
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
-        return ex;
-    if (!lane && !state)
-        return emq_cli_usage(c, "--state (or --lane) is required");
-    if (state && !(set = set_of_state(state)))
-        return emq_cli_usage(c, "--state must be pending, active, scheduled "
-                             "or dead, not '%s'", state);
-    if ((lim_s && emq_cli_int(c, "--limit", lim_s, &limit)) ||
-        (off_s && emq_cli_int(c, "--offset", off_s, &offset)))
-        return EMQ_EXIT_USAGE;
-    if (limit <= 0 || offset < 0)
-        return emq_cli_usage(c, "--limit must be > 0 and --offset >= 0");
-    if ((ex = emq_cli_open(c)))
-        return ex;
-    if (!lane) {
-        const char *names[1] = {set};
-        if ((rc = emq_counts(c->db, pos[0], 1, names, &total)) < 0)
-            return emq_cli_fail(c, rc, NULL);
-    }
-    rc = emq_list(c->db, pos[0], set ? set : "pending", lane, offset, limit,
-                  tail != NULL, &m, &n);
-    if (rc < 0) return emq_cli_fail(c, rc, NULL);
-    if (c->json) {
-        json_head(pos[0], NULL);
-        if (lane) {
-            fputs(",\"lane\":", stdout);
-            emq_cli_json_str(stdout, lane);
-        } else {
-            printf(",\"state\":\"%s\",\"total\":%lld", state,
-                   (long long)total);
-        }
-        printf(",\"offset\":%lld,\"jobs\":[", (long long)offset);
-    }
-    for (size_t i = 0; i < n; i++) {
-        int64_t t = m[i].score;
-        int is_time = set && (strcmp(set, "active") == 0 ||
-                              strcmp(set, "schedule") == 0);
-        int has = is_time || mint_ms(m[i].member, m[i].len, &t) == 0;
-        char b[48];
-        if (c->json) {
-            fputs(i ? ",{\"id\":" : "{\"id\":", stdout);
-            emq_cli_json_bytes(stdout, m[i].member, m[i].len);
-            printf(",\"score\":%lld,\"%s\":", (long long)m[i].score,
-                   !is_time ? "minted" : strcmp(set, "active") == 0
-                                             ? "deadline" : "run_at");
-            if (has) json_time(t);
-            else fputs("null", stdout);
-            fputc('}', stdout);
-        } else {
-            emq_cli_text_bytes(stdout, m[i].member, m[i].len);
-            if (has) printf("  %lld  %s", (long long)t, iso(t, b, sizeof b));
-            putchar('\n');
-        }
-    }
-    if (c->json) puts("]}");
-    emq_members_free(m, n);
-    return EMQ_EXIT_OK;
-}
-
-/* ----------------------------------------------------------------- job */
-
-static int cmd_job(emq_cli *c, int argc, char **argv)
-{
-    const char *pos[2];
-    emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    emq_job_info ji;
-    char b[48];
-    int npos, rc, ex, w = 0;
-
-    if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 2, 2, &npos)) >= 0)
-        return ex;
-    if ((ex = emq_cli_open(c)))
-        return ex;
-    rc = emq_job_inspect(c->db, pos[0], pos[1], &ji);
-    if (rc == EMQ_GONE) emq_job_info_clear(&ji);
-    if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
-    if (c->json) {
-        json_head(pos[0], pos[1]);
-        fputs(",\"fields\":{", stdout);
-        for (size_t i = 0; i < ji.nfields; i++) {
-            if (i) fputc(',', stdout);
-            json_key(stdout, ji.fields[i].name, ji.fields[i].name_len);
-            fputc(':', stdout);
-            emq_cli_json_bytes(stdout, ji.fields[i].value,
-                               ji.fields[i].value_len);
-        }
-        printf("},\"info\":{\"set\":\"%s\",\"deadline\":",
-               emq_state_name(ji.state));
-        if (ji.has_deadline) json_time(ji.deadline_ms);
-        else fputs("null", stdout);
-        fputs(",\"run_at\":", stdout);
-        if (ji.has_run_at) json_time(ji.run_at_ms);
-        else fputs("null", stdout);
-        printf(",\"logs\":%lld,\"locked\":%s}}\n", (long long)ji.logs,
-               ji.locked ? "true" : "false");
-    } else {
-        for (size_t i = 0; i < ji.nfields; i++)
-            if ((int)ji.fields[i].name_len > w) w = (int)ji.fields[i].name_len;
-        if (w < 8) w = 8;
-        for (size_t i = 0; i < ji.nfields; i++) {
-            emq_cli_text_bytes(stdout, ji.fields[i].name,
-                               ji.fields[i].name_len);
-            printf("%*s  ", w - (int)ji.fields[i].name_len, "");
-            emq_cli_text_bytes(stdout, ji.fields[i].value,
-                               ji.fields[i].value_len);
-            putchar('\n');
-        }
-        printf("--\n%-*s  %s\n", w, "set", emq_state_name(ji.state));
-        if (ji.has_deadline)
-            printf("%-*s  %lld  %s\n", w, "deadline",
-                   (long long)ji.deadline_ms, iso(ji.deadline_ms, b, sizeof b));
-        if (ji.has_run_at)
-            printf("%-*s  %lld  %s\n", w, "run_at", (long long)ji.run_at_ms,
-                   iso(ji.run_at_ms, b, sizeof b));
-        printf("%-*s  %lld\n%-*s  %s\n", w, "logs", (long long)ji.logs, w,
-               "locked", ji.locked ? "yes" : "no");
-    }
-    emq_job_info_clear(&ji);
-    return EMQ_EXIT_OK;
 }
 
 /* ------------------------------------------------------ requeue, remove */
@@ -644,27 +483,29 @@ static int cmd_counts(emq_cli *c, int argc, char **argv)
                                          "dead", "completed", "failed"};
     /* The tool's word for the set is "scheduled" (stats, list --state,
      * job); "schedule" is the wire's counts name only (issue 34 item 9). */
-    static const char *const shown[6] = {"pending", "active", "scheduled",
-                                         "dead", "completed", "failed"};
+    static const char *const shown[8] = {"pending", "active", "scheduled",
+                                         "dead", "completed", "failed",
+                                         "lane", "awaiting_children"};
     const char *pos[1];
     emq_cli_opt opts[] = { { NULL, 0, NULL } };
-    int64_t v[6];
+    int64_t v[8];
     int npos, rc, ex;
     if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 1, &npos)) >= 0)
         return ex;
     if ((ex = emq_cli_open(c)))
         return ex;
-    if ((rc = emq_counts(c->db, pos[0], 6, names, v)) < 0)
+    if ((rc = emq_counts(c->db, pos[0], 6, names, v)) < 0 ||
+        (rc = emq_cli_extra_counts(c->db, pos[0], &v[6], &v[7])) < 0)
         return emq_cli_fail(c, rc, NULL);
     if (c->json) {
         json_head(pos[0], NULL);
         fputs(",\"counts\":{", stdout);
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 8; i++)
             printf("%s\"%s\":%lld", i ? "," : "", shown[i], (long long)v[i]);
         puts("}}");
     } else {
-        for (int i = 0; i < 6; i++)
-            printf("%-9s  %lld\n", shown[i], (long long)v[i]);
+        for (int i = 0; i < 8; i++)
+            printf("%-17s  %lld\n", shown[i], (long long)v[i]);
     }
     return EMQ_EXIT_OK;
 }
@@ -943,12 +784,74 @@ static void print_event(void *ctx, const emq_event *e)
     f->seen++;
 }
 
+/* One job history entry as an event line (events --history). */
+static int print_hist(void *ctx, const emq_history_entry *e)
+{
+    follow *f = ctx;
+    char b[48];
+    if (f->want > 0 && f->seen >= f->want) return 1;
+    printf("{\"seq\":%lld,\"at\":%lld,\"at_utc\":\"%s\",\"queue\":",
+           (long long)e->seq, (long long)e->at_ms, iso(e->at_ms, b, sizeof b));
+    emq_cli_json_str(stdout, e->queue);
+    printf(",\"event\":\"%s\",\"job\":\"%s\"",
+           emq_history_kind_name(e->kind), e->id);
+    if (e->attempts >= 0) printf(",\"attempts\":%lld", (long long)e->attempts);
+    if (e->delay_ms >= 0) printf(",\"delay_ms\":%lld", (long long)e->delay_ms);
+    if (e->run_at_ms >= 0) printf(",\"run_at\":%lld", (long long)e->run_at_ms);
+    if (e->error) {
+        fputs(",\"error\":", stdout);
+        emq_cli_json_bytes(stdout, e->error, e->error_len);
+    }
+    if (e->host) {
+        fputs(",\"host\":", stdout);
+        emq_cli_json_str(stdout, e->host);
+        printf(",\"pid\":%lld", (long long)e->pid);
+    }
+    if (e->worker) {
+        fputs(",\"worker\":", stdout);
+        emq_cli_json_str(stdout, e->worker);
+    }
+    puts("}");
+    fflush(stdout);
+    f->seen++;
+    return 0;
+}
+
+/* events --history: follow the job history (host-side) by polling. */
+static int follow_history(emq_cli *c, const char *q, int64_t after,
+                          int64_t timeout, follow *f)
+{
+    struct timespec t0, t1, nap = {0, 50 * 1000000L};
+    int64_t cur = after;
+    int rc;
+    if (after == EMQ_SUB_NOW && (rc = emq_history_last(c->db, &cur)) < 0)
+        return emq_cli_fail(c, rc, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        rc = emq_history_read(c->db, q, cur, 256, print_hist, f, &cur);
+        if (rc < 0 && rc != EMQ_EBUSY && rc != 1)
+            return emq_cli_fail(c, rc, NULL);
+        if (stop_events || (f->want > 0 && f->seen >= f->want)) break;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (timeout >= 0 && (int64_t)(t1.tv_sec - t0.tv_sec) * 1000 +
+                                    (t1.tv_nsec - t0.tv_nsec) / 1000000 >=
+                                timeout)
+            break;
+        nanosleep(&nap, NULL);
+    }
+    if (!stop_events && timeout >= 0 && (f->want == 0 || f->seen < f->want))
+        return f->want > 0 ? EMQ_EXIT_EMPTY : EMQ_EXIT_OK;
+    return EMQ_EXIT_OK;
+}
+
 static int cmd_events(emq_cli *c, int argc, char **argv)
 {
     const char *after_s = NULL, *count_s = NULL, *timeout_s = NULL, *pos[1];
+    const char *hist = NULL;
     emq_cli_opt opts[] = { { "--after", 1, &after_s },
                            { "--count", 1, &count_s },
                            { "--timeout", 1, &timeout_s },
+                           { "--history", 0, &hist },
                            { NULL, 0, NULL } };
     int64_t after = EMQ_SUB_NOW, timeout = -1;
     follow f = {0, 0};
@@ -969,6 +872,14 @@ static int cmd_events(emq_cli *c, int argc, char **argv)
                              "--timeout >= 0");
     if ((ex = emq_cli_open(c)))
         return ex;
+    if (hist) {
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        return follow_history(c, npos ? pos[0] : NULL, after, timeout, &f);
+    }
     rc = emq_subscribe(c->db, npos ? pos[0] : NULL, after, print_event, &f,
                        &s);
     if (rc < 0) return emq_cli_fail(c, rc, NULL);

@@ -28,6 +28,7 @@
 #include "evlog.h"
 #include "journal.h"
 #include "stream.h"
+#include "hist.h"
 
 /* ------------------------------------------------------------ the steps */
 
@@ -181,6 +182,14 @@ static int schema_8_list_values(emq_store *st)
                               " WHERE " EMQ_LIST_IX_COND ";");
 }
 
+/* Version 9: the job history and the kept records of finished jobs
+ * (hist.c, issue 34), beside the keyspace: never keys, never exported. A
+ * file of version 8 gains two empty tables and their indexes. */
+static int schema_9_history(emq_store *st)
+{
+    return emq_store_exec(st, EMQ_HIST_DDL);
+}
+
 static const struct step {
     int version;
     int (*run)(emq_store *st);
@@ -288,8 +297,8 @@ static void finding(emq_schema_cb cb, void *ctx, const char *what,
  * q_objects, read once per process from a private in-memory database that
  * climbed the ladder, and kept (they never change; no heap is held).
  */
-#define REF_TEXT 8192
-#define REF_ROWS 32
+#define REF_TEXT 12288
+#define REF_ROWS 48
 typedef struct ref {
     int ready, n;
     const unsigned char *row[REF_ROWS][4]; /* into text; NULL for NULL */

@@ -227,6 +227,54 @@ static const char *const sql[S_COUNT] = {
      * checksums are off): a hash without expiry, or no row. */
     [S_KEY_STEPS] = "UPDATE kv SET val = emq_hash_steps(val)"
                     " WHERE name = ?1 AND type = 2 AND expire IS NULL",
+    /* The history log and the kept records (hist.c): seq is the rowid;
+     * the subject index ends in it, so a subject reads in seq order, and
+     * a scope is read in seq order from the table (bounded scans). */
+    [S_H_INSERT] = "INSERT INTO emq_hist(at, scope, subject, kind, detail)"
+                   " VALUES(?1, ?2, ?3, ?4, ?5)",
+    [S_H_NTH_SUBJ] = "SELECT seq FROM emq_hist WHERE subject = ?1"
+                     " AND scope = ?3 ORDER BY seq DESC LIMIT 1 OFFSET ?2",
+    [S_H_DROP_SUBJ] = "DELETE FROM emq_hist WHERE subject = ?1"
+                      " AND seq <= ?2 AND scope = ?3",
+    [S_H_COUNT_SINCE] = "SELECT count(*), coalesce(max(seq), ?2)"
+                        " FROM emq_hist WHERE seq > ?2 AND scope = ?1",
+    [S_H_HEAD_SCOPE] = "SELECT seq, at FROM emq_hist WHERE scope = ?1"
+                       " ORDER BY seq LIMIT ?2",
+    /* a scope's rows up to a seq: one rowid range, the other scopes'
+     * rows in it skipped */
+    [S_H_DROP_TO] = "DELETE FROM emq_hist WHERE seq <= ?2 AND scope = ?1",
+    [S_H_READ_ALL] = "SELECT seq, at, scope, subject, kind, detail"
+                     " FROM emq_hist WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+    [S_H_READ_SUBJ] = "SELECT seq, at, scope, subject, kind, detail"
+                      " FROM emq_hist WHERE subject = ?1 AND seq > ?2"
+                      " ORDER BY seq LIMIT ?3",
+    [S_H_READ_SCOPE] = "SELECT seq, at, scope, subject, kind, detail"
+                       " FROM emq_hist WHERE seq > ?2 AND scope = ?1"
+                       " ORDER BY seq LIMIT ?3",
+    [S_H_LAST] = "SELECT coalesce(max(seq), 0) FROM emq_hist",
+    [S_K_PUT] = "INSERT OR REPLACE INTO emq_kept(scope, kind, at, subject,"
+                " body) VALUES(?1, ?3, ?4, ?2, ?5)",
+    [S_K_FIND] = "SELECT scope, subject, kind, at, body FROM emq_kept"
+                 " WHERE scope = ?1 AND subject = ?2 ORDER BY at DESC",
+    [S_K_FIND_ANY] = "SELECT scope, subject, kind, at, body FROM emq_kept"
+                     " WHERE subject = ?1 ORDER BY at DESC",
+    [S_K_LIST] = "SELECT scope, subject, kind, at, body FROM emq_kept"
+                 " WHERE scope = ?1 AND kind = ?2"
+                 " ORDER BY at DESC, subject DESC LIMIT ?3",
+    [S_K_LIST_AFTER] = "SELECT scope, subject, kind, at, body FROM emq_kept"
+                       " WHERE scope = ?1 AND kind = ?2 AND (at < ?3 OR"
+                       " (at = ?3 AND subject < ?4))"
+                       " ORDER BY at DESC, subject DESC LIMIT ?5",
+    [S_K_COUNT] = "SELECT count(*) FROM emq_kept WHERE scope = ?1"
+                  " AND kind = ?2",
+    /* a kind's oldest records of a scope: those older than an instant,
+     * the n-th oldest, and every one up to it (one range of the key) */
+    [S_K_AGED] = "SELECT count(*) FROM emq_kept WHERE scope = ?1"
+                 " AND kind = ?2 AND at < ?3",
+    [S_K_NTH] = "SELECT at, subject FROM emq_kept WHERE scope = ?1"
+                " AND kind = ?2 ORDER BY at, subject LIMIT 1 OFFSET ?3",
+    [S_K_DROP_TO] = "DELETE FROM emq_kept WHERE scope = ?1 AND kind = ?2"
+                    " AND (at, subject) <= (?3, ?4)",
     /* EMQ_Z_RUN score-0 members ?2 .. ?33 of zset ?1 (a member already at
      * 0 is left alone: ON CONFLICT applies row by row). */
     [S_Z_INSERT0_RUN] = "INSERT INTO zset(kid, score, member) VALUES"

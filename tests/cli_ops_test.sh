@@ -52,19 +52,19 @@ at $T0 claim q --lease 30000            # J1, token 1, deadline T0 + 30 s
 
 at $T0 list q --state pending
 rc_is "list pending" 0
-out_has "pending lists J2 with its mint time" "^$J2  1704067200000  2024-01-01T00:00:00\.000Z$"
+out_has "pending lists J2 with its last transition" "^$J2  1767225600000  2026-01-01T00:00:00\.000Z  enqueued  attempts 0  error -  payload \"x\"$"
 check "pending lists two" "$(wc -l <"$tmp/out")" -eq 2
 at $T0 list q --state active
-out_is "active shows the lease deadline" "$J1  1767225630000  2026-01-01T00:00:30.000Z"
+out_is "active shows the claim and the lease deadline" "$J1  1767225600000  2026-01-01T00:00:00.000Z  claimed  attempts 1  deadline 2026-01-01T00:00:30.000Z  error -  payload \"x\""
 at $T0 list q --state scheduled
-out_is "scheduled shows the run-at" "$J4  1767225660000  2026-01-01T00:01:00.000Z"
+out_is "scheduled shows the run-at" "$J4  1767225600000  2026-01-01T00:00:00.000Z  scheduled  attempts 0  run_at 2026-01-01T00:01:00.000Z  error -  payload \"later\""
 at $T0 list q --state pending --limit 1 --offset 1
-out_has "offset 1 limit 1: the second" "^$J3 "
+out_has "offset 1 limit 1: the second (same time: the higher id first)" "^$J2 "
 at $T0 list q --state pending --tail --limit 1
-out_has "--tail: the newest first" "^$J3 "
+out_has "--tail: the oldest transition first" "^$J2 "
 at $T0 --json list q --state active
 json "list --json"
-out_is "list --json shape" "{\"queue\":\"q\",\"state\":\"active\",\"total\":1,\"offset\":0,\"jobs\":[{\"id\":\"$J1\",\"score\":1767225630000,\"deadline\":{\"ms\":1767225630000,\"utc\":\"2026-01-01T00:00:30.000Z\"}}]}"
+out_is "list --json shape" "{\"queue\":\"q\",\"state\":\"active\",\"total\":1,\"jobs\":[{\"id\":\"$J1\",\"last\":{\"ms\":1767225600000,\"utc\":\"2026-01-01T00:00:00.000Z\"},\"last_event\":\"claimed\",\"attempts\":1,\"deadline\":{\"ms\":1767225630000,\"utc\":\"2026-01-01T00:00:30.000Z\"},\"last_error\":null,\"payload_len\":1,\"payload_preview\":\"x\"}],\"next\":null}"
 e list q --state waiting
 rc_is "an unknown --state is a usage error" 1
 e list q
@@ -86,7 +86,7 @@ out_has "job shows the log count" '^logs +0$'
 out_has "job shows the lock" '^locked +no$'
 at $T0 job q $J4 --json
 json "job --json"
-out_has "job --json keeps fields first" "^\\{\"queue\":\"q\",\"id\":\"$J4\",\"fields\":\\{.*\"state\":\"scheduled\".*\\}\\}\$"
+out_has "job --json keeps fields first" "^\\{\"queue\":\"q\",\"id\":\"$J4\",\"fields\":\\{.*\"state\":\"scheduled\".*\\},\"kept\":null,\"history\":\\[\\{\"seq\":4,.*\"event\":\"scheduled\".*\\}\\]\\}\$"
 out_has "job --json info" '"info":\{"set":"scheduled","deadline":null,"run_at":\{"ms":1767225660000,"utc":"2026-01-01T00:01:00\.000Z"\},"logs":0,"locked":false\}'
 e job q JOB0000000000Z
 rc_is "job of a missing row exits 6" 6
@@ -134,7 +134,7 @@ out_has "counts pending" '^pending +2$'
 out_has "counts schedule" '^scheduled +1$'
 e --json counts q
 json "counts --json"
-out_is "counts --json shape" '{"queue":"q","counts":{"pending":2,"active":1,"scheduled":1,"dead":0,"completed":0,"failed":0}}'
+out_is "counts --json shape" '{"queue":"q","counts":{"pending":2,"active":1,"scheduled":1,"dead":0,"completed":0,"failed":0,"lane":0,"awaiting_children":0}}'
 
 # ------------------------------------------------------------------- delay
 
@@ -145,7 +145,7 @@ at $T0 delay q $J1 1 --in 5000
 rc_is "delay --in" 0
 out_is "delay says until when" "delayed until 1767225605000  2026-01-01T00:00:05.000Z"
 at $T0 list q --state scheduled
-out_has "the delayed job is scheduled at now + 5 s" "^$J1  1767225605000 "
+out_has "the delayed job is scheduled at now + 5 s" "^$J1  1767225600000 .* delayed .* run_at 2026-01-01T00:00:05.000Z "
 at $T0 delay q $J1 1 --at 2026-01-01T00:00:02.500Z
 out_has "delay --at an ISO time" "1767225602500"
 at $T0 delay q $J1 1 --at $((T0 + 7000))
@@ -175,7 +175,7 @@ out_is "claim-batch --json empty" '{"queue":"q","result":"empty"}'
 at $T0 retry q $J2 1 --max 1 --error boom
 at $T0 retry q $J3 1 --max 1 --error boom
 at $T0 list q --state dead
-out_has "dead lists J2 with its mint time" "^$J2  1704067200000  2024-01-01T00:00:00\.000Z$"
+out_has "dead lists J2 with its error" "^$J2  1767225600000  2026-01-01T00:00:00\.000Z  dead  attempts 1  error \"boom\"  payload "
 e requeue q $J2
 rc_is "requeue of a dead job" 0
 e job q $J2
@@ -194,7 +194,14 @@ rc_is "--dead without --all is a usage error" 1
 e remove q $J3
 rc_is "remove" 0
 e job q $J3
-rc_is "the removed job is gone" 6
+rc_is "a removed dead job is still kept" 0
+out_has "its row is gone" '^set +gone$'
+out_has "its kept record says dead" '^-- kept \(dead\)$'
+out_has "its history ends removed" 'removed$'
+at $T0 enqueue q y --id JOB00000000009 >/dev/null
+e remove q JOB00000000009
+e job q JOB00000000009
+rc_is "a removed job that never finished is gone" 6
 e remove q $J3
 rc_is "remove of a missing job exits 6" 6
 

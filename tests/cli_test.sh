@@ -214,7 +214,7 @@ out_has "job shows the last error" '^last_error +smtp 421$'
 out_has "job shows the payload, escaped" '^payload +from stdin\\n$'
 e job mail "$id3" --json
 json "job --json"
-out_has "job --json shape" "^\\{\"queue\":\"mail\",\"id\":\"$id3\",\"fields\":\\{.*\"state\":\"scheduled\".*\\}\\}\$"
+out_has "job --json shape" "^\\{\"queue\":\"mail\",\"id\":\"$id3\",\"fields\":\\{.*\"state\":\"scheduled\".*\\},\"kept\":null,\"history\":\\[.*\\]\\}\$"
 out_has "job --json payload" '"payload":"from stdin\\n"'
 e job mail JOB00000000000
 rc_is "job of a missing row exits 6" 6
@@ -374,16 +374,16 @@ err_has "empty message" '^emqlite: empty: '
 
 e stats
 rc_is "stats" 0
-out_has "stats header" '^QUEUE +PENDING +ACTIVE +SCHEDULED +DEAD +COMPLETED +FAILED$'
-out_has "stats lists mail" '^mail +0 +2 +0 +1 +2 +1$'
-out_has "stats lists later" '^later +0 +0 +1 +0 +1 +0$'
-out_has "stats lists bulk" '^bulk +7 +0 +0 +0 +0 +0$'
+out_has "stats header" '^QUEUE +PENDING +ACTIVE +SCHEDULED +DEAD +COMPLETED +FAILED +LANE +AWAITING$'
+out_has "stats lists mail" '^mail +0 +2 +0 +1 +2 +1 +0 +0$'
+out_has "stats lists later" '^later +0 +0 +1 +0 +1 +0 +0 +0$'
+out_has "stats lists bulk" '^bulk +7 +0 +0 +0 +0 +0 +0 +0$'
 hdr=$(head -n 1 "$tmp/out")
 row=$(grep '^later ' "$tmp/out")
 check "stats columns are aligned" "${#hdr}" -eq "${#row}"
 e stats later bulk --json
 json "stats --json"
-out_is "stats --json shape" '{"wire":"echomq:4.0.0","queues":[{"queue":"later","pending":0,"active":0,"scheduled":1,"dead":0,"completed":1,"failed":0,"paused":false},{"queue":"bulk","pending":7,"active":0,"scheduled":0,"dead":0,"completed":0,"failed":0,"paused":false}]}'
+out_is "stats --json shape" '{"wire":"echomq:4.0.0","queues":[{"queue":"later","pending":0,"active":0,"scheduled":1,"dead":0,"completed":1,"failed":0,"lane":0,"awaiting_children":0,"paused":false},{"queue":"bulk","pending":7,"active":0,"scheduled":0,"dead":0,"completed":0,"failed":0,"lane":0,"awaiting_children":0,"paused":false}]}'
 e stats 'bad queue'
 rc_is "stats of an invalid queue exits 1" 1
 
@@ -504,9 +504,9 @@ out_has "demo prints the totals table" '^QUEUE +PENDING +ACTIVE +SCHEDULED +DEAD
 out_has "demo suggests export" 'export > emqlite\.resp'
 out_has "demo suggests redis-cli --pipe" 'redis-cli --pipe'
 run "$EMQLITE" --db "$ddb" stats
-out_has "after the demo: billing" '^billing +0 +0 +0 +1 +400 +1$'
-out_has "after the demo: mail" '^mail +25 +0 +0 +0 +2000 +0$'
-out_has "after the demo: thumbnails" '^thumbnails +0 +0 +0 +0 +1200 +0$'
+out_has "after the demo: billing" '^billing +0 +0 +0 +1 +400 +1 +0 +0$'
+out_has "after the demo: mail" '^mail +25 +0 +0 +0 +2000 +0 +0 +0$'
+out_has "after the demo: thumbnails" '^thumbnails +0 +0 +0 +0 +1200 +0 +0 +0$'
 run "$EMQLITE" --db "$ddb" --json demo
 rc_is "demo again" 0
 json "demo --json"
@@ -534,7 +534,7 @@ cat >"$tmp/messages" <<'TABLE'
 $ job mail notanid
 exit 1
 emqlite: job: ID 'notanid' is not a branded id: 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
-usage: emqlite job QUEUE ID (see 'emqlite job --help')
+usage: emqlite job [QUEUE] ID (see 'emqlite job --help')
 
 $ stats no/such
 exit 1
@@ -614,12 +614,12 @@ usage: emqlite claim QUEUE [--lease DURATION] (see 'emqlite claim --help')
 $ job mail JOB0SWkOLCBtp2 extra
 exit 1
 emqlite: job: unexpected argument 'extra'
-usage: emqlite job QUEUE ID (see 'emqlite job --help')
+usage: emqlite job [QUEUE] ID (see 'emqlite job --help')
 
 $ job mail
 exit 1
 emqlite: job: missing ID
-usage: emqlite job QUEUE ID (see 'emqlite job --help')
+usage: emqlite job [QUEUE] ID (see 'emqlite job --help')
 
 $ enqueue mail x --id bad
 exit 1
@@ -720,13 +720,13 @@ usage: emqlite delay QUEUE ID TOKEN --in DURATION | --at TIME (see 'emqlite dela
 
 $ list mail --state nope
 exit 1
-emqlite: list: --state must be pending, active, scheduled or dead, not 'nope'
-usage: emqlite list QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
+emqlite: list: --state must be pending, active, scheduled, dead, completed or awaiting_children, not 'nope'
+usage: emqlite list QUEUE --state S [--limit N] [--after ID] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
 
 $ list mail --state dead --limit x
 exit 1
 emqlite: list: --limit must be a decimal integer, not 'x'
-usage: emqlite list QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
+usage: emqlite list QUEUE --state S [--limit N] [--after ID] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
 
 $ claim-batch mail 2 --lease 0
 exit 1
@@ -736,7 +736,7 @@ usage: emqlite claim-batch QUEUE N [--lease DURATION] (see 'emqlite claim-batch 
 $ events --timeout 1x
 exit 1
 emqlite: events: --timeout must be a duration (250ms, 5s, 10m, 2h, 1d, or milliseconds), not '1x'
-usage: emqlite events [QUEUE] [--after SEQ] [--count N] [--timeout DURATION] (see 'emqlite events --help')
+usage: emqlite events [QUEUE] [--history] [--after SEQ] [--count N] [--timeout DURATION] (see 'emqlite events --help')
 
 $ lane enqueue mail PRT x
 exit 1
@@ -761,7 +761,7 @@ usage: emqlite lane enqueue|enqueue-many|claim|pause|resume|limit|weight|reassig
 $ list mail --lane bad
 exit 1
 emqlite: list: --lane 'bad' is not a lane id (a branded id): 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
-usage: emqlite list QUEUE --state S [--limit N] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
+usage: emqlite list QUEUE --state S [--limit N] [--after ID] [--offset K] [--tail] [--lane G] (see 'emqlite list --help')
 
 $ flow show mail NOPE
 exit 1
@@ -856,9 +856,9 @@ rc_is "--at now+5m" 0
 run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" enqueue t b --in 1h30m --id JOB0SWkOLCBtp6
 run "$EMQLITE" --db "$tdb" enqueue t c --at 2026-12-01T10:00:00.250+01:00 --id JOB0SWkOLCBtp7
 run "$EMQLITE" --db "$tdb" list t --state scheduled
-out_is "scheduled by --at now+5m, --in 1h30m and an offset instant" "JOB0SWkOLCBtp7  1796115600250  2026-12-01T09:00:00.250Z
-JOB0SWkOLCBtp5  1796141100000  2026-12-01T16:05:00.000Z
-JOB0SWkOLCBtp6  1796146200000  2026-12-01T17:30:00.000Z"
+out_has "scheduled by an offset instant" "^JOB0SWkOLCBtp7  .*  scheduled  attempts 0  run_at 2026-12-01T09:00:00.250Z "
+out_has "scheduled by --at now+5m" "^JOB0SWkOLCBtp5  1796140800000  2026-12-01T16:00:00.000Z  scheduled  attempts 0  run_at 2026-12-01T16:05:00.000Z "
+out_has "scheduled by --in 1h30m" "^JOB0SWkOLCBtp6  1796140800000  2026-12-01T16:00:00.000Z  scheduled  attempts 0  run_at 2026-12-01T17:30:00.000Z "
 run "$EMQLITE" --db "$tdb" enqueue t d --id JOB0SWkOLCBtp8
 run env EMQLITE_NOW_MS=1796140800000 "$EMQLITE" --db "$tdb" claim-batch t 1 --lease 2m
 rc_is "claim-batch --lease 2m" 0

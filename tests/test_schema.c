@@ -342,6 +342,55 @@ START_TEST(a_schema_3_file_gets_the_stream_tables)
 }
 END_TEST
 
+static int hist_count(void *ctx, const emq_history_entry *e)
+{
+    (void)e;
+    (*(int *)ctx)++;
+    return 0;
+}
+
+/* Version 9 is the job history (issue 34): a file of version 8, the
+ * schema before it, gets the two host-side tables at its first read-write
+ * open, its jobs kept, and records history from then on; the upgraded
+ * file reads it back read-only. */
+START_TEST(a_schema_8_file_gets_the_history_tables)
+{
+    static const char *const tables[] = {"emq_hist", "emq_kept"};
+    emq_job j;
+    int exact, n = 0;
+    ck_assert_int_ge(EMQ_SCHEMA_VERSION, 9);
+    copy_fixture();
+    climb_fixture_to(8);
+    ck_assert_int_eq(raw_version(&exact), 8);
+    ck_assert(exact);
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        ck_assert_msg(!has_table(tables[i]), "%s before version 9",
+                      tables[i]);
+    emq_db *db = must_open(0);
+    ck_assert_int_eq(raw_version(&exact), EMQ_SCHEMA_VERSION);
+    ck_assert(exact);
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        ck_assert_msg(has_table(tables[i]), "no %s after the upgrade",
+                      tables[i]);
+    fixture_contents(db);
+    /* the pending job of `mail`: claimed, failed to death, kept */
+    ck_assert_int_eq(emq_claim(db, "mail", 1000, &j), EMQ_OK);
+    ck_assert_int_eq(emq_retry(db, "mail", j.id, j.attempts, 0, 1, "x", 1),
+                     EMQ_DEAD);
+    emq_close(db);
+    db = must_open(1);
+    ck_assert_int_eq(emq_job_history(db, NULL, j.id, hist_count, &n),
+                     EMQ_OK);
+    ck_assert_int_eq(n, 2);
+    emq_kept_job k;
+    ck_assert_int_eq(emq_kept_get(db, NULL, j.id, &k), EMQ_OK);
+    ck_assert_int_eq(k.state, EMQ_KEPT_DEAD);
+    emq_kept_clear(&k);
+    emq_job_clear(&j);
+    emq_close(db);
+}
+END_TEST
+
 /* The sum of the encoded bytes of every hash row (a plain look). */
 static int64_t hash_bytes(void)
 {
@@ -477,6 +526,7 @@ Suite *suite_schema(void)
     tcase_add_test(t, a_read_only_handle_refuses_an_older_schema_untouched);
     tcase_add_test(t, every_older_version_climbs_to_the_current_one);
     tcase_add_test(t, a_schema_3_file_gets_the_stream_tables);
+    tcase_add_test(t, a_schema_8_file_gets_the_history_tables);
     tcase_add_test(t, a_schema_5_file_with_checksums_gets_its_hash_rows_tokenized);
     tcase_add_test(t, a_newer_schema_is_refused_untouched_by_every_handle);
     tcase_add_test(t, an_upgrade_is_all_or_nothing_under_write_faults);

@@ -62,7 +62,7 @@ out_is "not again before its period" "promoted 0 fired 0 delivered 0"
 at $((T + 35000)) --json sweep mail
 out_is "missed periods collapse into one" '{"queue":"mail","promoted":0,"fired":1,"delivered":0}'
 at $T stats mail
-out_has "two occurrences pending" '^mail +2 +0 +0 +0 +0 +0$'
+out_has "two occurrences pending" '^mail +2 +0 +0 +0 +0 +0 +0 +0$'
 at $T repeat cancel mail report
 out_is "repeat cancel" "cancelled"
 at $T repeat cancel mail report
@@ -77,7 +77,7 @@ out_has "the job ran with its payload and environment" '^JOB[0-9A-Za-z]{11} 1 do
 at $T work mail --once --max-attempts 2 --backoff fixed:500 -- sh -c 'exit 3'
 out_has "a failing command retries the job" '^JOB[0-9A-Za-z]{11} 1 scheduled \(exit 3\)$'
 at $T stats mail
-out_has "scheduled with the backoff" '^mail +0 +0 +1 +0 +1 +0$'
+out_has "scheduled with the backoff" '^mail +0 +0 +1 +0 +1 +0 +0 +0$'
 at $((T + 500)) work mail --once --max-attempts 2 -- sh -c 'exit 4'
 out_has "promoted when due, dead at the cap" '^JOB[0-9A-Za-z]{11} 2 dead \(exit 4\)$'
 id=$(awk '{print $1}' "$tmp/out")
@@ -131,7 +131,7 @@ rc_is "the worker survives its command's SIGKILL" 0
 out_is "the job is left to its lease" "$job 1 abandoned (signal 9: left to its lease)"
 echo "  t+0s:  $out"
 at $T stats billing
-out_has "still active, leased" '^billing +0 +1 +0 +0 +0 +0$'
+out_has "still active, leased" '^billing +0 +1 +0 +0 +0 +0 +0 +0$'
 at $((T + 4999)) work billing --once --timeout 0 -- sh "$tmp/flaky.sh" "$tmp/runs"
 rc_is "before the lease lapses nothing is claimed" 2
 at $((T + 5000)) work billing --lease 5s --once -- sh "$tmp/flaky.sh" "$tmp/runs"
@@ -144,7 +144,7 @@ file_is "the command ran twice, the job completed once" "$tmp/runs" \
 "run 1: invoice-42
 run 2: invoice-42"
 at $T stats billing
-out_has "completed 1, nothing pending or active" '^billing +0 +0 +0 +0 +1 +0$'
+out_has "completed 1, nothing pending or active" '^billing +0 +0 +0 +0 +1 +0 +0 +0$'
 echo "  runs:  $(tr '\n' ';' <"$tmp/runs")"
 echo "  stats: $out"
 
@@ -171,7 +171,7 @@ out=$(cat "$tmp/out")
 rc_is "Ctrl-C: the worker exits 0" 0
 out_is "after finishing the job in hand" "$first 1 done"
 at $T stats ctl
-out_has "the other job is still pending" '^ctl +1 +0 +0 +0 +1 +0$'
+out_has "the other job is still pending" '^ctl +1 +0 +0 +0 +1 +0 +0 +0$'
 
 # A second one (SIGTERM here: two SIGINTs could merge into one delivery)
 # stops the command with SIGTERM: the job is left to its lease.

@@ -18,6 +18,7 @@
 #include "db.h"
 #include "brandedid.h"
 #include "events.h"
+#include "history.h"
 #include "abi.h"
 
 #define DEFAULT_MAX_PAYLOAD (UINT64_C(512) * 1024 * 1024)
@@ -292,6 +293,7 @@ void emq_close(emq_db *db)
 {
     if (db == NULL) return;
     emq_ev_close(db);
+    emq_hist_close(db);
     emq_store_close(db->st);
     /* A clean close lowers the reservation to the exact high-water mark,
      * so the next holder does not start up to RESERVE_AHEAD in the future.

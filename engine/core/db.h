@@ -43,6 +43,8 @@ struct emq_db {
     int64_t ev_keep;         /* retention (0: the defaults)              */
     int64_t ev_max_age;
     emq_sched sched;         /* the scheduling plane's state (plane.h)    */
+    struct emq_hist *hist;   /* job history settings (ops/history.c), or
+                                NULL until first used                   */
 };
 
 /** The store under a handle (tests, the golden replayer, tools). */

@@ -16,6 +16,7 @@
 #include "keys.h"
 #include "brandedid.h"
 #include "events.h"
+#include "history.h"
 
 /* ------------------------------------------------------------------ table */
 
@@ -265,10 +266,24 @@ static int run_tx(emq_db *db, emq_store *st, int64_t now, void *ctx)
 {
     emq_vctx *c = ctx;
     (void)db;
+    emq_hist_tx h;
+    int rc;
     c->st = st;
     c->now = now;
     emq_reply_clear(c->r); /* a retried body starts from an empty reply */
-    return c->v->fn(c);
+    /* The job history (history.h): what the body did to each job is
+     * recorded in its own transaction, or the transition fails. */
+    if ((rc = emq_hist_before(c, &h)) < 0) {
+        emq_hist_drop(&h);
+        return rc;
+    }
+    rc = c->v->fn(c);
+    if (rc < 0) {
+        emq_hist_drop(&h);
+        return rc;
+    }
+    int hr = emq_hist_after(c, &h, rc);
+    return hr < 0 ? hr : rc;
 }
 
 /* The reply of a failed call: a wire error's exact text, a refusal, or
