@@ -7,7 +7,7 @@
  * Layout of <db>-emqwake: one 64-byte header (the first 8 bytes are the
  * magic word, which also names the version and the bucket count), then
  * EMQ_NOTIFY_BUCKETS slots of 64 bytes (one cache line each): a 32-bit
- * sequence (the futex word) and a 32-bit count of waiters. The zeroed file
+ * sequence (the word waiters wait on) and a 32-bit count of waiters. The zeroed file
  * is a valid initial state; the magic word is set by compare-and-swap, so
  * concurrent creators agree. Its blocks are reserved (posix_fallocate)
  * before it is mapped, so no store to the map can fault on a full disk.
@@ -16,29 +16,28 @@
  * stopped loses its role when its deadline passes (before, an OFD lock held
  * the role for as long as the stopped process lived: issue 27 item 6).
  *
- * Why a futex on a shared mapping: one FUTEX_WAKE reaches every waiter of
- * a bucket in every process (futexes on a MAP_SHARED file are keyed by the
- * file and offset), a waiter blocks in the kernel with no timer of its
- * own, and the check-then-sleep is atomic in the kernel (FUTEX_WAIT
- * returns at once when the word moved), which is what makes a signal
- * between a waiter's look and its sleep impossible to lose.
+ * Waiting on a sequence word and waking its waiters go through
+ * platform.h: a futex on the shared mapping on Linux (one FUTEX_WAKE
+ * reaches every waiter of a bucket in every process, and the kernel's
+ * check-then-sleep makes a signal between a waiter's look and its sleep
+ * impossible to lose), a bounded polling of the word in the portable
+ * build (which cannot lose one either: the waiter reads the word itself).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
-#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "store_int.h"
 #include "notify.h"
+#include "platform.h"
 
 /* "EMQW", version 1, log2(buckets) = 10. */
 #define MAGIC UINT64_C(0x454d5157000100a0)
@@ -200,12 +199,6 @@ uint32_t emq_notify_bucket(const void *name, size_t len)
     return h % EMQ_NOTIFY_BUCKETS;
 }
 
-static long futex(_Atomic uint32_t *w, int op, uint32_t v,
-                  const struct timespec *ts)
-{
-    return syscall(SYS_futex, (uint32_t *)(void *)w, op, v, ts, NULL, 0);
-}
-
 uint32_t emq_notify_seq(emq_notify *n, uint32_t b)
 {
     return atomic_load(&slot_of(n, b)->seq);
@@ -220,24 +213,18 @@ void emq_notify_signal(emq_notify *n, uint32_t b)
     /* Both sides are sequentially consistent: either the waiter saw the
      * new sequence, or we see its count and wake it. */
     if (atomic_load(&s->waiters) != 0)
-        futex(&s->seq, FUTEX_WAKE, INT_MAX, NULL);
+        emq_plat_wake(&s->seq, !n->priv);
 }
 
 int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
                     int64_t timeout_ms)
 {
     slot *s = slot_of(n, b);
-    struct timespec ts, *tp = NULL;
     if (atomic_load(&s->seq) != seen) return 1;
     if (timeout_ms == 0) return 0;
-    if (timeout_ms > 0) {
-        ts.tv_sec = (time_t)(timeout_ms / 1000);
-        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
-        tp = &ts;
-    }
     atomic_fetch_add(&s->waiters, 1);
     if (atomic_load(&s->seq) == seen)
-        futex(&s->seq, FUTEX_WAIT, seen, tp); /* EAGAIN: it moved */
+        emq_plat_wait(&s->seq, seen, timeout_ms, !n->priv);
     atomic_fetch_sub(&s->waiters, 1);
     return atomic_load(&s->seq) != seen;
 }

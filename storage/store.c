@@ -1108,7 +1108,7 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
     }
     emq_mem_hold();
     st->opts = *o;
-    st->gate_fd = -1;
+    st->gate = NULL;
     if (st->opts.busy_timeout_ms < 0)
         st->opts.busy_timeout_ms = 0;
     st->memory = is_memory(path);

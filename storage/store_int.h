@@ -106,7 +106,7 @@ struct emq_store {
     int64_t now;         /* the transaction's clock, for expiry            */
     int wal_frames;      /* frames in the WAL after the last commit         */
     int memory;
-    int gate_fd;         /* the writer gate (gate.c), or -1               */
+    struct emq_plock *gate; /* the writer gate (gate.c), or NULL          */
     /* The database file as opened: its resolved name (symlinks followed,
      * side files are named after it) and what stat said of it. */
     char path[EMQ_PATH_MAX];
