@@ -65,7 +65,7 @@ void emq_wgate_close(emq_store *st)
     st->gate = NULL;
 }
 
-int emq_wgate_enter(emq_store *st, int *waited_ms)
+int emq_wgate_enter(emq_store *st, int budget_ms, int *waited_ms)
 {
     int64_t start, limit, now;
     long pause_us = 50;
@@ -77,7 +77,7 @@ int emq_wgate_enter(emq_store *st, int *waited_ms)
      * holds it is stopped, or someone else locked the file. Poll with a
      * growing pause, up to the busy timeout. */
     start = mono_us();
-    limit = start + (int64_t)st->opts.busy_timeout_ms * 1000;
+    limit = start + (int64_t)budget_ms * 1000;
     do {
         now = mono_us();
         *waited_ms = (int)((now - start) / 1000);

@@ -11,6 +11,9 @@
  * is a valid initial state; the magic word is set by compare-and-swap, so
  * concurrent creators agree. Its blocks are reserved (posix_fallocate)
  * before it is mapped, so no store to the map can fault on a full disk.
+ * After the slots, EMQ_NOTIFY_TURN_BYTES for the writers' turn (turn.c;
+ * a file of the first layout, without them, is grown: zeros are an empty
+ * queue).
  * A slot also holds its bucket's lease (a holder token and deadline in one
  * 64-bit word, and the holder's pid): leases are timed, so a holder that is
  * stopped loses its role when its deadline passes (before, an OFD lock held
@@ -43,7 +46,8 @@
 #define MAGIC UINT64_C(0x454d5157000100a0)
 #define HEADER 64
 #define SLOT 64
-#define FILE_SIZE (HEADER + (size_t)EMQ_NOTIFY_BUCKETS * SLOT)
+#define TURN_AT (HEADER + (size_t)EMQ_NOTIFY_BUCKETS * SLOT)
+#define FILE_SIZE (TURN_AT + EMQ_NOTIFY_TURN_BYTES)
 #define RETRY_AFTER 1000 /* commits a store skips after a failed open */
 
 _Static_assert(sizeof ((emq_store *)0)->wdirty * 8 == EMQ_NOTIFY_BUCKETS,
@@ -188,6 +192,11 @@ void emq_notify_close(emq_notify *n)
         munmap(n->map, FILE_SIZE);
     if (n->fd >= 0) close(n->fd);
     emq_mem_free(n);
+}
+
+void *emq_notify_turn_area(emq_notify *n)
+{
+    return n == NULL || n->priv ? NULL : n->map + TURN_AT;
 }
 
 uint32_t emq_notify_bucket(const void *name, size_t len)
