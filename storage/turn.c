@@ -92,7 +92,11 @@ static void advance(turn_area *a, uint32_t s, int64_t now)
 {
     uint32_t want = s;
     atomic_store(&a->since_ms, now);
-    if (atomic_compare_exchange_strong(&a->serving, &want, s + 1))
+    /* No system call when nobody queued behind: a writer that registers
+     * after the load of `next` loads `serving` after our store, so it
+     * sees its turn and does not sleep. */
+    if (atomic_compare_exchange_strong(&a->serving, &want, s + 1) &&
+        atomic_load(&a->next) != s + 1)
         emq_plat_wake(&a->serving, 1);
 }
 
