@@ -833,18 +833,18 @@ int emq_delay(emq_db *db, const char *q, const char *id, int64_t token,
  * (meta field `concurrency`; none or 0 = no ceiling), EMQ_ERATE ("EMQRATE
  * at concurrency ceiling") at or above it. Advisory: no claim enforces it.
  */
-int emq_is_maxed(emq_db *db, const char *q);
+int emq_queue_is_maxed(emq_db *db, const char *q);
 
 /**
  * T2.16 get_rate_limit_ttl: with the limit `max_jobs` (0: the queue's
  * meta field `max`) positive and spent by the limiter key, `*ttl_ms` gets
  * the limiter's remaining TTL; otherwise 0. EMQ_OK.
  */
-int emq_rate_limit_ttl(emq_db *db, const char *q, int64_t max_jobs,
-                       int64_t *ttl_ms);
+int emq_rate_limit_ttl_get(emq_db *db, const char *q, int64_t max_jobs,
+                           int64_t *ttl_ms);
 
 /** T2.16 get_global_rate_limit: the meta field `max` (0 when unset). */
-int emq_global_rate_limit(emq_db *db, const char *q, int64_t *max);
+int emq_rate_limit_get(emq_db *db, const char *q, int64_t *max);
 
 /* --------------------------- 9. the operator plane: beyond the wire */
 
@@ -919,8 +919,55 @@ int emq_job_inspect(emq_db *db, const char *q, const char *id,
  * transactions: on a failure the batches before it stay applied; calling
  * again finishes the work. EMQ_OK.
  */
-int emq_requeue_dead(emq_db *db, const char *q, int64_t batch,
+int emq_dead_requeue(emq_db *db, const char *q, int64_t batch,
                      int64_t *requeued, int64_t *skipped);
+
+/* The operator's run-now and requeues (issue 34; doc/OPERATOR.md). Each is
+ * one transaction made of the wire's own moves: T1.7's for a scheduled
+ * job (its lane, or pending), T2.13's for a dead one. */
+
+/**
+ * Run scheduled jobs now (registry: run_now): each of the `n` (> 0) ids
+ * that is in the schedule moves as T1.7 promote moves a due job; the
+ * others are left. `verdicts` (may be NULL; room for n) gets 1 moved or 0
+ * not scheduled per id, `*moved` (may be NULL) the number moved. EMQ_OK,
+ * EMQ_EQUEUE, EMQ_EID (names the argument), EMQ_EINVAL.
+ */
+int emq_job_run_now(emq_db *db, const char *q, size_t n,
+                    const char *const *ids, int *verdicts, int64_t *moved);
+
+/**
+ * Run the scheduled jobs due at or before `until_ms` now (registry:
+ * run_due): T1.7 promote with until_ms in place of NOW, up to `batch`
+ * (> 0) jobs in run-at order, in one transaction. `*moved` gets the count;
+ * fewer than `batch` means none is left due before until_ms (call again
+ * while it equals batch: each call is its own transaction). EMQ_OK.
+ */
+int emq_schedule_run_due(emq_db *db, const char *q, int64_t until_ms,
+                         int64_t batch, int64_t *moved);
+
+/**
+ * Requeue (T2.13) up to `count` (> 0) dead jobs minted before `before_ms`
+ * (Unix ms; ids carry their mint time, the keyspace keeps no time of
+ * death), oldest first, in one transaction (registry: requeue_dead_before,
+ * whose cursor argument pages on). `*requeued` and `*skipped` (dead ids
+ * without a row, left dead) may be NULL. For the first `count` dead jobs
+ * of any age use the registry's requeue_dead_batch. EMQ_OK.
+ */
+int emq_dead_requeue_before(emq_db *db, const char *q, int64_t before_ms,
+                            int64_t count, int64_t *requeued,
+                            int64_t *skipped);
+
+/**
+ * Replace the payload of a dead or scheduled (failed, waiting for its
+ * retry) job with `len` bytes at `payload` and requeue it now, in one
+ * transaction (registry: requeue_edited): a dead job as T2.13 (last_error
+ * deleted, pending), a scheduled one as T1.7 (its lane, or pending);
+ * attempts are kept. EMQ_OK, EMQ_GONE (no row), EMQ_ENOTDEAD ("EMQSTATE
+ * not dead or scheduled": nothing changed), EMQ_ETOOBIG.
+ */
+int emq_job_requeue_edited(emq_db *db, const char *q, const char *id,
+                           const void *payload, size_t len);
 
 /* ------------------------- 10. the operator plane: lifecycle events */
 
@@ -1148,8 +1195,8 @@ int emq_lane_drain(emq_db *db, const char *q, const char *g, int64_t *count);
  * groups and ungrouped ones are left for emq_reap. `*count` (may be NULL)
  * receives the number recovered. Returns EMQ_OK.
  */
-int emq_reap_group(emq_db *db, const char *q, const char *g, int64_t limit,
-                   int64_t *count);
+int emq_lane_reap(emq_db *db, const char *q, const char *g, int64_t limit,
+                  int64_t *count);
 
 /** T3.12 depth: the number of jobs waiting in group `g`'s lane into
  *  `*depth` (0 for a lane never filled). Returns EMQ_OK. */
@@ -1162,6 +1209,31 @@ int emq_lane_depth(emq_db *db, const char *q, const char *g, int64_t *depth);
  */
 int emq_lane_depths(emq_db *db, const char *q, size_t n,
                     const char *const *groups, int64_t *depths);
+
+/* Tenant names for lane groups (issue 34; doc/OPERATOR.md "Tenant names"):
+ * a stable, file-wide mapping from a readable name to a PRT group id, kept
+ * beside the keyspace (host configuration), never in it. */
+
+#define EMQ_TENANT_NAME_MAX 128 /**< bytes in a tenant name                */
+
+/**
+ * The group id of tenant `name` (1..EMQ_TENANT_NAME_MAX bytes of A-Z a-z
+ * 0-9 . _ : @ -, not beginning with 3 capitals as a branded id does) into
+ * `group`. With `create`
+ * the first use mints a PRT id and keeps it, in one transaction; the name
+ * keeps that id for the file's life. EMQ_OK, EMQ_GONE (no such name and
+ * no create), EMQ_EINVAL (the name's rule, in emq_errmsg).
+ */
+int emq_tenant_group(emq_db *db, const char *name, int create,
+                     char group[EMQ_ID_SIZE]);
+/** The name of group id `group` into `name` (room for `size` bytes with
+ *  the NUL). EMQ_OK, EMQ_GONE (no name), EMQ_EID, EMQ_EINVAL. */
+int emq_tenant_name(emq_db *db, const char *group, char *name, size_t size);
+/** Called once per tenant; nonzero stops the walk. */
+typedef int (*emq_tenant_fn)(void *ctx, const char *name, const char *group);
+/** Every tenant name and its group id, in byte order of the names, in one
+ *  read transaction. EMQ_OK. */
+int emq_tenant_list(emq_db *db, emq_tenant_fn fn, void *ctx);
 
 /* -------------------------------------------------------- 12. flows */
 
@@ -1713,8 +1785,8 @@ typedef struct emq_lock_timing {
 } emq_lock_timing;
 /** Timings for `lease_ms` (> 0) with `ratio` and `multiple` (<= 0: the
  *  defaults 0.5 and 2). */
-emq_lock_timing emq_lock_timing_of(int64_t lease_ms, double ratio,
-                                   double multiple);
+emq_lock_timing emq_lock_timing_compute(int64_t lease_ms, double ratio,
+                                        double multiple);
 
 /**
  * T5.12 track: the lock key J(id).lock = token with a key TTL and the row's
@@ -1807,9 +1879,9 @@ int emq_policy_get(emq_db *db, const char *q, const char *id,
  * `fallback` (NULL: Appendix C's 3 attempts, fixed 1000 ms). Returns what
  * emq_retry returns (EMQ_SCHEDULED, EMQ_DEAD, EMQ_ESTALE...).
  */
-int emq_retry_by_policy(emq_db *db, const char *q, const char *id,
-                        int64_t token, const void *error, size_t error_len,
-                        const emq_retry_policy *fallback);
+int emq_policy_retry(emq_db *db, const char *q, const char *id,
+                     int64_t token, const void *error, size_t error_len,
+                     const emq_retry_policy *fallback);
 
 /* The worker pool: N threads, each with its own handle on one file, each
  * looping emq_claim_wait -> handler -> complete or retry, while one more
@@ -1860,6 +1932,10 @@ typedef struct emq_worker_options {
                                       never)                             */
     emq_work_event_fn on_event;  /**< may be NULL                         */
     void *event_ctx;
+    int lanes;                   /**< 1: claim from the queue's lanes only
+                                      (the ring's turn, fair across
+                                      groups), never its flat pending set;
+                                      0 (default): both, taking turns    */
 } emq_worker_options;
 
 /** Fill `w` with the defaults documented on each field. */
@@ -1918,9 +1994,13 @@ enum {
                                verify: the file holds them, the server
                                not, or the reverse) — the one known
                                difference of a transfer               */
-    EMQ_NOTE_OTHER_QUEUE = 3 /**< verify: an EchoMQ queue `text` on the
+    EMQ_NOTE_OTHER_QUEUE = 3, /**< verify: an EchoMQ queue `text` on the
                                server that the file does not hold (not
                                compared; `count`: its keys)             */
+    EMQ_NOTE_SKIPPED = 4  /**< push with `resume`: `count` keys of the
+                               export the target already held equal,
+                               left out of the stream (the report's
+                               `keys` less these were sent)             */
 };
 
 typedef struct emq_transfer_note {
@@ -2163,6 +2243,13 @@ int emq_check(emq_db *db, emq_check_fn cb, void *ctx, size_t *nviolations);
 #define emq_resume emq_queue_resume                   /* -> emq_queue_resume */
 #define emq_extend_lock emq_lock_extend               /* -> emq_lock_extend */
 #define emq_extend_locks emq_lock_extend_many         /* -> emq_lock_extend_many */
+#define emq_reap_group emq_lane_reap                  /* -> emq_lane_reap */
+#define emq_requeue_dead emq_dead_requeue             /* -> emq_dead_requeue */
+#define emq_global_rate_limit emq_rate_limit_get      /* -> emq_rate_limit_get */
+#define emq_rate_limit_ttl emq_rate_limit_ttl_get     /* -> emq_rate_limit_ttl_get */
+#define emq_is_maxed emq_queue_is_maxed               /* -> emq_queue_is_maxed */
+#define emq_lock_timing_of emq_lock_timing_compute    /* -> emq_lock_timing_compute */
+#define emq_retry_by_policy emq_policy_retry          /* -> emq_policy_retry */
 
 #ifdef __cplusplus
 }

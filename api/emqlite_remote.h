@@ -256,6 +256,16 @@ typedef struct emq_push_options {
     const char *wire;
     emq_note_fn note;          /**< may be NULL (EMQ_NOTE_WIRE, _UNHELD) */
     void *note_ctx;
+    /** Continue a push that stopped half way (doc/EXPORT.md §7,
+     *  "Resuming a push"): read the target's keys of the pushed queues
+     *  first, compare each with the
+     *  file's by the XXH3-64 of its digest record, leave out of the stream
+     *  the keys already equal, and delete first the target's keys that
+     *  differ or that the file does not hold (sent again whole). The
+     *  result is what a push with `replace` leaves. Excludes `replace`.
+     *  `note` then hears EMQ_NOTE_SKIPPED; the report's `replaced` counts
+     *  the keys deleted first. */
+    int resume;
 } emq_push_options;
 
 void emq_push_options_init_size(emq_push_options *o, size_t size);
@@ -308,6 +318,8 @@ typedef struct emq_push_report {
  * redirected more than 16 times in a row, or answered TRYAGAIN for about a
  * minute, is EMQ_EREMOTE. With `by_slot` each queue's MULTI/EXEC block is
  * kept by the push until its EXEC is answered, to send it again whole.
+ * With `resume` the target may hold keys of the pushed queues: only the
+ * keys it does not hold equal are sent (a stopped push is continued).
  * `rep` is always filled (free it with emq_push_report_free).
  */
 int emq_push(emq_db *db, emq_remote *to, const emq_push_options *o,

@@ -144,8 +144,8 @@ const emq_cli_command emq_cli_core_commands[] = {
       "{emq}:version is no identity of the wire table (or not the file's,\n"
       "for a file holding keys)." },
     { "push", emq_cli_push,
-      "--to HOST:PORT [--cluster] [--replace] [--by-slot] [--queue Q]...\n"
-      "     [--wire IDENTITY] [--timeout D]",
+      "--to HOST:PORT [--cluster] [--replace | --resume] [--by-slot]\n"
+      "     [--queue Q]... [--wire IDENTITY] [--timeout D]",
       "Stream the export into a live Valkey/Redis server (pipelined), after\n"
       "checking its {emq}:version: a stamp of the wire table is kept and\n"
       "spoken; an absent one is claimed with the file's identity (or\n"
@@ -157,6 +157,10 @@ const emq_cli_command emq_cli_core_commands[] = {
       "  --timeout D the longest one read or write to a server may stall\n"
       "              (e.g. 300ms, 30s; default 10m), then exit 9 naming it\n"
       "  --replace   delete the target's keys of the exported queues first\n"
+      "  --resume    continue a push that stopped half way: send only the\n"
+      "              keys the target does not hold equal (per-key XXH3 of\n"
+      "              the digest record), delete first its keys that differ\n"
+      "              or the file does not hold; prints keys sent/skipped\n"
       "  --by-slot   wrap each queue's keys in MULTI/EXEC (atomic per queue)\n"
       "  --queue Q   only queue Q (repeatable)\n"
       "Exit: 0 pushed and matching, 3 the target holds keys of an exported\n"
@@ -333,6 +337,14 @@ static int check_named(emq_cli *c, const char *name, const char *v)
         !emq_id_valid(v))
         return emq_cli_usage(c, "%s '%s' is not a lane id (a branded id): "
                              EMQ_CLI_ID_RULE, name, v);
+    /* A group id or a tenant name: one that begins as an id does is read
+     * as an id (tenant names never begin with 3 capitals). */
+    if (strcmp(name, "TENANT") == 0 && strlen(v) >= 3 &&
+        v[0] >= 'A' && v[0] <= 'Z' && v[1] >= 'A' && v[1] <= 'Z' &&
+        v[2] >= 'A' && v[2] <= 'Z' && !emq_id_valid(v))
+        return emq_cli_usage(c, "GROUP '%s' is not a lane id (a branded id): "
+                             EMQ_CLI_ID_RULE " (a tenant name never begins "
+                             "with 3 capitals)", v);
     return -1;
 }
 
@@ -627,8 +639,13 @@ int emq_cli_open(emq_cli *c)
 
 int emq_cli_mint(emq_cli *c, char id[EMQ_ID_SIZE])
 {
+    return emq_cli_mint_ns(c, "JOB", id);
+}
+
+int emq_cli_mint_ns(emq_cli *c, const char *ns, char id[EMQ_ID_SIZE])
+{
     emq_set_clock(c->db, NULL, NULL);
-    int rc = emq_mint(c->db, "JOB", id);
+    int rc = emq_mint(c->db, ns, id);
     if (getenv("EMQLITE_NOW_MS") && getenv("EMQLITE_NOW_MS")[0])
         emq_set_clock(c->db, pinned_clock, NULL);
     return rc;
@@ -880,10 +897,18 @@ static int cmd_claim(emq_cli *c, int argc, char **argv)
         return ex;
     memset(&job, 0, sizeof job);
     rc = emq_claim(c->db, pos[0], lease, &job);
-    if (rc == EMQ_EMPTY)
+    if (rc == EMQ_EMPTY) {
+        /* Say which (issue 34 item 9): a second read, after the claim's
+         * transaction; a pause or an enqueue in between is possible and
+         * harmless (the verdict stays "empty", the note is a hint). */
+        emq_stats st;
+        int paused = emq_stats_get(c->db, pos[0], &st) == EMQ_OK &&
+                     st.paused;
         return emq_cli_verdict(c, EMQ_EXIT_EMPTY, "empty", pos[0], NULL,
-                               "nothing to claim (no pending job, or the "
-                               "queue is paused)");
+                               paused ? "nothing to claim: the queue is "
+                                        "paused (emqlite resume QUEUE)"
+                                      : "nothing to claim: no pending job");
+    }
     if (rc != EMQ_OK)
         return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
     if (c->json) {

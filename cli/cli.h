@@ -121,6 +121,12 @@ int emq_cli_int(emq_cli *c, const char *what, const char *s, int64_t *out);
 int emq_cli_duration(emq_cli *c, const char *what, const char *s,
                      int64_t *ms);
 int emq_cli_time(emq_cli *c, const char *what, const char *s, int64_t *ms);
+/* A bare number of milliseconds below 1000 (`--in 90`: 90 ms, not 90 s)
+ * is accepted with a warning on stderr naming the option and what to
+ * write instead (issue 34 item 9; doc/DECISIONS.md). Both calls above and
+ * below do it; a command parsing a duration itself calls this. */
+void emq_cli_bare_duration(emq_cli *c, const char *what, const char *s,
+                           int64_t ms);
 /* A duration that must be more than 0 (a lease). */
 int emq_cli_duration_pos(emq_cli *c, const char *what, const char *s,
                          int64_t *ms);
@@ -138,6 +144,8 @@ int emq_cli_open(emq_cli *c);
  * $EMQLITE_NOW_MS pins the transitions' clock, so that two invocations at
  * one pinned instant never mint the same id. */
 int emq_cli_mint(emq_cli *c, char id[EMQ_ID_SIZE]);
+/* The same in namespace `ns` (3 capitals). */
+int emq_cli_mint_ns(emq_cli *c, const char *ns, char id[EMQ_ID_SIZE]);
 
 /* Report the failure `rc` (a negative EMQ_E* code) with the handle's message
  * (or `msg` when not NULL) and return its exit status. */

@@ -72,32 +72,116 @@ static int prepare(emq_cli *c, int argc, char **argv, const emq_cli_opt *opts,
 
 /* ---------------------------------------------------------------- enqueue */
 
+/* A lane argument: a branded group id as it is, else a tenant name mapped
+ * to its group id (minted and kept on first use: emq_tenant_group). One
+ * that begins with 3 capitals is an id or nothing (tenant names never do).
+ * 0 with `gid`, or the exit status (reported). */
+static int group_of(emq_cli *c, const char *arg, char gid[EMQ_ID_SIZE])
+{
+    int rc;
+    if (emq_id_valid(arg)) {
+        memcpy(gid, arg, EMQ_ID_SIZE);
+        return 0;
+    }
+    if (strlen(arg) >= 3 && arg[0] >= 'A' && arg[0] <= 'Z' &&
+        arg[1] >= 'A' && arg[1] <= 'Z' && arg[2] >= 'A' && arg[2] <= 'Z')
+        return emq_cli_usage(c, "GROUP '%s' is not a lane id (a branded "
+                             "id): " EMQ_CLI_ID_RULE " (a tenant name never "
+                             "begins with 3 capitals)", arg);
+    if ((rc = emq_tenant_group(c->db, arg, 1, gid)) < 0)
+        return emq_cli_fail(c, rc, NULL);
+    return 0;
+}
+
 static int sub_enqueue(emq_cli *c, int argc, char **argv)
 {
     const char *idopt = NULL, *pos[3];
     emq_cli_opt opts[] = { { "--id", 1, &idopt }, { NULL, 0, NULL } };
-    char id[EMQ_ID_SIZE];
+    char id[EMQ_ID_SIZE], g[EMQ_ID_SIZE];
     const char *idp = id;
     int npos, rc, ex;
 
     if ((ex = prepare(c, argc, argv, opts, pos, 3, 3, &npos)) >= 0)
         return ex;
+    if ((ex = group_of(c, pos[1], g)) != 0) return ex;
     if (idopt)
         idp = idopt;       /* passed whole: the library gates its length */
     else if ((rc = emq_cli_mint(c, id)) != EMQ_OK)
         return emq_cli_fail(c, rc, NULL);
-    rc = emq_lane_enqueue(c->db, pos[0], pos[1], idp, pos[2], strlen(pos[2]));
+    rc = emq_lane_enqueue(c->db, pos[0], g, idp, pos[2], strlen(pos[2]));
     if (rc == EMQ_ENQUEUED)
-        return result(c, EMQ_EXIT_OK, pos[0], pos[1], idp, c->json ?
+        return result(c, EMQ_EXIT_OK, pos[0], g, idp, c->json ?
                       "enqueued" : idp);
     if (rc == EMQ_DUPLICATE) {
         if (!c->json)
             fprintf(stderr, "emqlite: duplicate: job %s exists; nothing "
                     "changed\n", idp);
-        return result(c, EMQ_EXIT_DUPLICATE, pos[0], pos[1], idp,
+        return result(c, EMQ_EXIT_DUPLICATE, pos[0], g, idp,
                       c->json ? "duplicate" : idp);
     }
     return emq_cli_fail(c, rc < 0 ? rc : EMQ_EINTERNAL, NULL);
+}
+
+/* lane enqueue-many QUEUE [FILE|-]: one job per line "TENANT PAYLOAD". */
+static int sub_enqueue_many(emq_cli *c, int argc, char **argv)
+{
+    const char *pos[2];
+    emq_cli_opt opts[] = { { NULL, 0, NULL } };
+    char *line = NULL, id[EMQ_ID_SIZE], g[EMQ_ID_SIZE];
+    size_t cap = 0;
+    ssize_t len;
+    int64_t n = 0, enq = 0, dup = 0, lineno = 0;
+    FILE *f = stdin;
+    int npos, rc = EMQ_OK, ex;
+
+    if ((ex = prepare(c, argc, argv, opts, pos, 1, 2, &npos)) >= 0)
+        return ex;
+    if (npos == 2 && strcmp(pos[1], "-") != 0 &&
+        (f = fopen(pos[1], "rb")) == NULL)
+        return emq_cli_fail(c, EMQ_EIO, "cannot open the input file");
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        char *sp;
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = 0;
+        if (len == 0) continue;
+        if ((sp = strpbrk(line, " \t")) == NULL) {
+            fprintf(stderr, "emqlite: lane enqueue-many: line %lld: want "
+                    "'TENANT PAYLOAD' (a group id or a tenant name, a "
+                    "space, the payload)\n", (long long)lineno);
+            rc = EMQ_EPROTO;
+            break;
+        }
+        *sp = 0;
+        if ((ex = group_of(c, line, g)) != 0) {
+            fprintf(stderr, "emqlite: lane enqueue-many: line %lld: the "
+                    "lines before it stand\n", (long long)lineno);
+            free(line);
+            if (f != stdin) fclose(f);
+            return ex;
+        }
+        if ((rc = emq_cli_mint(c, id)) != EMQ_OK) break;
+        rc = emq_lane_enqueue(c->db, pos[0], g, id, sp + 1,
+                              (size_t)(line + len - (sp + 1)));
+        if (rc < 0) break;
+        n++;
+        if (rc == EMQ_ENQUEUED) enq++;
+        else dup++;
+        rc = EMQ_OK;
+    }
+    free(line);
+    if (f != stdin) fclose(f);
+    if (c->json) {
+        json_head(pos[0], NULL);
+        printf(",\"enqueued\":%lld,\"duplicate\":%lld%s}\n", (long long)enq,
+               (long long)dup, rc < 0 ? ",\"stopped\":true" : "");
+    } else {
+        printf("enqueued %lld duplicate %lld\n", (long long)enq,
+               (long long)dup);
+    }
+    if (rc == EMQ_EPROTO) return EMQ_EXIT_USAGE;
+    if (rc < 0) return emq_cli_fail(c, rc, NULL);
+    return EMQ_EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ claim */
@@ -297,7 +381,7 @@ static int sub_reap(emq_cli *c, int argc, char **argv)
     if (limit_s && emq_cli_int(c, "--limit", limit_s, &limit))
         return EMQ_EXIT_USAGE;
     if ((ex = emq_cli_open(c))) return ex;
-    rc = emq_reap_group(c->db, pos[0], pos[1], limit, &n);
+    rc = emq_lane_reap(c->db, pos[0], pos[1], limit, &n);
     return count_out(c, rc, pos[0], pos[1], "reaped", n);
 }
 
@@ -341,13 +425,23 @@ static int sub_depth(emq_cli *c, int argc, char **argv)
 /* -------------------------------------------------------------- the table */
 
 static const sub subs[] = {
-    { "enqueue", sub_enqueue, "QUEUE GROUP PAYLOAD [--id ID]",
-      "Admit one job into GROUP's lane of QUEUE and print its id; the group\n"
+    { "enqueue", sub_enqueue, "QUEUE TENANT PAYLOAD [--id ID]",
+      "Admit one job into TENANT's lane of QUEUE and print its id; the group\n"
       "is offered to the ring (with a wake token) unless it is paused, at\n"
-      "its limit or already there. GROUP is a branded id (PRT...).\n"
+      "its limit or already there. TENANT is a group id (a branded id,\n"
+      "PRT...), or a tenant name ('acme') mapped to its group id, which is\n"
+      "minted and kept the first time the name is used (see `emqlite\n"
+      "tenant`).\n"
       "  --id ID   use this branded id (else one is minted, namespace JOB)\n"
       "Exit: 0 enqueued, 3 duplicate (a row with that id exists), 4 EMQKIND,\n"
       "1 invalid queue, group or id." },
+    { "enqueue-many", sub_enqueue_many, "QUEUE [FILE|-]",
+      "Enqueue one job per line of FILE (or stdin): 'TENANT PAYLOAD', a\n"
+      "group id or tenant name, one space or tab, the payload (the rest of\n"
+      "the line). Each job is its own transaction (an id minted per line):\n"
+      "a cut run leaves the lines before the cut enqueued. Blank lines are\n"
+      "skipped. Prints 'enqueued N duplicate N'.\n"
+      "Exit: 0 done, 1 a malformed line (the lines before it stand)." },
     { "claim", sub_claim, "QUEUE [--lease DURATION] [--weighted | --batch]",
       "Rotate the ring one step and claim from the group it lands on: one\n"
       "job, or with --weighted min(weight, depth, limit headroom) jobs, or\n"
@@ -433,7 +527,8 @@ static int cmd_lane(emq_cli *c, int argc, char **argv)
 
 const emq_cli_command emq_cli_lane_commands[] = {
     { "lane", cmd_lane,
-      "enqueue|claim|pause|resume|limit|weight|reassign|drain|depth|reap ...",
+      "enqueue|enqueue-many|claim|pause|resume|limit|weight|reassign|"
+      "drain|depth|reap ...",
       "Fair lanes: per-tenant lanes of one queue served in turn.\n"
       "Run 'emqlite lane --help' for every subcommand, or\n"
       "'emqlite lane SUBCOMMAND --help' for one." },

@@ -53,12 +53,22 @@ const emq_cli_command emq_cli_ops_commands[] = {
       "say: its set (the state lookup), its lease deadline or run-at (ms and\n"
       "UTC), its number of log lines and whether it is locked.\n"
       "Exit: 0 found, 6 gone (no such row)." },
-    { "requeue", cmd_requeue, "QUEUE ID | QUEUE --dead --all [--batch N]",
-      "Move a dead job back to pending (attempts kept, last_error cleared),\n"
-      "or with --dead --all every dead job of QUEUE, N (default 100) per\n"
-      "transaction; prints 'requeued N skipped M' (skipped: dead ids without\n"
-      "a row).\n"
-      "Exit: 0 requeued, 6 gone (no such row), 12 EMQSTATE (not dead)." },
+    { "requeue", cmd_requeue,
+      "QUEUE ID [--payload DATA|-]\n"
+      "       | QUEUE --dead (--all [--batch N] | --count N)\n"
+      "         [--older-than DUR | --minted-before INSTANT]",
+      "Move a dead job back to pending (attempts kept, last_error cleared).\n"
+      "With --payload, the job may also be scheduled (failed, waiting for\n"
+      "its retry): its payload is replaced by DATA (stdin with '-') and it\n"
+      "runs now, in one transaction.\n"
+      "With --dead --all every dead job of QUEUE, N (default 100) per\n"
+      "transaction; with --dead --count N the first N dead jobs (oldest\n"
+      "first) in one transaction. --older-than DUR and --minted-before\n"
+      "INSTANT keep only the jobs minted before that instant (a job id\n"
+      "carries its mint time; the keyspace keeps no time of death).\n"
+      "Prints 'requeued N skipped M' (skipped: dead ids without a row).\n"
+      "Exit: 0 requeued, 6 gone (no such row), 12 EMQSTATE (not dead; with\n"
+      "--payload: not dead or scheduled)." },
     { "remove", cmd_remove, "QUEUE ID [--dedup DID]",
       "Remove a job from every set with its row and logs; with --dedup,\n"
       "also release the dedup key DID when it points at this job.\n"
@@ -77,11 +87,11 @@ const emq_cli_command emq_cli_ops_commands[] = {
       "Exit: 0 obliterated, 1 not confirmed, 12 EMQSTATE (not paused, or\n"
       "active jobs without --force)." },
     { "counts", cmd_counts, "QUEUE",
-      "Print the sizes of the pending, active, schedule and dead sets and\n"
+      "Print the sizes of the pending, active, scheduled and dead sets and\n"
       "the completed and failed counters, one 'name value' line each." },
     { "progress", cmd_progress, "QUEUE ID [VALUE]",
       "Print a job's progress field, or set it to VALUE (which publishes a\n"
-      "progress event).\n"
+      "progress event) and print ok.\n"
       "Exit: 0 done, 6 gone (no such row; or no progress recorded)." },
     { "logs", cmd_logs, "QUEUE ID [--add LINE] [--keep N]",
       "Print a job's log lines, one per line (escaped), or append LINE,\n"
@@ -125,10 +135,26 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void emq_cli_bare_duration(emq_cli *c, const char *what, const char *s,
+                           int64_t ms)
+{
+    size_t i;
+    for (i = 0; s[i] >= '0' && s[i] <= '9'; i++)
+        ;
+    if (i == 0 || s[i] != '\0' || ms <= 0 || ms >= 1000) return;
+    fprintf(stderr, "emqlite: %s: warning: %s %s is %lld milliseconds; "
+            "write %lldms to mean that, or %llds for seconds\n",
+            c->sub ? c->sub : c->cmd, what, s, (long long)ms, (long long)ms,
+            (long long)ms);
+}
+
 int emq_cli_duration(emq_cli *c, const char *what, const char *s,
                      int64_t *ms)
 {
-    if (emq_cli_parse_duration(s, ms) == 0) return 0;
+    if (emq_cli_parse_duration(s, ms) == 0) {
+        emq_cli_bare_duration(c, what, s, *ms);
+        return 0;
+    }
     return emq_cli_usage(c, "%s must be a duration (250ms, 5s, 10m, 2h, 1d, "
                          "or milliseconds), not '%s'", what, s);
 }
@@ -136,7 +162,10 @@ int emq_cli_duration(emq_cli *c, const char *what, const char *s,
 int emq_cli_duration_pos(emq_cli *c, const char *what, const char *s,
                          int64_t *ms)
 {
-    if (emq_cli_parse_duration(s, ms) == 0 && *ms > 0) return 0;
+    if (emq_cli_parse_duration(s, ms) == 0 && *ms > 0) {
+        emq_cli_bare_duration(c, what, s, *ms);
+        return 0;
+    }
     return emq_cli_usage(c, "%s must be a duration of more than 0 (250ms, "
                          "5s, 10m, 2h, 1d, or milliseconds), not '%s'", what,
                          s);
@@ -395,27 +424,108 @@ static int cmd_job(emq_cli *c, int argc, char **argv)
 
 /* ------------------------------------------------------ requeue, remove */
 
+/* One batch of requeue_dead_batch (age < 0) or requeue_dead_before, from
+ * the cursor `after` (NULL: the start); the cursor it answers goes back
+ * into `after` (freed and NULL when none). */
+static int requeue_batch(emq_cli *c, const char *q, int64_t before,
+                         int64_t batch, char **after, int64_t *requeued,
+                         int64_t *skipped)
+{
+    char b[24], t[24];
+    const char *av[4];
+    size_t al[4];
+    emq_reply r = {0};
+    int rc;
+    snprintf(b, sizeof b, "%lld", (long long)batch);
+    snprintf(t, sizeof t, "%lld", (long long)before);
+    av[0] = q;
+    if (before < 0) {
+        av[1] = b;
+        av[2] = *after;
+    } else {
+        av[1] = t;
+        av[2] = b;
+        av[3] = *after;
+    }
+    for (rc = 0; rc < 4; rc++) al[rc] = av[rc] ? strlen(av[rc]) : 0;
+    rc = emq_call(c->db, before < 0 ? "requeue_dead_batch"
+                                    : "requeue_dead_before",
+                  before < 0 ? 3 : 4, av, al, &r);
+    free(*after);
+    *after = NULL;
+    if (rc == EMQ_OK && r.type == EMQ_REPLY_ARRAY && r.n == 3) {
+        *requeued += r.elem[0].integer;
+        *skipped += r.elem[1].integer;
+        if (r.elem[2].type == EMQ_REPLY_BULK &&
+            (*after = strndup(r.elem[2].str, r.elem[2].len)) == NULL)
+            rc = EMQ_ENOMEM;
+    }
+    emq_reply_clear(&r);
+    return rc;
+}
+
 static int cmd_requeue(emq_cli *c, int argc, char **argv)
 {
-    const char *dead = NULL, *all = NULL, *batch_s = NULL, *pos[2];
+    const char *dead = NULL, *all = NULL, *batch_s = NULL, *count_s = NULL,
+               *older_s = NULL, *minted_s = NULL, *payload_s = NULL, *pos[2];
     emq_cli_opt opts[] = { { "--dead", 0, &dead }, { "--all", 0, &all },
-                           { "--batch", 1, &batch_s }, { NULL, 0, NULL } };
-    int64_t batch = 100, requeued = 0, skipped = 0;
-    char text[96];
+                           { "--batch", 1, &batch_s },
+                           { "--count", 1, &count_s },
+                           { "--older-than", 1, &older_s },
+                           { "--minted-before", 1, &minted_s },
+                           { "--payload", 1, &payload_s },
+                           { NULL, 0, NULL } };
+    int64_t batch = 100, count = 0, older = 0, before = -1, requeued = 0,
+            skipped = 0;
+    char text[96], *after = NULL;
     int npos, rc, ex;
 
     if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 1, 2, &npos)) >= 0)
         return ex;
-    if ((dead || all) && !(dead && all && npos == 1))
-        return emq_cli_usage(c, "use either QUEUE ID or QUEUE --dead --all");
+    if (dead && npos == 1 && !!all + !!count_s != 1)
+        return emq_cli_usage(c, "--dead needs one of --all and --count N");
+    if ((dead || all || count_s) && !(dead && npos == 1))
+        return emq_cli_usage(c, "use either QUEUE ID or QUEUE --dead "
+                             "(--all | --count N)");
     if (!dead && npos != 2)
         return emq_cli_usage(c, "missing argument");
+    if (!dead && (batch_s || older_s || minted_s))
+        return emq_cli_usage(c, "--batch, --older-than and --minted-before "
+                             "go with --dead");
+    if (dead && payload_s)
+        return emq_cli_usage(c, "--payload edits one job: QUEUE ID "
+                             "--payload DATA");
+    if (older_s && minted_s)
+        return emq_cli_usage(c, "use either --older-than or --minted-before");
     if (batch_s && emq_cli_int(c, "--batch", batch_s, &batch))
+        return EMQ_EXIT_USAGE;
+    if (count_s && emq_cli_int(c, "--count", count_s, &count))
+        return EMQ_EXIT_USAGE;
+    if (count_s && count <= 0)
+        return emq_cli_usage(c, "--count must be > 0, not '%s'", count_s);
+    if (older_s && emq_cli_duration(c, "--older-than", older_s, &older))
         return EMQ_EXIT_USAGE;
     if ((ex = emq_cli_open(c)))
         return ex;
+    if (minted_s && emq_cli_time(c, "--minted-before", minted_s, &before))
+        return EMQ_EXIT_USAGE;
+    if (older_s) before = emq_now(c->db) - older;
+    if ((older_s || minted_s) && before < 0)
+        before = 0; /* before the epoch: none qualifies */
     if (dead) {
-        rc = emq_requeue_dead(c->db, pos[0], batch, &requeued, &skipped);
+        if (count_s) {
+            rc = requeue_batch(c, pos[0], before, count, &after, &requeued,
+                               &skipped);
+        } else if (before < 0) {
+            rc = emq_dead_requeue(c->db, pos[0], batch, &requeued, &skipped);
+        } else {
+            /* batch by batch, each its own transaction, by the cursor */
+            do {
+                rc = requeue_batch(c, pos[0], before, batch, &after,
+                                   &requeued, &skipped);
+            } while (rc == EMQ_OK && after != NULL);
+        }
+        free(after);
         if (rc < 0) return emq_cli_fail(c, rc, NULL);
         if (c->json) {
             json_head(pos[0], NULL);
@@ -426,6 +536,19 @@ static int cmd_requeue(emq_cli *c, int argc, char **argv)
                    (long long)skipped);
         }
         return EMQ_EXIT_OK;
+    }
+    if (payload_s) {
+        unsigned char *p = (unsigned char *)payload_s;
+        size_t len = strlen(payload_s);
+        if (strcmp(payload_s, "-") == 0 && read_stdin(&p, &len) != 0)
+            return emq_cli_fail(c, EMQ_EIO, "cannot read the payload from "
+                                "stdin");
+        rc = emq_job_requeue_edited(c->db, pos[0], pos[1], p, len);
+        if (p != (unsigned char *)payload_s) free(p);
+        if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
+        snprintf(text, sizeof text, "requeued %s (payload replaced)",
+                 pos[1]);
+        return emq_cli_ok(c, pos[0], pos[1], "ok", text);
     }
     rc = emq_job_reprocess(c->db, pos[0], pos[1]);
     if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
@@ -519,6 +642,10 @@ static int cmd_counts(emq_cli *c, int argc, char **argv)
 {
     static const char *const names[6] = {"pending", "active", "schedule",
                                          "dead", "completed", "failed"};
+    /* The tool's word for the set is "scheduled" (stats, list --state,
+     * job); "schedule" is the wire's counts name only (issue 34 item 9). */
+    static const char *const shown[6] = {"pending", "active", "scheduled",
+                                         "dead", "completed", "failed"};
     const char *pos[1];
     emq_cli_opt opts[] = { { NULL, 0, NULL } };
     int64_t v[6];
@@ -533,11 +660,11 @@ static int cmd_counts(emq_cli *c, int argc, char **argv)
         json_head(pos[0], NULL);
         fputs(",\"counts\":{", stdout);
         for (int i = 0; i < 6; i++)
-            printf("%s\"%s\":%lld", i ? "," : "", names[i], (long long)v[i]);
+            printf("%s\"%s\":%lld", i ? "," : "", shown[i], (long long)v[i]);
         puts("}}");
     } else {
         for (int i = 0; i < 6; i++)
-            printf("%-9s  %lld\n", names[i], (long long)v[i]);
+            printf("%-9s  %lld\n", shown[i], (long long)v[i]);
     }
     return EMQ_EXIT_OK;
 }
@@ -588,7 +715,7 @@ static int cmd_progress(emq_cli *c, int argc, char **argv)
         rc = emq_job_update_progress(c->db, pos[0], pos[1], pos[2],
                                  strlen(pos[2]));
         if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);
-        return emq_cli_ok(c, pos[0], pos[1], "ok", pos[2]);
+        return emq_cli_ok(c, pos[0], pos[1], "ok", "ok");
     }
     rc = emq_job_get(c->db, pos[0], pos[1], &f, &n);
     if (rc != EMQ_OK) return job_failed(c, rc, pos[0], pos[1]);

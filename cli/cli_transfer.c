@@ -235,6 +235,8 @@ typedef struct notes {
     size_t tn, un, on;
     size_t nunheld, nother;
     uint64_t unheld_total;
+    int resumed;                  /* EMQ_NOTE_SKIPPED heard              */
+    uint64_t skipped;
 } notes;
 
 static void notes_open(notes *n)
@@ -252,6 +254,9 @@ static void on_note(void *ctx, const emq_transfer_note *t)
         return;
     if (t->kind == EMQ_NOTE_WIRE) {
         n->wire = t->text;
+    } else if (t->kind == EMQ_NOTE_SKIPPED) {
+        n->resumed = 1;
+        n->skipped = t->count;
     } else if (t->kind == EMQ_NOTE_UNHELD) {
         fputs("unheld: ", n->txt);
         show_bytes(n->txt, t->key, t->klen);
@@ -1134,8 +1139,9 @@ static void figures(const char *lead, const emq_queue_figures *f)
 int emq_cli_push(emq_cli *c, int argc, char **argv)
 {
     const char *to = NULL, *replace = NULL, *byslot = NULL, *cluster = NULL,
-               *wire = NULL, *timeout = NULL;
+               *wire = NULL, *timeout = NULL, *resume = NULL;
     emq_cli_opt opts[] = { { "--to", 1, &to }, { "--replace", 0, &replace },
+                           { "--resume", 0, &resume },
                            { "--by-slot", 0, &byslot },
                            { "--cluster", 0, &cluster }, { "--wire", 1, &wire },
                            { "--timeout", 1, &timeout }, { NULL, 0, NULL } };
@@ -1154,7 +1160,14 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
         goto done;
     if (wire && (ex = known_wire(c, "--wire", wire)) >= 0)
         goto done;
+    if (resume && replace) {
+        ex = emq_cli_usage(c, "push: --resume and --replace exclude each "
+                           "other (--resume deletes only the keys that "
+                           "differ from the file's)");
+        goto done;
+    }
     emq_push_options_init(&o);
+    o.resume = resume != NULL;
     o.wire = wire;
     o.note = on_note;
     o.note_ctx = &nt;
@@ -1188,6 +1201,10 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
                (unsigned long long)rep.keys, (unsigned long long)rep.commands,
                (unsigned long long)rep.bytes);
         put_digest(stdout, rep.digest);
+        if (nt.resumed)
+            printf(",\"sent_keys\":%llu,\"skipped\":%llu",
+                   (unsigned long long)(rep.keys - nt.skipped),
+                   (unsigned long long)nt.skipped);
         printf(",\"replaced\":%llu,\"dropped_field_expiries\":%llu,"
                "\"seconds\":%.3f,\"match\":%s,\"queues\":[",
                (unsigned long long)rep.replaced,
@@ -1215,7 +1232,13 @@ int emq_cli_push(emq_cli *c, int argc, char **argv)
                (unsigned long long)rep.commands,
                (unsigned long long)rep.bytes, to, rep.seconds,
                (unsigned long long)rep.digest);
-        if (rep.replaced)
+        if (nt.resumed)
+            printf("resumed: %llu keys sent, %llu already equal (skipped), "
+                   "%llu deleted first (differing or not in the file)\n",
+                   (unsigned long long)(rep.keys - nt.skipped),
+                   (unsigned long long)nt.skipped,
+                   (unsigned long long)rep.replaced);
+        else if (rep.replaced)
             printf("replaced: %llu keys deleted first\n",
                    (unsigned long long)rep.replaced);
         for (size_t i = 0; i < rep.n_queues; i++) {

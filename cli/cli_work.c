@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,7 +39,8 @@ const emq_cli_command emq_cli_work_commands[] = {
     { "work", cmd_work,
       "QUEUE [--lease DUR] [--concurrency N] [--max-attempts N]\n"
       "       [--backoff SPEC] [--once | --max-jobs N] [--timeout DUR]\n"
-      "       [--no-pump] [--lock] -- COMMAND [ARG...]",
+      "       [--no-pump] [--lock] [--lanes] [--keep-stderr BYTES]\n"
+      "       -- COMMAND [ARG...]",
       "Run COMMAND once per job of QUEUE, with the job's payload on its stdin\n"
       "and EMQLITE_QUEUE, EMQLITE_JOB_ID, EMQLITE_JOB_ATTEMPTS in its\n"
       "environment. Exit status 0 completes the job; any other status retries\n"
@@ -59,6 +61,13 @@ const emq_cli_command emq_cli_work_commands[] = {
       "  --timeout DUR      stop after waiting DUR with nothing to claim\n"
       "  --no-pump          do not run the sweep (promote, repeats, flows)\n"
       "  --lock             keep the lock plane's markers while a job runs\n"
+      "  --lanes            claim from QUEUE's lanes only (fair lanes: the\n"
+      "                     ring serves each tenant's group in turn); without\n"
+      "                     it, the flat pending set and the lanes take turns\n"
+      "  --keep-stderr BYTES  COMMAND's stderr goes to the terminal as it\n"
+      "                     comes and its last BYTES (default 4096, at most\n"
+      "                     65536, 0: none) become the failed job's last_error:\n"
+      "                     'exit N: <the last lines>'\n"
       "Exit: 0 stopped, 2 stopped idle before claiming anything." },
     { "repeat", cmd_repeat,
       "add QUEUE NAME --every DUR [--first-in DUR] [TEMPLATE|-]\n"
@@ -85,7 +94,7 @@ const emq_cli_command emq_cli_work_commands[] = {
       "QUEUE [--max-attempts N --backoff SPEC | --clear] [--job ID]",
       "Show, set or clear the retry policy of QUEUE (or of one job with\n"
       "--job): the attempts cap and the backoff `work` and\n"
-      "emq_retry_by_policy use. Kept in the file beside the keyspace, never\n"
+      "emq_policy_retry use. Kept in the file beside the keyspace, never\n"
       "exported.\n"
       "Exit: 0 done, 6 no policy is set." },
     { NULL, NULL, NULL, NULL },
@@ -96,12 +105,13 @@ const emq_cli_command emq_cli_work_commands[] = {
 static int duration(emq_cli *c, const char *what, const char *s,
                     int64_t *out)
 {
-    if (emq_cli_parse_duration(s, out) != 0) {
-        emq_cli_usage(c, "%s must be a duration (250ms, 5s, 10m, 2h, 1d or "
-                      "milliseconds), not '%s'", what, s);
-        return EMQ_EXIT_USAGE;
+    if (emq_cli_parse_duration(s, out) == 0) {
+        emq_cli_bare_duration(c, what, s, *out);
+        return 0;
     }
-    return 0;
+    emq_cli_usage(c, "%s must be a duration (250ms, 5s, 10m, 2h, 1d or "
+                  "milliseconds), not '%s'", what, s);
+    return EMQ_EXIT_USAGE;
 }
 
 static int positive(emq_cli *c, const char *what, const char *s,
@@ -172,6 +182,7 @@ typedef struct work {
     emq_cli *c;
     char *const *cmd;            /* COMMAND and its arguments, NULL-ended */
     int json;
+    size_t keep;                 /* stderr bytes kept as last_error       */
 } work;
 
 /* What the last command on this thread did, for its report line. */
@@ -210,6 +221,122 @@ static char **job_env(const char *q, const emq_job *job, char *vars[3])
     return env;
 }
 
+/* The failed job's error with its stderr (run_command makes it, the pool
+ * records it, report_job frees it: all on the worker's thread). */
+static _Thread_local char *kept;
+
+/* The tail of a command's stderr: the last `cap` bytes seen, in a ring. */
+typedef struct tail {
+    unsigned char *b;
+    size_t cap, at, total;
+} tail;
+
+static void tail_add(tail *t, const unsigned char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; t->cap && i < n; i++) {
+        t->b[t->at] = p[i];
+        t->at = (t->at + 1) % t->cap;
+    }
+    t->total += n;
+}
+
+/* "exit N" and, when the command wrote to stderr, ": " and its last
+ * bytes (from the first line start inside them when the head was cut,
+ * "..." marking the cut; trailing newlines dropped) into a malloc'd
+ * string. */
+static char *tail_error(const tail *t, int status)
+{
+    size_t n = t->total < t->cap ? t->total : t->cap, i, from = 0, len;
+    unsigned char *lin = malloc(n + 1);
+    char *out;
+    int cut = t->total > t->cap;
+    if (lin == NULL) return NULL;
+    for (i = 0; i < n; i++)
+        lin[i] = t->b[(t->at + t->cap - n + i) % (t->cap ? t->cap : 1)];
+    if (cut)
+        for (i = 0; i + 1 < n; i++)
+            if (lin[i] == '\n') { from = i + 1; break; }
+    len = n;
+    while (len > from && (lin[len - 1] == '\n' || lin[len - 1] == '\r'))
+        len--;
+    out = malloc(len - from + 32);
+    if (out) {
+        int k = snprintf(out, 32, "exit %d%s%s", status,
+                         len > from ? ": " : "", len > from && cut ? "..." : "");
+        memcpy(out + k, lin + from, len - from);
+        out[k + (len - from)] = 0;
+    }
+    free(lin);
+    return out;
+}
+
+/* Feed the payload to the command's stdin (`in`, nonblocking) and copy its
+ * stderr (`err`) to ours as it comes, keeping the tail; until stderr ends,
+ * or the command exited and what it left is read (a background child that
+ * keeps stderr open does not hold the job). Returns with `in` closed. */
+static void pump_io(pid_t pid, int in, int err, const emq_job *job,
+                    tail *t, int *status, int *reaped)
+{
+    size_t off = 0;
+    int exited = 0;
+    unsigned char buf[4096];
+    if (job->payload == NULL || job->payload_len == 0) {
+        close(in);
+        in = -1;
+    } else {
+        fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
+    }
+    fcntl(err, F_SETFL, fcntl(err, F_GETFL) | O_NONBLOCK);
+    while (err >= 0) {
+        struct pollfd pf[2];
+        int np = 0, r, ei = -1, ii = -1;
+        if (err >= 0) { pf[np].fd = err; pf[np].events = POLLIN; ei = np++; }
+        if (in >= 0) { pf[np].fd = in; pf[np].events = POLLOUT; ii = np++; }
+        /* The only timed wake: after the command exited, a stderr kept
+         * open by its own children is given up (below). */
+        r = poll(pf, (nfds_t)np, exited ? 0 : 250);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) break;
+        if (ii >= 0 && pf[ii].revents) {
+            ssize_t k = write(in, job->payload + off, job->payload_len - off);
+            if (k > 0) off += (size_t)k;
+            if ((k < 0 && errno != EAGAIN && errno != EINTR) ||
+                off >= job->payload_len || (pf[ii].revents & (POLLERR |
+                                                              POLLHUP))) {
+                close(in); /* done, or EPIPE: it does not read it all */
+                in = -1;
+            }
+        }
+        if (ei >= 0 && pf[ei].revents) {
+            ssize_t k = read(err, buf, sizeof buf);
+            if (k > 0) {
+                size_t w = 0;
+                tail_add(t, buf, (size_t)k);
+                while (w < (size_t)k) {
+                    ssize_t x = write(2, buf + w, (size_t)k - w);
+                    if (x < 0 && errno == EINTR) continue;
+                    if (x <= 0) break; /* our stderr is gone: keep going */
+                    w += (size_t)x;
+                }
+                continue;
+            }
+            if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
+                close(err);
+                err = -1;
+                break;
+            }
+        }
+        if (r == 0 && exited) break;  /* drained after the exit */
+        if (r == 0 || !exited) {
+            pid_t w = waitpid(pid, status, WNOHANG);
+            if (w == pid) exited = *reaped = 1;
+        }
+    }
+    if (in >= 0) close(in);
+    if (err >= 0) close(err);
+}
+
 static void run_command(void *ctx, const char *q, const emq_job *job,
                         emq_outcome *out)
 {
@@ -217,11 +344,16 @@ static void run_command(void *ctx, const char *q, const emq_job *job,
     work *w = ctx;
     char *vars[3] = {NULL, NULL, NULL}, **env = job_env(q, job, vars);
     pid_t parent = getpid(), pid;
-    int fd[2], st = 0, slot = -1;
+    int fd[2], efd[2] = {-1, -1}, st = 0, slot = -1, reaped = 0;
     size_t off = 0;
+    tail t = {NULL, w->keep, 0, 0};
 
     last_status = -1;
-    if (env == NULL || pipe2(fd, O_CLOEXEC) != 0) {
+    free(kept);
+    kept = NULL;
+    if (w->keep > 0 && (t.b = malloc(w->keep)) == NULL) t.cap = 0;
+    if (env == NULL || pipe2(fd, O_CLOEXEC) != 0 ||
+        (t.cap > 0 && pipe2(efd, O_CLOEXEC) != 0)) {
         out->verdict = EMQ_WORK_FAILED;
         out->error = "cannot start the command";
         out->error_len = strlen(out->error);
@@ -238,12 +370,15 @@ static void run_command(void *ctx, const char *q, const emq_job *job,
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         if (dup2(fd[0], 0) < 0) _exit(127);
+        if (efd[1] >= 0 && dup2(efd[1], 2) < 0) _exit(127);
         execvpe(w->cmd[0], w->cmd, env);
         _exit(127);
     }
     close(fd[0]);
+    if (efd[1] >= 0) close(efd[1]);
     if (pid < 0) {
         close(fd[1]);
+        if (efd[0] >= 0) close(efd[0]);
         out->verdict = EMQ_WORK_FAILED;
         out->error = "cannot start the command";
         out->error_len = strlen(out->error);
@@ -251,15 +386,25 @@ static void run_command(void *ctx, const char *q, const emq_job *job,
     }
     setpgid(pid, pid); /* both sides, whichever runs first */
     slot = kid_add(pid);
-    while (job->payload && off < job->payload_len) {
-        ssize_t k = write(fd[1], job->payload + off, job->payload_len - off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break; /* EPIPE: the command does not read it all */
-        off += (size_t)k;
+    /* A second signal that came before the command was registered (it
+     * can start, and be seen started, before this line runs) found no
+     * kid to stop: stop it now. */
+    if (stops > 1) kill(-pid, SIGTERM);
+    if (efd[0] >= 0) {
+        pump_io(pid, fd[1], efd[0], job, &t, &st, &reaped);
+    } else {
+        while (job->payload && off < job->payload_len) {
+            ssize_t k = write(fd[1], job->payload + off,
+                              job->payload_len - off);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) break; /* EPIPE: the command does not read it all */
+            off += (size_t)k;
+        }
+        close(fd[1]);
     }
-    close(fd[1]);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    if (!reaped)
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
     if (slot >= 0) atomic_store(&kids[slot], 0);
     last_status = st;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
@@ -268,11 +413,15 @@ static void run_command(void *ctx, const char *q, const emq_job *job,
         snprintf(why, sizeof why, "exit %d", WEXITSTATUS(st));
         out->verdict = EMQ_WORK_FAILED;
         out->error = why;
-        out->error_len = strlen(why);
+        if (t.cap > 0 && t.total > 0 &&
+            (kept = tail_error(&t, WEXITSTATUS(st))) != NULL)
+            out->error = kept;
+        out->error_len = strlen(out->error);
     } else {
         out->verdict = EMQ_WORK_ABANDONED;
     }
 done:
+    free(t.b);
     free(env);
     free(vars[0]);
     free(vars[1]);
@@ -286,6 +435,8 @@ static void report_job(void *ctx, const char *q, const emq_job *job,
     const char *what;
     char extra[64] = "";
     (void)q;
+    free(kept);
+    kept = NULL;
     if (w->json) {
         last_status = -1;
         return;
@@ -321,20 +472,22 @@ static int cmd_work(emq_cli *c, int argc, char **argv)
 {
     const char *lease_s = NULL, *conc_s = NULL, *max_s = NULL,
                *backoff_s = NULL, *once = NULL, *jobs_s = NULL,
-               *timeout_s = NULL, *nopump = NULL, *lock = NULL, *pos[1];
+               *timeout_s = NULL, *nopump = NULL, *lock = NULL,
+               *lanes = NULL, *keep_s = NULL, *pos[1];
     emq_cli_opt opts[] = {
         { "--lease", 1, &lease_s }, { "--concurrency", 1, &conc_s },
         { "--max-attempts", 1, &max_s }, { "--backoff", 1, &backoff_s },
         { "--once", 0, &once }, { "--max-jobs", 1, &jobs_s },
         { "--timeout", 1, &timeout_s }, { "--no-pump", 0, &nopump },
-        { "--lock", 0, &lock }, { NULL, 0, NULL } };
+        { "--lock", 0, &lock }, { "--lanes", 0, &lanes },
+        { "--keep-stderr", 1, &keep_s }, { NULL, 0, NULL } };
     emq_worker_options wo;
     emq_pool_stats st;
     struct sigaction sa, old_int, old_term, old_pipe;
     emq_pool *pool = NULL;
     emq_options o;
     int npos, ex, rc, dd;
-    int64_t v;
+    int64_t v, keep = 4096;
     work w;
 
     for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
@@ -367,6 +520,14 @@ static int cmd_work(emq_cli *c, int argc, char **argv)
         return ex;
     if (nopump) wo.pump_ms = -1;
     wo.track_locks = lock != NULL;
+    wo.lanes = lanes != NULL;
+    if (keep_s) {
+        if (emq_cli_int(c, "--keep-stderr", keep_s, &keep))
+            return EMQ_EXIT_USAGE;
+        if (keep < 0 || keep > 65536)
+            return emq_cli_usage(c, "--keep-stderr must be 0 to 65536 "
+                                 "bytes, not '%s'", keep_s);
+    }
     if (!emq_queue_valid(pos[0]))
         return emq_cli_fail(c, EMQ_EQUEUE, "invalid queue name");
     /* The file must exist and pass the fence before the pool opens it. */
@@ -374,6 +535,7 @@ static int cmd_work(emq_cli *c, int argc, char **argv)
     w.c = c;
     w.cmd = argv + dd + 1;
     w.json = c->json;
+    w.keep = (size_t)keep;
     wo.handler = run_command;
     wo.handler_ctx = &w;
     wo.on_event = report_job;

@@ -39,6 +39,8 @@ typedef struct pusher {
     int multi;             /* a MULTI waits for its block's first key     */
     uint64_t window;       /* commands a batch: INFLIGHT per node         */
     uint64_t next_cp;      /* the next checkpoint (commands)              */
+    const rm_resume *rs;   /* resume: the keys the target holds equal     */
+    int skip;              /* resume: the current key is left out         */
     int rc;                /* the first failure                           */
     char msg[EMQ_ERRMSG_MAX]; /* its message (the export then sets its own) */
 } pusher;
@@ -152,7 +154,11 @@ static int frame(pusher *p, const emq_resp_cmd *c)
                  (klen && memcmp(p->lastkey.p, key, klen) != 0);
     if (newkey && emq_buf_set(&p->lastkey, key, klen) != EMQ_OK)
         return failed(p, emq_db_fail(p->db, EMQ_ENOMEM, NULL));
-    count(p, c);
+    count(p, c); /* the file's figures, sent or held equal already */
+    if (newkey)
+        p->skip = p->rs && rm_resume_equal(p->rs, key, klen);
+    if (p->skip)
+        return EMQ_OK; /* an open MULTI waits for a command sent */
     if (p->multi) {
         p->multi = 0;
         p->rep->bytes += 15; /* "*1\r\n$5\r\nMULTI\r\n" */
@@ -383,6 +389,7 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     emq_push_options o;
     pusher p;
     rm_names nl;
+    rm_resume rs;
     int rc, present;
     const char *speak = NULL;
     const char **qn = NULL;
@@ -394,6 +401,7 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     memset(rep, 0, sizeof *rep);
     memset(&p, 0, sizeof p);
     memset(&nl, 0, sizeof nl);
+    memset(&rs, 0, sizeof rs);
     if ((rc = emq_db_enter(db)) < 0)
         return rc;
     if (!to)
@@ -403,6 +411,10 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
         return emq_db_fail(db, EMQ_EINVAL, "push: options not set by "
                            "emq_push_options_init(), or a field this library "
                            "does not know");
+    if (o.resume && o.replace)
+        return emq_db_fail(db, EMQ_EINVAL, "push: resume and replace "
+                           "exclude each other (resume deletes only the "
+                           "target's keys that differ from the file's)");
     rep->cluster = to->cl != NULL;
     emq_resp_reader_init(&p.rd);
     if (o.wire && !emq_wire_known(o.wire, strlen(o.wire))) {
@@ -434,7 +446,23 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
         qn[i] = rep->queues[i].queue;
     if ((rc = queue_keys(db, to, rep, "*", &nl)) != EMQ_OK)
         goto done;
-    if (nl.nv && !o.replace) {
+    emq_export_options_init(&eo);
+    eo.queues = o.queues && o.n_queues ? qn : NULL;
+    eo.n_queues = o.queues && o.n_queues ? rep->n_queues : 0;
+    eo.by_slot = o.by_slot;
+    eo.wire = speak;
+    if (o.resume) {
+        /* The target's keys against the file's: the equal ones stay, the
+         * others are deleted and sent (resume.c). */
+        if ((rc = rm_resume_plan(db, to, &eo, &nl, &rs, o.progress,
+                                 o.progress_ctx)) != EMQ_OK)
+            goto done;
+        rm_names_free(&nl);
+        nl = rs.del;
+        memset(&rs.del, 0, sizeof rs.del);
+        p.rs = &rs;
+    }
+    if (nl.nv && !o.replace && !o.resume) {
         char msg[EMQ_ERRMSG_MAX + 512], shown[200];
         rep->existing = nl.nv;
         rep->first_len = nl.v[0].n;
@@ -469,11 +497,7 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
     p.next_cp = o.checkpoint_every;
     if ((rc = rm_win_open(db, to, o.wait, o.wait_ctx, &p.w)) != EMQ_OK)
         goto done;
-    emq_export_options_init(&eo);
-    eo.queues = o.queues && o.n_queues ? qn : NULL;
-    eo.n_queues = o.queues && o.n_queues ? rep->n_queues : 0;
-    eo.by_slot = o.by_slot;
-    eo.wire = speak;
+    eo.wire = speak; /* the claim may have found another's stamp */
     eo.note = o.note;
     eo.note_ctx = o.note_ctx;
     rm_tally_reset(to);
@@ -504,6 +528,11 @@ int emq_push(emq_db *db, emq_remote *to, const emq_push_options *opt,
         goto done;
     rep->keys = sum.keys;
     rep->digest = sum.digest;
+    if (o.resume && o.note) {
+        emq_transfer_note n = { EMQ_NOTE_SKIPPED, "already equal", NULL, 0,
+                                NULL, 0, rs.equal };
+        o.note(o.note_ctx, &n);
+    }
     if ((rc = figures(db, to, rep)) != EMQ_OK)
         goto done;
     rep->match = 1;
@@ -517,5 +546,6 @@ done:
     emq_buf_free(&p.lastkey);
     emq_resp_reader_free(&p.rd);
     rm_names_free(&nl);
+    rm_resume_free(&rs);
     return rc;
 }

@@ -254,7 +254,7 @@ void rm_names_free(rm_names *l)
     memset(l, 0, sizeof *l);
 }
 
-static int names_add(rm_names *l, const void *p, size_t n)
+int rm_names_add(rm_names *l, const void *p, size_t n)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 256;
@@ -323,7 +323,7 @@ int rm_scan(emq_db *db, emq_remote *r, const char *match, rm_names *out)
         const emq_rreply *keys = &rep->element[1];
         for (size_t i = 0; i < keys->elements && rc == EMQ_OK; i++)
             if (keys->element[i].type == EMQ_RREPLY_STRING)
-                rc = names_add(out, keys->element[i].str,
+                rc = rm_names_add(out, keys->element[i].str,
                                keys->element[i].len);
         rm_release(r, rep);
         if (rc != EMQ_OK)

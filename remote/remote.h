@@ -236,6 +236,9 @@ typedef struct rm_names {
 } rm_names;
 
 void rm_names_free(rm_names *l);
+/** Add one name (rm_names_sort makes `v` again: the data may move).
+ *  EMQ_OK or EMQ_ENOMEM. */
+int rm_names_add(rm_names *l, const void *p, size_t n);
 int rm_names_sort(rm_names *l);
 /** SCAN with `match` on the one connection r, adding every name. */
 int rm_scan(emq_db *db, emq_remote *r, const char *match, rm_names *out);
@@ -278,6 +281,36 @@ int rm_read(emq_db *db, emq_remote *r, const emq_bytes *names, size_t n,
  */
 int rm_xstream(const emq_rreply *v, const void *key, size_t klen,
                emq_buf *cmds, emq_buf *body, uint64_t *ncmd);
+
+/* -------------------------------------------------------------- resume */
+
+/** What a resumed push (resume.c) found on the target: the file's keys by
+ *  name with their record hashes, those the target holds equal, and the
+ *  target's keys to delete before the stream (differing, or of a pushed
+ *  queue and not in the file). */
+typedef struct rm_resume {
+    emq_buf names;            /* the file's names, concatenated            */
+    struct rm_rkey { size_t off, len; uint64_t hash; int equal; } *k;
+    size_t nk, cap;           /* in name order                             */
+    rm_names del;             /* sorted after rm_resume_plan               */
+    uint64_t equal, differ, extra; /* keys equal / differing / not in the
+                                      file, on the target                 */
+} rm_resume;
+
+/**
+ * Compare the file's keys of the export `eo` (its queues, its wire) with
+ * the target's, key by key through their records' XXH3-64 (doc/EXPORT.md
+ * §3): the file's from one digest walk, the target's built from the reads
+ * of rm_read as verify builds them. `target` holds the target's keys of
+ * the pushed queues (sorted); the file's other names are read too. Fills
+ * `rs` (rm_resume_free it, also on failure).
+ */
+int rm_resume_plan(emq_db *db, emq_remote *r, const emq_export_options *eo,
+                   const rm_names *target, rm_resume *rs, emq_progress_fn pg,
+                   void *pgctx);
+/** 1 when the target already holds key `key` equal to the file's. */
+int rm_resume_equal(const rm_resume *rs, const void *key, size_t klen);
+void rm_resume_free(rm_resume *rs);
 
 /** Copy `n` bytes as a NUL-terminated string (emq_mem; NULL: no memory). */
 char *rm_strndup(const void *p, size_t n);

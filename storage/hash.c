@@ -495,7 +495,7 @@ int emq_hash_getall(emq_store *st, const void *key, size_t klen,
         return rc;
     /* Copy the views: the callback may call back into the store. */
     emq_buf raw = {0};
-    emq_hfields h = {0};
+    emq_hfields h = {.dict = st->opts.dict};
     if (emq_buf_set(&raw, st->hraw.p, st->hraw.len) != EMQ_OK ||
         emq_hc_decode(raw.p, raw.len, st->now, &h) != EMQ_OK) {
         rc = emq_store_err(st, EMQ_ENOMEM, "out of memory");

@@ -56,27 +56,9 @@ static int grow(emq_hfields *h)
 
 /* ---------------------------------------------------------------- tokens */
 
-/* The names and values a job row holds (PROTOCOL.md §3), one byte each in
- * the blob. Append only: a token's index is on disk. */
-typedef struct tok {
-    const char *s;
-    size_t n;
-} tok;
-#define T(s) {s, sizeof s - 1}
-static const tok field_tok[] = {
-    T("state"), T("attempts"), T("payload"), T("last_error"), T("progress"),
-    T("group"), T("parent"), T("parent_queue"), T("parent_policy"),
-    T("stalled"), T("lock"),
-};
-static const tok value_tok[] = {
-    T("pending"), T("active"), T("scheduled"), T("dead"),
-    T("awaiting_children"), T("fp"), T("id"),
-};
-#undef T
-#define NTOK(t) (sizeof t / sizeof *t)
-
 /* The token of bytes p[0..n) in table t, or -1. */
-static long token_of(const tok *t, size_t nt, const void *p, size_t n)
+static long token_of(const emq_hash_word *t, size_t nt, const void *p,
+                     size_t n)
 {
     for (size_t i = 0; i < nt; i++)
         if (t[i].n == n && memcmp(t[i].s, p, n) == 0)
@@ -87,7 +69,7 @@ static long token_of(const tok *t, size_t nt, const void *p, size_t n)
 /* One side of an entry, from its head h: a token (h odd: h >> 1 is its
  * index in t) or h >> 1 bytes at *p. */
 static int read_side(const unsigned char **p, const unsigned char *end,
-                     uint64_t head, const tok *t, size_t nt,
+                     uint64_t head, const emq_hash_word *t, size_t nt,
                      const unsigned char **out, size_t *len)
 {
     if (head & 1) {
@@ -115,16 +97,19 @@ int emq_hc_decode(const unsigned char *p, size_t len, int64_t now,
                   emq_hfields *h)
 {
     const unsigned char *end = p + len;
+    const emq_hash_dict *d = h->dict;
+    const emq_hash_word *ft = d ? d->field : NULL, *vt = d ? d->value : NULL;
+    size_t nft = d ? d->nfield : 0, nvt = d ? d->nvalue : 0;
     h->n = 0;
     while (p < end) {
         uint64_t fh, vh, ex = 0;
         const unsigned char *f, *v;
         size_t fl, vl;
         if (emq_varint_get(&p, end, &fh) ||
-            read_side(&p, end, ((fh >> 2) << 1) | (fh & 1), field_tok,
-                      NTOK(field_tok), &f, &fl) ||
+            read_side(&p, end, ((fh >> 2) << 1) | (fh & 1), ft, nft, &f,
+                      &fl) ||
             emq_varint_get(&p, end, &vh) ||
-            read_side(&p, end, vh, value_tok, NTOK(value_tok), &v, &vl) ||
+            read_side(&p, end, vh, vt, nvt, &v, &vl) ||
             ((fh & 2) && (emq_varint_get(&p, end, &ex) ||
                           ex > (uint64_t)INT64_MAX)))
             return EMQ_ECORRUPT;
@@ -192,10 +177,11 @@ int emq_hc_encode(const emq_hfields *h, emq_buf *out)
     if (emq_buf_reserve(out, need) != EMQ_OK)
         return EMQ_ENOMEM;
     o = out->p;
+    const emq_hash_dict *d = h->dict;
     for (i = 0; i < h->n; i++) {
         const emq_hfield *e = &h->e[i];
-        long ft = token_of(field_tok, NTOK(field_tok), e->f, e->flen);
-        long vt = token_of(value_tok, NTOK(value_tok), e->v, e->vlen);
+        long ft = d ? token_of(d->field, d->nfield, e->f, e->flen) : -1;
+        long vt = d ? token_of(d->value, d->nvalue, e->v, e->vlen) : -1;
         o = varint_at(o, (ft >= 0 ? (uint64_t)ft : (uint64_t)e->flen) << 2 |
                              (e->expire >= 0 ? 2u : 0u) | (ft >= 0 ? 1u : 0u));
         if (ft < 0) o = bytes_at(o, e->f, e->flen);
@@ -236,9 +222,10 @@ static int decode_v5(const unsigned char *p, size_t len, emq_hfields *h)
     return EMQ_OK;
 }
 
-int emq_hc_upgrade_v5(const unsigned char *p, size_t len, emq_buf *out)
+int emq_hc_upgrade_v5(const emq_hash_dict *dict, const unsigned char *p,
+                      size_t len, emq_buf *out)
 {
-    emq_hfields h = {0};
+    emq_hfields h = {.dict = dict};
     int rc = decode_v5(p, len, &h);
     if (rc == EMQ_OK)
         rc = emq_hc_encode(&h, out);
@@ -250,5 +237,5 @@ void emq_hc_free(emq_hfields *h)
 {
     emq_mem_free(h->e);
     h->e = NULL;
-    h->n = h->cap = 0;
+    h->n = h->cap = 0; /* the dictionary stays */
 }

@@ -63,3 +63,26 @@ int emq_hostconf_put(emq_store *st, const char *ns, const void *k,
     sqlite3_finalize(s);
     return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
 }
+
+int emq_hostconf_each(emq_store *st, const char *ns, emq_hostconf_cb cb,
+                      void *ctx)
+{
+    sqlite3_stmt *s = NULL;
+    int rc;
+    if ((rc = prepare(st, "SELECT k, v FROM hostconf WHERE ns = ?1"
+                          " ORDER BY k", &s)) != EMQ_OK)
+        return rc;
+    sqlite3_bind_text(s, 1, ns, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int r = cb(ctx, sqlite3_column_blob(s, 0),
+                   (size_t)sqlite3_column_bytes(s, 0),
+                   sqlite3_column_blob(s, 1),
+                   (size_t)sqlite3_column_bytes(s, 1));
+        if (r != 0) {
+            sqlite3_finalize(s);
+            return r;
+        }
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+}

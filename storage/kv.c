@@ -297,7 +297,7 @@ int emq_key_drop(emq_store *st, const void *key, size_t klen, int type,
 /* 1 when an encoded hash still has a live field at `now`. */
 static int hash_alive(const emq_store *st, const void *p, size_t n)
 {
-    emq_hfields h = {0};
+    emq_hfields h = {.dict = st->opts.dict};
     int alive = emq_hc_decode(p, n, st->now, &h) != EMQ_OK || h.n > 0;
     emq_hc_free(&h);
     return alive;
@@ -405,6 +405,12 @@ int emq_key_pttl(emq_store *st, const void *key, size_t klen, int64_t *ttl)
 int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
                  emq_key_cb cb, void *ctx)
 {
+    return emq_key_scan_from(st, prefix, plen, prefix, plen, cb, ctx);
+}
+
+int emq_key_scan_from(emq_store *st, const void *prefix, size_t plen,
+                      const void *from, size_t flen, emq_key_cb cb, void *ctx)
+{
     /* The scan statement is prepared per call: a callback may itself read
      * keys (export does), which must not reset this cursor. */
     sqlite3_stmt *s = NULL;
@@ -415,7 +421,7 @@ int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
                                 NULL);
     if (rc != SQLITE_OK)
         return emq_store_fail(st, rc);
-    emq_bind_blob(s, 1, prefix, plen);
+    emq_bind_blob(s, 1, from, flen);
     int out = EMQ_OK;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         const unsigned char *k = sqlite3_column_blob(s, 0);

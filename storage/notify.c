@@ -225,6 +225,22 @@ void emq_notify_signal(emq_notify *n, uint32_t b)
         emq_plat_wake(&s->seq, !n->priv);
 }
 
+/* A 32-bit time_t (armhf's glibc) holds 2^31 s, about 68 years: a longer
+ * wait is cut to that (the caller looks again when it ends). A plain cast
+ * made a negative tv_sec there, which the futex refused at once (EINVAL),
+ * and a waiting claim spun. */
+void emq_notify_timespec(int64_t timeout_ms, struct timespec *ts)
+{
+    int64_t sec = timeout_ms / 1000;
+    if (sizeof(time_t) < sizeof(int64_t) && sec > INT32_MAX) {
+        ts->tv_sec = (time_t)INT32_MAX;
+        ts->tv_nsec = 0;
+        return;
+    }
+    ts->tv_sec = (time_t)sec;
+    ts->tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+}
+
 int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
                     int64_t timeout_ms)
 {

@@ -68,6 +68,10 @@ void emq_notify_signal(emq_notify *n, uint32_t b);
 int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
                     int64_t timeout_ms);
 
+/** The futex timeout emq_notify_wait uses for `timeout_ms` (> 0). */
+struct timespec;
+void emq_notify_timespec(int64_t timeout_ms, struct timespec *ts);
+
 /**
  * A role per bucket held by at most one open wake file at a time, for a
  * time: the worker pool's pump uses it so that one process sweeps a queue.

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "store.h"
+#include "notify.h"
 #include "platform.h"
 
 const char *emq_plat_name(void) { return "linux"; }
@@ -34,8 +35,7 @@ void emq_plat_wait(_Atomic uint32_t *w, uint32_t seen, int64_t timeout_ms,
     struct timespec ts, *tp = NULL;
     if (atomic_load(w) != seen || timeout_ms == 0) return;
     if (timeout_ms > 0) {
-        ts.tv_sec = (time_t)(timeout_ms / 1000);
-        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+        emq_notify_timespec(timeout_ms, &ts); /* a 32-bit time_t: clamped */
         tp = &ts;
     }
     /* EAGAIN: it moved; EINTR, ETIMEDOUT: the caller looks again. */

@@ -21,6 +21,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "store_int.h"
 #include "hashcodec.h"
@@ -100,7 +101,7 @@ static void fn_hash_v6(sqlite3_context *cx, int argc, sqlite3_value **v)
         sqlite3_result_value(cx, v[0]);
         return;
     }
-    rc = emq_hc_upgrade_v5(sqlite3_value_blob(v[0]),
+    rc = emq_hc_upgrade_v5(sqlite3_user_data(cx), sqlite3_value_blob(v[0]),
                            (size_t)sqlite3_value_bytes(v[0]), &out);
     if (rc == EMQ_OK)
         sqlite3_result_blob64(cx, out.p, out.len, SQLITE_TRANSIENT);
@@ -125,15 +126,17 @@ static int hash_sums(emq_store *st, int *any)
                                                  : emq_store_fail(st, rc);
 }
 
-/* Version 6: hash blobs spell the job row's field names and state strings
- * as one-byte tokens (hashcodec.h), ~30 bytes less per job row. Every hash
+/* Version 6: hash blobs spell the opener's dictionary words (the engine's:
+ * the job row's field names and state strings) as one-byte tokens
+ * (hashcodec.h), ~30 bytes less per job row. Every hash
  * row is re-encoded, and its checksum recomputed where it has one (the
  * sum covers val). */
 static int schema_6_hash_tokens(emq_store *st)
 {
     const int f = SQLITE_UTF8 | SQLITE_DIRECTONLY | SQLITE_DETERMINISTIC;
-    int rc = sqlite3_create_function_v2(st->db, "emq_hc_v6", 1, f, NULL,
-                                        fn_hash_v6, NULL, NULL, NULL);
+    int rc = sqlite3_create_function_v2(st->db, "emq_hc_v6", 1, f,
+                                        (void *)st->opts.dict, fn_hash_v6,
+                                        NULL, NULL, NULL);
     if (rc != SQLITE_OK)
         return emq_store_fail(st, rc);
     rc = emq_store_exec(st, "UPDATE kv SET val = emq_hc_v6(val) "
@@ -400,6 +403,95 @@ int emq_schema_judge(sqlite3 *db, int version, emq_schema_cb cb, void *ctx)
 }
 
 /* The findings of emq_store_check_schema go to the caller's callback. */
+/* ------------------------------------------------ the file's own checks */
+
+/* A failed PRAGMA that is not damage: the check cannot go on. */
+static int pragma_failed(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return EMQ_EBUSY;
+    case SQLITE_IOERR: return EMQ_EIO;
+    case SQLITE_NOMEM: return EMQ_ENOMEM;
+    default: return EMQ_EINTERNAL;
+    }
+}
+
+/*
+ * integrity_check reports a page it could not read as a row ("... error
+ * code=N"). A read that failed for I/O, memory or a lock is not damage:
+ * answer that code's failure instead of a finding. 0 when `t` is not such
+ * a row.
+ */
+static int unreadable(const char *t)
+{
+    const char *p = t ? strstr(t, "error code=") : NULL;
+    long code;
+    if (p == NULL) return 0;
+    code = strtol(p + sizeof "error code=" - 1, NULL, 10);
+    switch (code & 0xff) {
+    case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_IOERR:
+    case SQLITE_NOMEM: return pragma_failed((int)code);
+    default: return 0;
+    }
+}
+
+int emq_store_check_file(emq_store *st, emq_file_cb cb, void *ctx)
+{
+    static const struct { const char *sql, *what; long want; } stamp[] = {
+        { "PRAGMA application_id", "application_id", EMQ_APPLICATION_ID },
+        { "PRAGMA user_version", "user_version", EMQ_SCHEMA_VERSION },
+    };
+    char msg[600];
+    sqlite3_stmt *s = NULL;
+    int rc, n = 0;
+
+    rc = sqlite3_prepare_v2(st->db, "PRAGMA integrity_check", -1, &s, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(s, 0);
+        int failed = unreadable(t);
+        if (failed) {
+            sqlite3_finalize(s);
+            return failed;
+        }
+        n++;
+        if (t == NULL || strcmp(t, "ok") != 0) {
+            snprintf(msg, sizeof msg, "PRAGMA integrity_check: %s",
+                     t ? t : "(null)");
+            cb(ctx, "integrity", msg);
+        }
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) {
+            snprintf(msg, sizeof msg, "PRAGMA integrity_check failed: %s",
+                     sqlite3_errstr(rc));
+            cb(ctx, "integrity", msg);
+            return 1;
+        }
+        return pragma_failed(rc);
+    }
+    if (n == 0)
+        cb(ctx, "integrity", "PRAGMA integrity_check returned nothing");
+    for (size_t i = 0; i < 2; i++) {
+        long v = 0;
+        rc = sqlite3_prepare_v2(st->db, stamp[i].sql, -1, &s, NULL);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+            v = (long)sqlite3_column_int64(s, 0);
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(s);
+        if (rc != SQLITE_OK) return pragma_failed(rc);
+        if (v != stamp[i].want) {
+            snprintf(msg, sizeof msg, "%s is %ld, expected %ld",
+                     stamp[i].what, v, stamp[i].want);
+            cb(ctx, "stamp", msg);
+        }
+    }
+    return EMQ_OK;
+}
+
 int emq_store_check_schema(emq_store *st, emq_schema_cb cb, void *ctx)
 {
     sqlite3_stmt *s = NULL;

@@ -264,6 +264,15 @@ static const char *const sql[S_COUNT] = {
                          "(?63,2,0,NULL,?64,emq_sum(?63,2,0,NULL,?64))",
     [S_META_SUMS] = "SELECT v FROM emq_meta WHERE k = 'checksums'",
     [S_PAGE_COUNT] = "PRAGMA page_count",
+    /* A page after the cursor (?2, ?3) in (score, member) order: a row
+     * value comparison, so the primary key is entered at the cursor and
+     * the cost is the page's, however deep it lies. */
+    [S_Z_AFTER_ASC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                      " AND (score, member) > (?2, ?3)"
+                      " ORDER BY score, member LIMIT ?4",
+    [S_Z_AFTER_DESC] = "SELECT member, score FROM zset WHERE kid = ?1"
+                       " AND (score, member) < (?2, ?3)"
+                       " ORDER BY score DESC, member DESC LIMIT ?4",
 };
 
 /* The key-row statements of a file whose checksums are off: the same rows,
@@ -1143,6 +1152,7 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
     emq_mem_hold();
     st->opts = *o;
     st->gate = NULL;
+    st->hf.dict = o->dict;
     if (st->opts.busy_timeout_ms < 0)
         st->opts.busy_timeout_ms = 0;
     st->memory = is_memory(path);

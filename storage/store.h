@@ -112,6 +112,23 @@ typedef struct emq_watch_rule {
  * BENCHMARKS.md, "Checkpoint interval"). */
 #define EMQ_CHECKPOINT_FRAMES 4000
 
+/**
+ * A dictionary of hash field names and values stored as one-byte tokens
+ * (hashcodec.h), supplied by the opener: storage knows no names of its own
+ * (the engine passes its job row's, engine/core/jobrow.c). Append only: a
+ * token is a word's index, and it is on disk, so a file must be opened with
+ * the dictionary that wrote it or one that extends it. A blob holding a
+ * token the dictionary does not have reads as EMQ_ECORRUPT.
+ */
+typedef struct emq_hash_word {
+    const char *s;
+    size_t n;
+} emq_hash_word;
+typedef struct emq_hash_dict {
+    const emq_hash_word *field, *value;
+    size_t nfield, nvalue;
+} emq_hash_dict;
+
 typedef struct emq_store_opts {
     int synchronous;       /* EMQ_SYNC_NORMAL / EMQ_SYNC_FULL */
     int busy_timeout_ms;
@@ -122,6 +139,7 @@ typedef struct emq_store_opts {
     const char *judge_key; /* NULL: no judge */
     emq_judge_fn judge;
     void *judge_ctx;
+    const emq_hash_dict *dict; /* hash words stored as tokens; NULL: none */
 } emq_store_opts;
 
 /**
@@ -175,6 +193,21 @@ typedef void (*emq_schema_cb)(void *ctx, const char *finding);
  *  those of the file's version (schema.c). EMQ_OK or the failure. */
 int emq_store_check_schema(emq_store *st, emq_schema_cb cb, void *ctx);
 
+/** One finding of the file judge: `rule` "integrity" (SQLite's own check)
+ *  or "stamp" (application_id, user_version), and a sentence. */
+typedef void (*emq_file_cb)(void *ctx, const char *rule,
+                            const char *finding);
+/** Inside a read transaction: PRAGMA integrity_check (each row other than
+ *  "ok"; a run SQLite ends as corrupt or not a database; no row at all),
+ *  then the stamps: application_id EMQ_APPLICATION_ID and user_version
+ *  EMQ_SCHEMA_VERSION (schema.c). Damage is a finding; a read that failed
+ *  for another reason (a lock, I/O, memory — a page integrity_check could
+ *  not read for one of those included) is EMQ_EBUSY, EMQ_EIO, EMQ_ENOMEM
+ *  (else EMQ_EINTERNAL), returned before any further finding. Returns
+ *  EMQ_OK, or 1 when SQLite ended the check as corrupt or not a database
+ *  (that finding made; the file cannot be read further). */
+int emq_store_check_file(emq_store *st, emq_file_cb cb, void *ctx);
+
 /** Row checksums (rowsum.c). 1 when the file's checksums are on (as this
  *  handle last saw). */
 int emq_store_checksums(const emq_store *st);
@@ -225,6 +258,13 @@ int emq_hostconf_get(emq_store *st, const char *ns, const void *k,
                      size_t klen, emq_buf *out);
 int emq_hostconf_put(emq_store *st, const char *ns, const void *k,
                      size_t klen, const void *v, size_t vlen);
+/* Every (k, v) of namespace `ns` in byte order of k; a nonzero return
+ * of `cb` stops the walk and is returned. */
+typedef int (*emq_hostconf_cb)(void *ctx, const unsigned char *k,
+                               size_t klen, const unsigned char *v,
+                               size_t vlen);
+int emq_hostconf_each(emq_store *st, const char *ns, emq_hostconf_cb cb,
+                      void *ctx);
 
 /** Install the watch rules (a table that outlives the store; NULL: no
  *  write signals anything, the default). */
@@ -259,6 +299,11 @@ typedef int (*emq_key_cb)(void *ctx, const unsigned char *key, size_t klen,
                           int type);
 int emq_key_scan(emq_store *st, const void *prefix, size_t plen,
                  emq_key_cb cb, void *ctx);
+/** As emq_key_scan, starting at the first name >= `from` (one seek; `from`
+ *  should start with the prefix): a caller skips a run of keys by
+ *  calling again from past it (the dashboard's list of queues). */
+int emq_key_scan_from(emq_store *st, const void *prefix, size_t plen,
+                      const void *from, size_t flen, emq_key_cb cb, void *ctx);
 
 /** Parse a whole byte string as a signed 64-bit decimal integer with the
  *  rules Valkey applies to counters (no sign '+', spaces or leading zeros).
@@ -386,6 +431,14 @@ int emq_zset_page(emq_store *st, const void *key, size_t klen, int rev,
 int emq_zset_range_lex(emq_store *st, const void *key, size_t klen,
                        const emq_bytes *min, const emq_bytes *max, int rev,
                        int64_t limit, emq_member_cb cb, void *ctx);
+
+/** A keyset page: at most `limit` (> 0) members strictly after the cursor
+ *  (score, m) in (score, member) order (rev = 1: strictly before it,
+ *  descending). m NULL starts at the head (or the tail). The cost is the
+ *  page's, not the cursor's depth. */
+int emq_zset_after(emq_store *st, const void *key, size_t klen, int rev,
+                   double score, const void *m, size_t mlen, int64_t limit,
+                   emq_member_cb cb, void *ctx);
 
 /* --------------------------------------------------------------- lists */
 

@@ -48,6 +48,9 @@ enum {
     S_Z_INDEX_POS, S_Z_INDEX_NEG,
     /* hash steps as one statement (hash.c, emq_hash_apply) */
     S_KEY_STEPS,
+    /* keyset pages after a (score, member) cursor (zset.c,
+     * emq_zset_after: the web dashboard's paging) */
+    S_Z_AFTER_ASC, S_Z_AFTER_DESC,
     S_COUNT
 };
 

@@ -565,3 +565,23 @@ int emq_zset_page(emq_store *st, const void *key, size_t klen, int rev,
     sqlite3_bind_int64(s, 3, offset < 0 ? 0 : offset);
     return walk(st, s, cb, ctx);
 }
+
+int emq_zset_after(emq_store *st, const void *key, size_t klen, int rev,
+                   double score, const void *m, size_t mlen, int64_t limit,
+                   emq_member_cb cb, void *ctx)
+{
+    int64_t kid;
+    if (m == NULL)
+        return emq_zset_range(st, key, klen, rev, limit, cb, ctx);
+    int rc = find(st, key, klen, &kid);
+    if (rc != EMQ_OK || !kid || limit == 0)
+        return rc;
+    sqlite3_stmt *s = emq_stmt(st, rev ? S_Z_AFTER_DESC : S_Z_AFTER_ASC);
+    if (!s)
+        return emq_store_fail(st, sqlite3_errcode(st->db));
+    sqlite3_bind_int64(s, 1, kid);
+    sqlite3_bind_double(s, 2, score);
+    emq_bind_blob(s, 3, mlen ? m : "", mlen);
+    sqlite3_bind_int64(s, 4, limit);
+    return walk(st, s, cb, ctx);
+}

@@ -131,10 +131,10 @@ out_has "job counts the log lines" '^logs +2$'
 
 e counts q
 out_has "counts pending" '^pending +2$'
-out_has "counts schedule" '^schedule +1$'
+out_has "counts schedule" '^scheduled +1$'
 e --json counts q
 json "counts --json"
-out_is "counts --json shape" '{"queue":"q","counts":{"pending":2,"active":1,"schedule":1,"dead":0,"completed":0,"failed":0}}'
+out_is "counts --json shape" '{"queue":"q","counts":{"pending":2,"active":1,"scheduled":1,"dead":0,"completed":0,"failed":0}}'
 
 # ------------------------------------------------------------------- delay
 

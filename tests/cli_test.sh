@@ -740,8 +740,8 @@ usage: emqlite events [QUEUE] [--after SEQ] [--count N] [--timeout DURATION] (se
 
 $ lane enqueue mail PRT x
 exit 1
-emqlite: lane enqueue: GROUP 'PRT' is not a lane id (a branded id): 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2
-usage: emqlite lane enqueue QUEUE GROUP PAYLOAD [--id ID] (see 'emqlite lane enqueue --help')
+emqlite: lane enqueue: GROUP 'PRT' is not a lane id (a branded id): 14 characters: a namespace of 3 capitals, then 11 of 0-9 A-Z a-z, e.g. JOB0SWkOLCBtp2 (a tenant name never begins with 3 capitals)
+usage: emqlite lane enqueue QUEUE TENANT PAYLOAD [--id ID] (see 'emqlite lane enqueue --help')
 
 $ lane depth mail
 exit 1
@@ -756,7 +756,7 @@ usage: emqlite lane claim QUEUE [--lease DURATION] [--weighted | --batch] (see '
 $ lane bogus
 exit 1
 emqlite: lane: unknown subcommand 'bogus'
-usage: emqlite lane enqueue|claim|pause|resume|limit|weight|reassign|drain|depth|reap ... (see 'emqlite lane --help')
+usage: emqlite lane enqueue|enqueue-many|claim|pause|resume|limit|weight|reassign|drain|depth|reap ... (see 'emqlite lane --help')
 
 $ list mail --lane bad
 exit 1

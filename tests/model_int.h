@@ -241,6 +241,7 @@ void t1_jobdel(emq_model *m, const char *q, const void *id, size_t n,
                int lock_too);
 /* T1.7 promote and the flow sweep, shared by the sweep of T5.9 */
 int64_t t1_promote(emq_model *m, const char *q, int64_t now, int64_t batch);
+void t1_promote_one(emq_model *m, const char *q, const mbs *id);
 int64_t t4_deliver_all(emq_model *m, const char *q, int64_t batch);
 /* T1.1 admission (1 enqueued, 0 duplicate, EMQ_EKIND) */
 int t1_admit(emq_model *m, const char *q, const void *id, size_t idn,

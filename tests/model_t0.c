@@ -266,3 +266,119 @@ int mv_lanes(mcall *c)
     mr_int(&c->r->elem[0], live);
     return EMQ_OK;
 }
+
+/* ------------------------------- the operator's run-now and requeues */
+
+/* Out of B.schedule and T1.7's move: 1, or 0 when not scheduled. */
+static int run_one(mcall *c, const void *id, size_t n)
+{
+    char k[KMAX];
+    mbs b;
+    qk(k, Q(c), "schedule");
+    if (!mz_rem(c->m, k, id, n)) return 0;
+    b = mb_dup(id, n);
+    t1_promote_one(c->m, Q(c), &b);
+    free(b.p);
+    return 1;
+}
+
+/* run_now(q, ids...): one verdict per id, 1 moved, 0 not scheduled */
+int mv_run_now(mcall *c)
+{
+    size_t i;
+    mr_array(c->r, EMQ_REPLY_ARRAY);
+    for (i = 1; i < c->argc; i++)
+        mr_push_int(c->r, run_one(c, ARG(c, i)->s, ARG(c, i)->n));
+    return EMQ_OK;
+}
+
+/* run_due(q, until_ms, batch = 100): T1.7 with until_ms for NOW */
+int mv_run_due(mcall *c)
+{
+    char k[KMAX];
+    mbs *due;
+    size_t n, i;
+    int64_t batch = ARG(c, 2)->present ? ARG(c, 2)->i : REQUEUE_DEFAULT;
+    int64_t moved = 0;
+    qk(k, Q(c), "schedule");
+    n = mz_head(c->m, k, batch, 1, (double)ARG(c, 1)->i, &due);
+    for (i = 0; i < n; i++) moved += run_one(c, due[i].p, due[i].n);
+    mb_free_list(due, n);
+    mr_int(c->r, moved);
+    return EMQ_OK;
+}
+
+/* requeue_dead_before(q, before_ms, batch = 100, after = none): the dead
+ * members after `after` and below the smallest JOB id minted at before_ms
+ * (PROTOCOL.md §4: (before_ms - epoch) << 22, encoded), a batch of them
+ * requeued: [requeued, skipped, cursor or nil] */
+int mv_requeue_dead_before(mcall *c)
+{
+    char k[KMAX], bound[EMQ_ID_SIZE];
+    int64_t batch = ARG(c, 2)->present ? ARG(c, 2)->i : REQUEUE_DEFAULT;
+    int64_t ms = ARG(c, 1)->i, rq = 0, sk = 0, seen = 0;
+    const marg *after = ARG(c, 3);
+    uint64_t snow = 0;
+    mbs *all, last = {0};
+    size_t n, i;
+    if (ms > EMQ_EPOCH_MS)
+        snow = ms - EMQ_EPOCH_MS >= ((int64_t)1 << 41)
+                   ? (uint64_t)INT64_MAX
+                   : (uint64_t)(ms - EMQ_EPOCH_MS) << 22;
+    emq_id_encode("JOB", snow, bound);
+    qk(k, Q(c), "dead");
+    n = mz_head(c->m, k, -1, 0, 0, &all);
+    for (i = 0; i < n && seen < batch; i++) {
+        if (after->present &&
+            mb_cmp(all[i].p, all[i].n, after->s, after->n) <= 0)
+            continue;
+        if (mb_cmp(all[i].p, all[i].n, bound, EMQ_ID_LEN) >= 0) break;
+        seen++;
+        free(last.p);
+        last = mb_dup(all[i].p, all[i].n);
+        if (requeue_one(c, &all[i])) rq++;
+        else sk++;
+    }
+    mb_free_list(all, n);
+    mr_array(c->r, EMQ_REPLY_ARRAY);
+    mr_push_int(c->r, rq);
+    mr_push_int(c->r, sk);
+    if (seen == batch && last.p) mr_push_bulk(c->r, last.p, last.n);
+    else mr_push(c->r);
+    free(last.p);
+    return EMQ_OK;
+}
+
+/* requeue_edited(q, id, payload): -1 gone; refused unless dead or
+ * scheduled; else the payload replaced, then T2.13 (dead) or T1.7's move
+ * (scheduled): 1 */
+int mv_requeue_edited(mcall *c)
+{
+    char j[KMAX], kd[KMAX], ks[KMAX];
+    const marg *id = ARG(c, 1), *p = ARG(c, 2);
+    int dead, sched;
+    jk(j, Q(c), id->s, id->n, NULL);
+    if (!mk_exists(c->m, j)) {
+        mr_int(c->r, -1);
+        return EMQ_OK;
+    }
+    qk(kd, Q(c), "dead");
+    qk(ks, Q(c), "schedule");
+    dead = mz_has(c->m, kd, id->s, id->n);
+    sched = mz_has(c->m, ks, id->s, id->n);
+    if (!dead && !sched)
+        return mc_err(c, EMQ_ENOTDEAD, "EMQSTATE not dead or scheduled");
+    mh_sets(c->m, j, "payload", p->s, p->n);
+    if (dead) {
+        emq_reply r = {0};
+        mcall sub = *c;
+        sub.r = &r;
+        sub.argc = 2;
+        mv_reprocess_job(&sub);
+        model_reply_free(&r);
+    } else {
+        run_one(c, id->s, id->n);
+    }
+    mr_int(c->r, 1);
+    return EMQ_OK;
+}

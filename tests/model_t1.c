@@ -577,6 +577,13 @@ static int64_t sweep_set(emq_model *m, const char *q, const char *from,
     return (int64_t)n;
 }
 
+/* T1.7 step 2 on one member already out of B.schedule (the operator's
+ * run_now, run_due and requeue_edited of model_t0.c) */
+void t1_promote_one(emq_model *m, const char *q, const mbs *id)
+{
+    to_pending(m, q, id, 0);
+}
+
 int64_t t1_promote(emq_model *m, const char *q, int64_t now, int64_t batch)
 {
     return sweep_set(m, q, "schedule", now, batch, 0);

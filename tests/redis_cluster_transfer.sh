@@ -6,7 +6,8 @@
 #       queue's keys on its slot's node, {emq}:version on slot 9051's, the
 #       figures per node), verify, pull back into a new file byte-identical,
 #       --json, the refusal without --replace, --replace --by-slot, another
-#       node as the seed, --cluster;
+#       node as the seed, --cluster; push --resume after one primary
+#       lost its keys and a row changed on another;
 #   (b) the Lua bundle continues the pushed queues on the nodes owning them
 #       (claim.lua, complete.lua through EVALSHA) while emqlite does the same
 #       on a copy of the file: verify equal; the continued cluster pulled
@@ -84,8 +85,8 @@ done
 # --------------------------------------------------------- (a) transfers
 
 T0=$($T fixture "$w/f.db") || { echo "FAIL: fixture"; echo "0 passed, 1 failed"; exit 1; }
-$E --db "$w/f.db" export --out "$w/f.resp" 2>"$w/err"
-digest=$(sed -n 's/.*digest \([0-9a-f]*\)$/\1/p' "$w/err")
+$E --db "$w/f.db" export --out "$w/f.resp" 2>"$w/err.export"
+digest=$(sed -n 's/.*digest \([0-9a-f]*\)$/\1/p' "$w/err.export")
 rc_is "push to the cluster through $seed" 0 $E --db "$w/f.db" push --to "$seed"
 count_is "push prints a line for each of the 3 primaries" "$w/out" '^node 127\.0\.0\.1:[0-9]+: [1-9][0-9]* keys, [0-9]+ commands' 3
 has "push checks the queue on the first primary" "$w/out" '^mail: pending 2 active 1 scheduled 2 dead 1 rows 6: match$'
@@ -130,6 +131,22 @@ rc_is "push --cluster --replace --json through another node ($other)" 0 $E --db 
 has "push --json: per node figures" "$w/out" '"match":true,"queues":\[.*\],"cluster":\{"nodes":\[\{"node":"127\.0\.0\.1:[0-9]+","keys":[1-9][0-9]*,"commands":[0-9]+,"bytes_out":[0-9]+,"bytes_in":[0-9]+,"seconds":[0-9.]+,"moved":0,"ask":0,"tryagain":0\}'
 rc_is "pull --queue mail --cluster --json" 0 $E --db "$w/m.db" --json pull --from "$other" --queue mail --cluster
 has "pull --json: the cluster member" "$w/out" '"queues":\["mail"\].*"cluster":\{"nodes":\['
+
+# push --resume on the cluster (issue 28 item 5): one primary lost every
+# key (a push cut before reaching it), a row on another was changed; only
+# those keys are sent, each to its slot's node, the rest skipped.
+keys=$(sed -n 's/^exported \([0-9]*\) keys.*/\1/p' "$w/err.export")
+p1=$(echo "$ports" | cut -d' ' -f1)
+p3=$(echo "$ports" | cut -d' ' -f3)
+n3=$($cli -p "$p3" dbsize)
+$cli -p "$p3" flushall >/dev/null
+row=$($cli -p "$p1" --scan --pattern 'emq:*:job:*' | grep -E ':job:[^:]{14}$' | sort | head -n 1)
+$cli -p "$p1" hset "$row" state weird >/dev/null
+rc_is "push --resume to the cluster" 0 $E --db "$w/f.db" push --to "$seed" --resume
+has "... sends the lost keys and the changed row, skips the rest" "$w/out" "^resumed: $((n3 + 1)) keys sent, $((keys - n3 - 1)) already equal \(skipped\), 1 deleted first"
+count_is "... each primary's line" "$w/out" '^node 127\.0\.0\.1:[0-9]+: ' 3
+rc_is "verify after push --resume" 0 $E --db "$w/f.db" verify --against "$seed"
+has "... equal, with the export's digest" "$w/out" "^equal: $keys keys, digest $digest$"
 
 # The deployed runtime's identity (issue 28) on the cluster: a stamp of
 # echomq:3.0.0 (on slot 9051's node) is kept and spoken.

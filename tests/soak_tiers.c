@@ -401,7 +401,7 @@ static long drain(emq_db *db, rel_clock *clk)
             if (emq_reap(db, qs[k], &c) == EMQ_OK) moved += c;
             if (mode == M_LANES)
                 for (int gi = 0; gi < 4; gi++)
-                    if (emq_reap_group(db, qs[k], group(gi), 1000, &c) ==
+                    if (emq_lane_reap(db, qs[k], group(gi), 1000, &c) ==
                         EMQ_OK)
                         moved += c;
             if (mode == M_FLOWS && k == 0) {

@@ -549,6 +549,15 @@ static const scen scens[] = {
      "requeue_dead_batch", {Q, "10"}},
     {"requeue_dead", setup_dead, NULL, EMQ_OK, 1000, 0, "requeue_dead",
      {Q, "10"}},
+    /* The operator's run-now and requeues (issue 34 item 5). */
+    {"run_now", setup_due, NULL, EMQ_OK, 1000, 0, "run_now",
+     {Q, "JOB00000000001", "JOB00000000003"}},
+    {"run_due", setup_due, NULL, EMQ_OK, 1000, 0, "run_due",
+     {Q, "9999999999999", "2"}},
+    {"requeue_dead_before", setup_dead, NULL, EMQ_OK, 1000, 0,
+     "requeue_dead_before", {Q, "9999999999999", "10"}},
+    {"requeue_edited", setup_dead, NULL, EMQ_OK, 1000, 0, "requeue_edited",
+     {Q, "JOB00000000001", "edited"}},
     /* Tier 4: flows. flow_add and add_bulk are swept on a flat flow (one
      * transaction); their multi-transaction paths are cut and recovered in
      * test_flow.c and tests/crash_flows.c. */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -305,6 +306,23 @@ static int mount_ext4_1k(const char *what)
  * the wal-index, a writer's frames, a read mark) was a SIGBUS, in every
  * process on the file. Every region is now populated before use: the
  * opener gets EMQ_EFULL, and once there is room it reads. */
+/* 1 when madvise does what it is asked: qemu-user (7.2, the cross CI's
+ * emulator) answers 0 to every advice without passing it on, so
+ * MADV_POPULATE_WRITE, the defence the case below tests, does nothing
+ * there. An advice no kernel knows tells them apart (EINVAL here). */
+static int madvise_is_real(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    int real;
+    if (p == MAP_FAILED)
+        return 1;
+    real = madvise(p, (size_t)page, 0x7fff) != 0;
+    munmap(p, (size_t)page);
+    return real;
+}
+
 START_TEST(the_wal_index_never_faults_on_a_full_1k_ext4)
 {
     emq_options o;
@@ -313,6 +331,13 @@ START_TEST(the_wal_index_never_faults_on_a_full_1k_ext4)
     int64_t n;
     int rc, fd;
     long spare_kib = rel_env_long("EMQ_TEST_SPARE_KIB", 9);
+    if (!madvise_is_real()) {
+        fprintf(stderr, "fulldisk: madvise accepts an unknown advice here "
+                "(an emulator: qemu-user ignores every advice), so "
+                "MADV_POPULATE_WRITE cannot work; the 1 KiB ext4 case is "
+                "skipped\n");
+        return;
+    }
     if (!mount_ext4_1k("the 1 KiB ext4 case")) return;
     emq_options_init(&o);
     o.clock = rel_clock_fn;

@@ -175,9 +175,9 @@ START_TEST(drain_reap_group_and_the_depth_reads_count)
     ck_assert_int_eq(emq_lane_drain(db, Q, U, &n), EMQ_OK);
     ck_assert_int_eq(n, 0);
     clk.now = T0 + 11;
-    ck_assert_int_eq(emq_reap_group(db, Q, H, 100, &n), EMQ_OK);
+    ck_assert_int_eq(emq_lane_reap(db, Q, H, 100, &n), EMQ_OK);
     ck_assert_int_eq(n, 0);                       /* G's lease, not H's */
-    ck_assert_int_eq(emq_reap_group(db, Q, G, 100, &n), EMQ_OK);
+    ck_assert_int_eq(emq_lane_reap(db, Q, G, 100, &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
     ck_assert_int_eq(emq_lane_depth(db, Q, G, &n), EMQ_OK);
     ck_assert_int_eq(n, 1);
@@ -216,7 +216,7 @@ START_TEST(the_gates_refuse_before_any_write)
     ck_assert_int_eq(emq_lane_weight(db, Q, G, 0), EMQ_EINVAL);
     ck_assert(strstr(emq_errmsg(db), "w") != NULL);
     ck_assert_int_eq(emq_lane_limit(db, Q, G, 0), EMQ_EINVAL);
-    ck_assert_int_eq(emq_reap_group(db, Q, G, 0, &n), EMQ_EINVAL);
+    ck_assert_int_eq(emq_lane_reap(db, Q, G, 0, &n), EMQ_EINVAL);
     ck_assert_int_eq(emq_reassign(db, Q, jid(1), "nope"), EMQ_EID);
     ck_assert_int_eq(emq_lane_pause(db, Q, NULL), EMQ_EID);
     ck_assert_int_eq(emq_lane_claim(db, Q, 0, NULL, NULL), EMQ_EINVAL);

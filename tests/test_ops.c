@@ -285,18 +285,18 @@ START_TEST(the_gate_reads)
     emq_job j;
     int64_t v = -1;
     put(db, 1, 2);
-    ck_assert_int_eq(emq_is_maxed(db, Q), EMQ_OK);
+    ck_assert_int_eq(emq_queue_is_maxed(db, Q), EMQ_OK);
     tk_hset(db, K("meta"), "concurrency", "1");
     ck_assert_int_eq(emq_claim(db, Q, 30000, &j), EMQ_OK);
     emq_job_clear(&j);
-    ck_assert_int_eq(emq_is_maxed(db, Q), EMQ_ERATE);
+    ck_assert_int_eq(emq_queue_is_maxed(db, Q), EMQ_ERATE);
     ck_assert_str_eq(emq_errmsg(db), "EMQRATE at concurrency ceiling");
-    ck_assert_int_eq(emq_global_rate_limit(db, Q, &v), EMQ_OK);
+    ck_assert_int_eq(emq_rate_limit_get(db, Q, &v), EMQ_OK);
     ck_assert_int_eq(v, 0);
     tk_hset(db, K("meta"), "max", "2");
-    ck_assert_int_eq(emq_global_rate_limit(db, Q, &v), EMQ_OK);
+    ck_assert_int_eq(emq_rate_limit_get(db, Q, &v), EMQ_OK);
     ck_assert_int_eq(v, 2);
-    ck_assert_int_eq(emq_rate_limit_ttl(db, Q, 0, &v), EMQ_OK);
+    ck_assert_int_eq(emq_rate_limit_ttl_get(db, Q, 0, &v), EMQ_OK);
     ck_assert_int_eq(v, 0);
     {   /* a spent limiter with a TTL */
         emq_store *st = emq_db_store(db);
@@ -305,9 +305,9 @@ START_TEST(the_gate_reads)
                                      "2", 1, T0 + 900, 0, NULL), EMQ_OK);
         ck_assert_int_eq(emq_store_commit(st), EMQ_OK);
     }
-    ck_assert_int_eq(emq_rate_limit_ttl(db, Q, 0, &v), EMQ_OK);
+    ck_assert_int_eq(emq_rate_limit_ttl_get(db, Q, 0, &v), EMQ_OK);
     ck_assert_int_eq(v, 900);
-    ck_assert_int_eq(emq_rate_limit_ttl(db, Q, 3, &v), EMQ_OK);
+    ck_assert_int_eq(emq_rate_limit_ttl_get(db, Q, 3, &v), EMQ_OK);
     ck_assert_int_eq(v, 0); /* a limit of 3 is not spent by 2 */
     emq_close(db);
 }
@@ -398,13 +398,13 @@ START_TEST(requeue_dead_walks_every_batch_and_skips_ids_without_a_row)
     for (int i = 0; i < 7; i++) kill_oldest(db);
     tk_del(db, K("job:JOB00000000001"));  /* row-less dead ids: first... */
     tk_del(db, K("job:JOB00000000004"));  /* ...and in the middle */
-    ck_assert_int_eq(emq_requeue_dead(db, Q, 2, &rq, &sk), EMQ_OK);
+    ck_assert_int_eq(emq_dead_requeue(db, Q, 2, &rq, &sk), EMQ_OK);
     ck_assert(rq == 5 && sk == 2);
     ck_assert_int_eq(tk_zcard(db, K("pending")), 5);
     ck_assert_int_eq(tk_zcard(db, K("dead")), 2);
-    ck_assert_int_eq(emq_requeue_dead(db, Q, 100, &rq, &sk), EMQ_OK);
+    ck_assert_int_eq(emq_dead_requeue(db, Q, 100, &rq, &sk), EMQ_OK);
     ck_assert(rq == 0 && sk == 2);
-    ck_assert_int_eq(emq_requeue_dead(db, Q, 0, &rq, &sk), EMQ_EINVAL);
+    ck_assert_int_eq(emq_dead_requeue(db, Q, 0, &rq, &sk), EMQ_EINVAL);
     emq_close(db);
 }
 END_TEST

@@ -512,6 +512,26 @@ START_TEST(non_regular_files_cannot_open_and_name_their_path)
 }
 END_TEST
 
+/* A file past 2 GiB is judged like any other. A 32-bit build without
+ * large-file offsets (armhf) could not stat it: emq_open refused a big
+ * database with EMQ_ECANTOPEN "Value too large for defined data type"
+ * before reading it. A sparse 3 GiB file of zeros is not SQLite: the
+ * answer must be EMQ_ENOTEMQ, naming the path. (issue 35: found under
+ * qemu-arm) */
+START_TEST(a_file_past_2_gib_is_judged_not_refused)
+{
+    emq_db *db = NULL;
+    char err[512];
+    int fd = open(in("big.db"), O_WRONLY | O_CREAT, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)3 << 30), 0);
+    close(fd);
+    ck_assert_int_eq(open_at(in("big.db"), &db, err, sizeof err), EMQ_ENOTEMQ);
+    ck_assert_ptr_null(db);
+    ck_assert_msg(strstr(err, in("big.db")) != NULL, "%s", err);
+}
+END_TEST
+
 Suite *suite_paths(void)
 {
     Suite *s = suite_create("paths");
@@ -521,6 +541,7 @@ Suite *suite_paths(void)
     tcase_add_test(t, a_symlinked_directory_is_resolved_too);
     tcase_add_test(t, a_file_with_two_hard_links_is_refused_untouched);
     tcase_add_test(t, a_dangling_symlink_is_refused_and_nothing_is_created);
+    tcase_add_test(t, a_file_past_2_gib_is_judged_not_refused);
     suite_add_tcase(s, t);
     TCase *f = tcase_create("side files");
     tcase_add_checked_fixture(f, setup, teardown);

@@ -190,6 +190,52 @@ START_TEST(a_sweep_under_a_clock_ahead_does_not_silence_a_repeat)
 }
 END_TEST
 
+/* Issue 27 item 16(b): the pool's pump beats at the next due repeat. The
+ * beat is driven on the test clock: each beat is taken at the time the
+ * previous one answered (emq_pump_beat, which the pool's beat thread waits
+ * for). A 500 ms repeat under a 1 s pump fires 10 times in 5 s, at every
+ * half second; with beats every pump_ms it fired 5 times (one per beat,
+ * missed periods collapsing). A registration the sweep skips (still due)
+ * does not make the beat spin: the next beat is then pump_ms away. */
+START_TEST(the_pump_beats_at_the_next_due_repeat)
+{
+    emq_sweep_counts k;
+    int64_t fired = 0, beats = 0, next;
+    int rc;
+    ck_assert_int_eq(emq_repeat_register(db, Q, "half", 500, "h", 1, 0),
+                     EMQ_OK);
+    while (clk.now < T0 + 5000) {
+        next = emq_pump_beat(db, Q, clk.now, 1000, &k, &rc);
+        ck_assert_int_eq(rc, EMQ_OK);
+        ck_assert_msg(next > clk.now && next <= clk.now + 1000,
+                      "beat at %lld: next at %lld", (long long)clk.now,
+                      (long long)next);
+        fired += k.fired;
+        beats++;
+        clk.now = next;
+    }
+    ck_assert_msg(fired == 10, "a 500 ms repeat fired %lld times in 5 s "
+                  "(%lld beats), want 10", (long long)fired,
+                  (long long)beats);
+    ck_assert_int_eq(tk_zcard(db, K("pending")), 10);
+    /* A period above pump_ms keeps the pump's own beat between runs. */
+    ck_assert_int_eq(emq_repeat_cancel(db, Q, "half"), EMQ_OK);
+    ck_assert_int_eq(emq_repeat_register(db, Q, "slow", 2500, "s", 1, 0),
+                     EMQ_OK);
+    next = emq_pump_beat(db, Q, clk.now, 1000, &k, &rc);
+    ck_assert_int_eq(k.fired, 1);
+    ck_assert(next == clk.now + 1000);
+    /* Still due after a sweep that fired nothing: the usual beat. */
+    tk_hset(db, K("repeat:bad"), "every_ms", "zero");
+    tk_hset(db, K("repeat:bad"), "template", "t");
+    tk_zadd(db, K("repeat"), "bad", (double)clk.now);
+    next = emq_pump_beat(db, Q, clk.now, 1000, &k, &rc);
+    ck_assert_int_eq(rc, EMQ_OK);
+    ck_assert_int_eq(k.fired, 0);
+    ck_assert(next == clk.now + 1000);
+}
+END_TEST
+
 START_TEST(sweep_promotes_fires_and_cancels)
 {
     emq_sweep_counts k;
@@ -443,14 +489,14 @@ START_TEST(track_beat_untrack)
     const int64_t tok[2] = {1, 1};
     int dropped[2];
     size_t nd = 9;
-    emq_lock_timing t = emq_lock_timing_of(30000, 0, 0);
+    emq_lock_timing t = emq_lock_timing_compute(30000, 0, 0);
     ck_assert_int_eq(t.extend_ms, 15000);
     ck_assert_int_eq(t.marker_ttl_ms, 60000);
-    t = emq_lock_timing_of(10000, 0, 0);
+    t = emq_lock_timing_compute(10000, 0, 0);
     ck_assert(t.extend_ms == 5000 && t.marker_ttl_ms == 20000);
-    ck_assert_int_eq(emq_lock_timing_of(10000, 0.25, 0).extend_ms, 2500);
-    ck_assert_int_eq(emq_lock_timing_of(10000, 0, 3).marker_ttl_ms, 30000);
-    ck_assert_int_eq(emq_lock_timing_of(1, 0, 0).extend_ms, 1);
+    ck_assert_int_eq(emq_lock_timing_compute(10000, 0.25, 0).extend_ms, 2500);
+    ck_assert_int_eq(emq_lock_timing_compute(10000, 0, 3).marker_ttl_ms, 30000);
+    ck_assert_int_eq(emq_lock_timing_compute(1, 0, 0).extend_ms, 1);
 
     ck_assert_int_eq(emq_enqueue(db, Q, A, "a", 1), EMQ_ENQUEUED);
     ck_assert_int_eq(emq_enqueue(db, Q, B, "b", 1), EMQ_ENQUEUED);
@@ -1179,14 +1225,14 @@ START_TEST(policies_per_queue_and_job_and_the_retry_they_make)
     ck_assert_int_eq(got.backoff.base_ms, 100);
     ck_assert_int_eq(emq_enqueue(db, Q, A, "a", 1), EMQ_ENQUEUED);
     claim_one(A, 1000);
-    ck_assert_int_eq(emq_retry_by_policy(db, Q, A, 1, "e1", 2, NULL),
+    ck_assert_int_eq(emq_policy_retry(db, Q, A, 1, "e1", 2, NULL),
                      EMQ_SCHEDULED);
     ck_assert(score_of(K("schedule"), A) == (double)(T0 + 100));
     clk.now += 100;
     ck_assert_int_eq(emq_promote(db, Q, 10, NULL), EMQ_OK);
     ck_assert_int_eq(emq_claim(db, Q, 1000, &j), EMQ_OK);
     emq_job_clear(&j);
-    ck_assert_int_eq(emq_retry_by_policy(db, Q, A, 2, "e2", 2, NULL),
+    ck_assert_int_eq(emq_policy_retry(db, Q, A, 2, "e2", 2, NULL),
                      EMQ_DEAD);
     str_is(tk_hget(db, J(A), "last_error"), "e2");
     /* A job's own policy wins over the queue's. */
@@ -1203,7 +1249,7 @@ START_TEST(policies_per_queue_and_job_and_the_retry_they_make)
     /* Without a policy: the fallback, else Appendix C's 3 and 1000. */
     ck_assert_int_eq(emq_enqueue(db, Q, C, "c", 1), EMQ_ENQUEUED);
     claim_one(C, 1000);
-    ck_assert_int_eq(emq_retry_by_policy(db, Q, C, 1, "x", 1, NULL),
+    ck_assert_int_eq(emq_policy_retry(db, Q, C, 1, "x", 1, NULL),
                      EMQ_SCHEDULED);
     ck_assert(score_of(K("schedule"), C) == (double)(clk.now + 1000));
     p.max_attempts = 0;
@@ -1524,6 +1570,31 @@ START_TEST(a_pinned_clock_times_out_when_real_time_overshoots)
 }
 END_TEST
 
+/* A waiting claim's sleep is a futex wait with a relative timeout. A
+ * 32-bit time_t (armhf) holds 2^31 s, about 68 years: a longer timeout
+ * (a claim_wait of 95 years, a job scheduled a century ahead) made a
+ * negative tv_sec, the futex refused it at once (EINVAL) and the waiting
+ * claim looked again and again, a busy loop. The conversion keeps a wait
+ * of any length a wait. (issue 35: found by the armhf build) */
+START_TEST(a_futex_timeout_of_years_stays_positive)
+{
+    struct timespec ts;
+    const int64_t years95 = INT64_C(3000000000000); /* ms */
+    emq_notify_timespec(years95, &ts);
+    ck_assert_msg(ts.tv_sec > 0, "95 years of ms gave tv_sec %lld",
+                  (long long)ts.tv_sec);
+    if (sizeof(time_t) >= 8)
+        ck_assert_int_eq((long long)ts.tv_sec, 3000000000LL);
+    else
+        ck_assert_int_eq((long long)ts.tv_sec, (long long)INT32_MAX);
+    emq_notify_timespec(INT64_MAX, &ts);
+    ck_assert(ts.tv_sec > 0 && ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+    emq_notify_timespec(1500, &ts);
+    ck_assert_int_eq((long long)ts.tv_sec, 1);
+    ck_assert_int_eq(ts.tv_nsec, 500000000L);
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -1534,6 +1605,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, list_reports_every_registration_with_its_next_run);
     tcase_add_test(t, sweep_promotes_fires_and_cancels);
     tcase_add_test(t, a_sweep_under_a_clock_ahead_does_not_silence_a_repeat);
+    tcase_add_test(t, the_pump_beats_at_the_next_due_repeat);
     tcase_add_test(t, sweep_skips_a_registration_the_store_refuses);
     tcase_add_test(t, backoff_vectors_and_jitter);
     tcase_add_test(t, backoff_text_form_and_verb);
@@ -1544,6 +1616,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, claim_wait_claims_at_once_or_times_out_on_the_clock);
     tcase_add_test(t, claim_wait_wakes_for_a_run_at_and_a_lapsed_lease);
     tcase_add_test(t, claim_wait_honours_pause_and_interrupt);
+    tcase_add_test(t, a_futex_timeout_of_years_stays_positive);
     tcase_add_test(t, a_pinned_clock_times_out_when_real_time_overshoots);
     tcase_add_test(t, policies_per_queue_and_job_and_the_retry_they_make);
     suite_add_tcase(s, t);

@@ -946,6 +946,74 @@ static void assert_refused_untouched(const char *path, int want)
     free(after);
 }
 
+/* The opener's dictionary (store.h): its words are stored as one-byte
+ * tokens; a file read without the dictionary that wrote it answers
+ * EMQ_ECORRUPT for the hash (and the handle stays usable); a dictionary
+ * that extends it reads it as written. */
+START_TEST(hash_dictionary_words_are_tokens_and_need_their_dictionary)
+{
+    static const emq_hash_word f1[] = {{"alpha", 5}, {"beta", 4}},
+                               v1[] = {{"omega", 5}};
+    const emq_hash_dict small = {f1, v1, 1, 1}, longer = {f1, v1, 2, 1};
+    emq_store_opts o = opts();
+    emq_store *s;
+    const char *p = path_in("dict.db");
+    o.dict = &small;
+    ck_assert_int_eq(emq_store_open(p, &o, &s, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(s, 1, 0), EMQ_OK);
+    emq_bytes fv[] = {{"alpha", 5}, {"omega", 5}, {"x", 1}, {"omega", 5}};
+    ck_assert_int_eq(emq_hash_set(s, K("h"), fv, 2, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_str_set(s, K("s"), "v", 1, -1, 0, NULL), EMQ_OK);
+    /* a hash of tokened words whose every field expired is absent */
+    int done = 0, type = -1;
+    ck_assert_int_eq(emq_hash_set(s, K("e"), fv, 1, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_hash_expire_at(s, K("e"), K("alpha"), 10, &done),
+                     EMQ_OK);
+    ck_assert_int_eq(done, 1);
+    ck_assert_int_eq(emq_store_commit(s), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(s, 0, 20), EMQ_OK);
+    ck_assert_int_eq(emq_key_type(s, K("e"), &type), EMQ_OK);
+    ck_assert_int_eq(type, EMQ_T_NONE);
+    emq_store_rollback(s);
+    emq_store_close(s);
+
+    /* Two tokened sides take a varint each: 1+1, then 1+1 ("x")+1. */
+    sqlite3 *raw;
+    sqlite3_stmt *q;
+    ck_assert_int_eq(sqlite3_open_v2(p, &raw, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(raw, "SELECT max(length(val)) FROM kv "
+                                        "WHERE type = 2", -1, &q, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(q, 0), 5);
+    sqlite3_finalize(q);
+    sqlite3_close(raw);
+
+    emq_buf b = {0};
+    o.dict = NULL;
+    ck_assert_int_eq(emq_store_open(p, &o, &s, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(s, 0, 0), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(s, K("h"), K("x"), &b), EMQ_ECORRUPT);
+    ck_assert_int_eq(emq_str_get(s, K("s"), &b), EMQ_OK);
+    ck_assert_mem_eq(b.p, "v", 1);
+    emq_store_rollback(s);
+    emq_store_close(s);
+
+    o.dict = &longer;
+    ck_assert_int_eq(emq_store_open(p, &o, &s, NULL, 0), EMQ_OK);
+    ck_assert_int_eq(emq_store_begin(s, 0, 0), EMQ_OK);
+    ck_assert_int_eq(emq_hash_get(s, K("h"), K("alpha"), &b), EMQ_OK);
+    ck_assert_int_eq(b.len, 5);
+    ck_assert_mem_eq(b.p, "omega", 5);
+    ck_assert_int_eq(emq_hash_get(s, K("h"), K("x"), &b), EMQ_OK);
+    ck_assert_mem_eq(b.p, "omega", 5);
+    emq_store_rollback(s);
+    emq_store_close(s);
+    emq_buf_free(&b);
+}
+END_TEST
+
 START_TEST(persistence_across_close_and_reopen)
 {
     emq_store_opts o = opts();
@@ -1684,6 +1752,7 @@ Suite *suite_store(void)
     tcase_add_test(f, newer_schema_is_refused_untouched);
     tcase_add_test(f, garbage_and_truncated_files_are_refused_untouched);
     tcase_add_test(f, readonly_open_refuses_writes_and_keeps_bytes);
+    tcase_add_test(f, hash_dictionary_words_are_tokens_and_need_their_dictionary);
     suite_add_tcase(s, f);
     return s;
 }

@@ -35,11 +35,13 @@ def c_tree(top):
     """The library's C sources and the folders holding its headers:
     every .c and .h under storage/ and engine/, recursively."""
     sources, incdirs = [], [os.path.join(top, "api")]
-    for sub in ("storage", "engine"):
+    for sub in ("storage", "engine", "web"):
         for root, dirs, files in os.walk(os.path.join(top, sub)):
             dirs.sort()
+            # web_assets.c is generated (web_assets() below); a copy left
+            # by an in-tree build of the library is not taken twice
             sources += [os.path.join(root, f) for f in sorted(files)
-                        if f.endswith(".c")]
+                        if f.endswith(".c") and f != "web_assets.c"]
             if any(f.endswith((".h", ".def")) for f in files):
                 incdirs.append(root)
     # setuptools refuses absolute paths inside the project (an sdist's
@@ -53,7 +55,27 @@ def c_tree(top):
 
 TOP = source_top()
 HEADERS = [os.path.join(TOP, "api", h)
-           for h in ("emqlite.h", "emqlite_protocol.h")]
+           for h in ("emqlite.h", "emqlite_protocol.h", "emqlite_web.h")]
+
+
+def web_assets(top):
+    """The dashboard's page compiled into a C source (web/gen_assets.sh,
+    as the library's build does), in a folder of its own; its path."""
+    import subprocess
+    import tempfile
+    assets = [os.path.join(top, "web", "assets", n)
+              for n in ("index.html", "app.js", "app.css")]
+    if os.path.abspath(os.getcwd()) == HERE:
+        # setuptools' own build (a wheel, an sdist's csrc/): a path
+        # relative to the project, as it requires
+        os.makedirs(os.path.join(HERE, "_web"), exist_ok=True)
+        out = os.path.join("_web", "web_assets.c")
+    else:
+        out = os.path.join(tempfile.mkdtemp(prefix="emqlite-web-"),
+                           "web_assets.c")
+    subprocess.check_call(["sh", os.path.join(top, "web", "gen_assets.sh"),
+                           out] + assets)
+    return out
 
 
 def header_cdef(path):
@@ -102,9 +124,11 @@ ffibuilder = FFI()
 ffibuilder.cdef("\n".join(header_cdef(h) for h in HEADERS) + CALLBACKS)
 
 sources, include_dirs = c_tree(TOP)
+sources.append(web_assets(TOP))
 ffibuilder.set_source(
     "emqlite._native",
-    '#include "emqlite.h"\n#include "emqlite_protocol.h"\n',
+    '#include "emqlite.h"\n#include "emqlite_protocol.h"\n'
+    '#include "emqlite_web.h"\n',
     sources=sources,
     include_dirs=include_dirs,
     libraries=["sqlite3", "pthread"],

@@ -26,9 +26,12 @@ import sys
 
 #: Queue methods written by hand in emqlite/__init__.py (friendlier
 #: signatures and replies); the raw verb stays a method of the Database.
+#: run_due is the inline mode's Queue.run_due (run every due job through a
+#: function); the operator verb of that name is Database.run_due.
 HAND_WRITTEN = {
     "enqueue", "enqueue_many", "claim", "complete", "retry", "promote",
     "reap", "browse", "pending_size", "job_info", "lanes", "counts",
+    "run_due",
 }
 
 KIND_TYPE = {

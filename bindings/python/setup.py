@@ -50,9 +50,13 @@ def copy_c_tree(top, dst):
     copied under `dst` (an sdist's csrc/)."""
     shutil.rmtree(dst, ignore_errors=True)
     os.makedirs(os.path.join(dst, "api"))
-    for h in ("emqlite.h", "emqlite_protocol.h"):
+    for h in ("emqlite.h", "emqlite_protocol.h", "emqlite_web.h"):
         shutil.copy2(os.path.join(top, "api", h), os.path.join(dst, "api"))
-    for sub in ("storage", "engine"):
+    shutil.copytree(os.path.join(top, "web", "assets"),
+                    os.path.join(dst, "web", "assets"))
+    shutil.copy2(os.path.join(top, "web", "gen_assets.sh"),
+                 os.path.join(dst, "web"))
+    for sub in ("storage", "engine", "web"):
         for root, dirs, names in os.walk(os.path.join(top, sub)):
             rel = os.path.relpath(root, top)
             for n in names:

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sqlite3.h>
 #include "db.h"
 #include "keys.h"
 #include "rules.h"
@@ -108,89 +107,18 @@ static void row_cb(void *ctx, const void *key, size_t klen, const char *why)
     c->nsumbad++;
 }
 
-/* A failed PRAGMA that is not corruption: the check cannot go on. */
-static int pragma_failed(int rc)
+static void file_cb(void *ctx, const char *rule, const char *finding)
 {
-    switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED: return EMQ_EBUSY;
-    case SQLITE_IOERR: return EMQ_EIO;
-    case SQLITE_NOMEM: return EMQ_ENOMEM;
-    default: return EMQ_EINTERNAL;
-    }
+    report(ctx, VIOL, rule, NULL, 0, "%s", finding);
 }
 
-/*
- * integrity_check reports a page it could not read as a row ("... error
- * code=N"). A read that failed for I/O, memory or a lock is not damage:
- * answer that code's failure instead of a violation. 0 when `t` is not such
- * a row.
- */
-static int unreadable(const char *t)
-{
-    const char *p = t ? strstr(t, "error code=") : NULL;
-    long code;
-    if (p == NULL) return 0;
-    code = strtol(p + sizeof "error code=" - 1, NULL, 10);
-    switch (code & 0xff) {
-    case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_IOERR:
-    case SQLITE_NOMEM: return pragma_failed((int)code);
-    default: return 0;
-    }
-}
-
-/* PRAGMA integrity_check, application_id, user_version. */
+/* The file itself (storage/schema.c): SQLite's integrity check and the
+ * stamps, the schema objects, the row checksums. */
 static int check_file(checker *c)
 {
-    sqlite3 *db = emq_store_sqlite(c->st);
-    sqlite3_stmt *s = NULL;
-    int rc, n = 0;
-
-    rc = sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(s, 0);
-        int failed = unreadable(t);
-        if (failed) {
-            sqlite3_finalize(s);
-            return failed;
-        }
-        n++;
-        if (t == NULL || strcmp(t, "ok") != 0)
-            report(c, VIOL, "integrity", NULL, 0,
-                   "PRAGMA integrity_check: %s", t ? t : "(null)");
-        rc = SQLITE_OK;
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB) {
-            report(c, VIOL, "integrity", NULL, 0,
-                   "PRAGMA integrity_check failed: %s", sqlite3_errstr(rc));
-            return EMQ_OK;
-        }
-        return pragma_failed(rc);
-    }
-    if (n == 0)
-        report(c, VIOL, "integrity", NULL, 0,
-               "PRAGMA integrity_check returned nothing");
-
-    static const struct { const char *sql, *what; long want; } stamp[] = {
-        { "PRAGMA application_id", "application_id", EMQ_APPLICATION_ID },
-        { "PRAGMA user_version", "user_version", EMQ_SCHEMA_VERSION },
-    };
-    for (size_t i = 0; i < 2; i++) {
-        long v = 0;
-        rc = sqlite3_prepare_v2(db, stamp[i].sql, -1, &s, NULL);
-        if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-            v = (long)sqlite3_column_int64(s, 0);
-            rc = SQLITE_OK;
-        }
-        sqlite3_finalize(s);
-        if (rc != SQLITE_OK) return pragma_failed(rc);
-        if (v != stamp[i].want)
-            report(c, VIOL, "stamp", NULL, 0, "%s is %ld, expected %ld",
-                   stamp[i].what, v, stamp[i].want);
-    }
-    /* The schema objects, the row checksums (storage/schema.c). */
+    int rc;
+    if ((rc = emq_store_check_file(c->st, file_cb, c)) < 0) return rc;
+    if (rc > 0) return EMQ_OK; /* corrupt: nothing more can be read */
     if ((rc = emq_store_check_schema(c->st, schema_cb, c)) < 0 ||
         (rc = emq_store_check_rows(c->st, row_cb, c)) < 0)
         return rc;

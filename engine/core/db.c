@@ -206,6 +206,7 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     so.judge_key = EMQ_VERSION_KEY;
     so.judge = emq_fence_judge;
     so.judge_ctx = &o.readonly;
+    so.dict = &emq_jobrow_dict;
     rc = emq_store_open(path, &so, &st, err, sizeof err);
     if (rc < 0) {
         if (err[0] == 0) snprintf(err, sizeof err, "%s", emq_strerror(rc));

@@ -48,6 +48,10 @@ struct emq_db {
 /** The store under a handle (tests, the golden replayer, tools). */
 emq_store *emq_db_store(emq_db *db);
 
+/** The job row's words, stored as tokens in every hash (jobrow.c); every
+ *  store the engine opens, and any tool reading its hashes, passes it. */
+extern const emq_hash_dict emq_jobrow_dict;
+
 /** The wall clock (Unix ms), the default emq_clock_fn. */
 int64_t emq_wall_clock(void *ctx);
 

@@ -97,7 +97,11 @@ int emq_lanes(emq_db *db, const char *q, emq_lane_info *out, size_t max,
         return emq_db_wire(db, EMQ_EINVAL, "bad argument: NULL lanes or n");
     }
     a[0] = emq_varg_str(q);
+#if SIZE_MAX > INT64_MAX
     a[1] = emq_varg_int(max > INT64_MAX ? INT64_MAX : (int64_t)max);
+#else /* a 32-bit size_t always fits (gcc's -Wtype-limits says so) */
+    a[1] = emq_varg_int((int64_t)max);
+#endif
     rc = emq_verb_exec(db, EMQ_V_LANES, a, 2, &r, NULL);
     if (rc != EMQ_OK) goto done;
     list = &r.elem[1];

@@ -13,6 +13,7 @@
 #include "emqlite_protocol.h"
 #include "verb.h"
 #include "groups.h"
+#include "dead.h"
 
 #define MSG_NOT_PAUSED "EMQSTATE not paused"
 #define MSG_ACTIVE "EMQSTATE active jobs present"
@@ -347,7 +348,8 @@ int emq_job_remove(emq_db *db, const char *q, const char *id,
 
 /* T2.13 on `id` (any bytes) inside the open transaction: EMQ_OK,
  * EMQ_GONE (no row) or EMQ_ENOTDEAD (not a member of B.dead). */
-static int reprocess(emq_store *st, const char *q, const void *id, size_t n)
+int emq_dead_reprocess(emq_store *st, const char *q, const void *id,
+                       size_t n)
 {
     char k[EMQ_KEY_MAX];
     size_t kl;
@@ -383,7 +385,7 @@ done:
  */
 int emq_v_reprocess_job(emq_vctx *c)
 {
-    int rc = reprocess(c->st, c->a[0].s, c->a[1].s, EMQ_ID_LEN);
+    int rc = emq_dead_reprocess(c->st, c->a[0].s, c->a[1].s, EMQ_ID_LEN);
     if (rc == EMQ_ENOTDEAD) return emq_db_wire(c->db, rc, MSG_NOT_DEAD);
     if (rc < 0) return rc;
     emq_reply_int(c->r, rc == EMQ_GONE ? -1 : 1);
@@ -398,27 +400,22 @@ int emq_job_reprocess(emq_db *db, const char *q, const char *id)
 
 /* ------------------------------------------------- requeue every dead job */
 
-typedef struct rq_walk {
-    emq_vctx *c;
-    const emq_varg *after;    /* skip this member (the previous cursor) */
-    int64_t batch;
-    int64_t requeued, skipped, seen;
-    emq_buf last;
-} rq_walk;
 
-static int rq_cb(void *ctx, const unsigned char *m, size_t mlen,
-                 double score)
+int emq_dead_walk_cb(void *ctx, const unsigned char *m, size_t mlen,
+                     double score)
 {
-    rq_walk *w = ctx;
+    emq_dead_walk *w = ctx;
     int rc;
     (void)score;
     if (w->after->present && mlen == w->after->n &&
         memcmp(m, w->after->s, mlen) == 0)
         return 0;
+    if (w->bound && mlen == EMQ_ID_LEN && memcmp(m, w->bound, mlen) == 0)
+        return 1; /* the bound: stop */
     if (w->seen == w->batch) return 1; /* the batch is full: stop */
     w->seen++;
     if ((rc = emq_buf_set(&w->last, m, mlen)) < 0) return rc;
-    rc = reprocess(w->c->st, w->c->a[0].s, m, mlen);
+    rc = emq_dead_reprocess(w->c->st, w->c->a[0].s, m, mlen);
     if (rc == EMQ_OK) w->requeued++;
     else if (rc == EMQ_GONE || rc == EMQ_ENOTDEAD) w->skipped++;
     else return rc;
@@ -438,7 +435,7 @@ int emq_v_requeue_dead_batch(emq_vctx *c)
     char k[EMQ_KEY_MAX];
     size_t kl = emq_key(k, c->a[0].s, EMQ_KT_DEAD);
     int64_t batch = c->a[1].present ? c->a[1].i : REQUEUE_BATCH;
-    rq_walk w = {c, &c->a[2], batch, 0, 0, 0, {0}};
+    emq_dead_walk w = {c, &c->a[2], NULL, batch, 0, 0, 0, {0}};
     emq_bytes min;
     emq_reply *e;
     int rc;
@@ -449,7 +446,7 @@ int emq_v_requeue_dead_batch(emq_vctx *c)
     rc = emq_zset_range_lex(c->st, k, kl, c->a[2].present ? &min : NULL,
                             NULL, 0, batch + (c->a[2].present &&
                                               batch < INT64_MAX ? 1 : 0),
-                            rq_cb, &w);
+                            emq_dead_walk_cb, &w);
     if (rc == 1) rc = EMQ_OK;
     if (rc == EMQ_OK) rc = emq_reply_array(c->r, EMQ_REPLY_ARRAY, 3);
     if (rc == EMQ_OK) rc = emq_reply_push_int(c->r, w.requeued);
@@ -508,7 +505,7 @@ done:
     return rc;
 }
 
-int emq_requeue_dead(emq_db *db, const char *q, int64_t batch,
+int emq_dead_requeue(emq_db *db, const char *q, int64_t batch,
                      int64_t *requeued, int64_t *skipped)
 {
     int64_t out[2] = {0, 0};

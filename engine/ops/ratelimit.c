@@ -46,7 +46,7 @@ int emq_v_is_maxed(emq_vctx *c)
     return EMQ_OK;
 }
 
-int emq_is_maxed(emq_db *db, const char *q)
+int emq_queue_is_maxed(emq_db *db, const char *q)
 {
     emq_varg a[1] = {emq_varg_str(q)};
     return emq_verb_exec(db, EMQ_V_IS_MAXED, a, 1, NULL, NULL);
@@ -80,8 +80,8 @@ int emq_v_get_rate_limit_ttl(emq_vctx *c)
     return EMQ_OK;
 }
 
-int emq_rate_limit_ttl(emq_db *db, const char *q, int64_t max_jobs,
-                       int64_t *ttl_ms)
+int emq_rate_limit_ttl_get(emq_db *db, const char *q, int64_t max_jobs,
+                           int64_t *ttl_ms)
 {
     emq_varg a[2] = {emq_varg_str(q), emq_varg_int(max_jobs)};
     int64_t v = 0;
@@ -104,7 +104,7 @@ int emq_v_get_global_rate_limit(emq_vctx *c)
     return EMQ_OK;
 }
 
-int emq_global_rate_limit(emq_db *db, const char *q, int64_t *max)
+int emq_rate_limit_get(emq_db *db, const char *q, int64_t *max)
 {
     emq_varg a[1] = {emq_varg_str(q)};
     int64_t v = 0;

@@ -167,8 +167,8 @@ int emq_reap(emq_db *db, const char *q, int64_t *count)
     return count_call(db, EMQ_V_REAP, a, 1, count);
 }
 
-int emq_reap_group(emq_db *db, const char *q, const char *g, int64_t limit,
-                   int64_t *count)
+int emq_lane_reap(emq_db *db, const char *q, const char *g, int64_t limit,
+                  int64_t *count)
 {
     emq_varg a[3] = {emq_varg_str(q), emq_varg_str(g),
                      emq_varg_int(limit)};

@@ -289,8 +289,8 @@ done:
 
 /* ------------------------------------------------------------ typed calls */
 
-emq_lock_timing emq_lock_timing_of(int64_t lease_ms, double ratio,
-                                   double multiple)
+emq_lock_timing emq_lock_timing_compute(int64_t lease_ms, double ratio,
+                                        double multiple)
 {
     emq_lock_timing t;
     double x;

@@ -54,6 +54,8 @@ typedef struct emq_sched {
                                   not waiting)                          */
     struct emq_notify *_Atomic wait_notify; /* the wake file it waits in */
     int lane_turn;             /* wait.c: try lanes first on odd turns  */
+    int lanes_only;            /* wait.c: claim from the lanes alone (a
+                                  pool with lanes = 1, issue 34)        */
 } emq_sched;
 
 /** HOST-NOW: the host clock, or the handle's clock when none is set. */
@@ -71,6 +73,16 @@ uint64_t emq_sched_random_cb(void *db);
  *  HOST-NOW (0: due now; -1: none), for the pump to beat in time for a
  *  period shorter than its own (pump.c). */
 int emq_repeat_next_in(struct emq_db *db, const char *q, int64_t *in_ms);
+
+/** One beat of the pool's pump (worker.c) at `now`, in the beat's clock's
+ *  milliseconds: sweep queue q (its counts in *counts, may be NULL; the
+ *  sweep's result in *rc), and answer when the next beat is due: now +
+ *  pump_ms (<= 0: 1000), or sooner when a repeat registration is due
+ *  before then, so a period below pump_ms is not rounded up to it. The
+ *  beat thread waits until then; a test drives it on its own clock. */
+int64_t emq_pump_beat(struct emq_db *db, const char *q, int64_t now,
+                      int64_t pump_ms, struct emq_sweep_counts *counts,
+                      int *rc);
 
 /** Install the test hooks (NULL restores the default). */
 void emq_sched_set_mint_hook(struct emq_db *db, emq_mint_hook fn, void *ctx);

@@ -1,7 +1,7 @@
 /*
  * policy.c — retry policies: the attempts cap and the backoff a retry uses,
  * set once for a queue or for one job instead of on every retry, and
- * emq_retry_by_policy, which turns a failure into the T1.6 retry the
+ * emq_policy_retry, which turns a failure into the T1.6 retry the
  * policy prescribes.
  *
  * Where they live: host-side configuration (L4), in the file's `hostconf`
@@ -137,9 +137,9 @@ int emq_policy_get(emq_db *db, const char *q, const char *id,
     return rc;
 }
 
-int emq_retry_by_policy(emq_db *db, const char *q, const char *id,
-                        int64_t token, const void *error, size_t error_len,
-                        const emq_retry_policy *fallback)
+int emq_policy_retry(emq_db *db, const char *q, const char *id,
+                     int64_t token, const void *error, size_t error_len,
+                     const emq_retry_policy *fallback)
 {
     emq_retry_policy p;
     int64_t delay;

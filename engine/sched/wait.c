@@ -154,7 +154,7 @@ static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
     turn = db->sched.lane_turn++ & 1;
     for (int pass = 0; pass < 2; pass++) {
         if ((pass == 0) == (turn == 0)) {
-            if (l.pending > 0 || *again) {
+            if ((l.pending > 0 || *again) && !db->sched.lanes_only) {
                 rc = claim_by(db, EMQ_V_CLAIM, q, lease_ms, job);
                 if (rc != EMQ_EMPTY) return rc;
             }

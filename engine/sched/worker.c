@@ -133,15 +133,15 @@ static int retry_failed(emq_pool *p, emq_db *db, const emq_job *job,
     if (out->delay_ms >= 0)
         return emq_retry(db, p->queue, job->id, job->attempts, out->delay_ms,
                          cap_of(p, db, job->id), out->error, out->error_len);
-    return emq_retry_by_policy(db, p->queue, job->id, job->attempts,
-                               out->error, out->error_len, &p->w.retry);
+    return emq_policy_retry(db, p->queue, job->id, job->attempts,
+                            out->error, out->error_len, &p->w.retry);
 }
 
 static void run_job(emq_pool *p, wslot *s, emq_job *job)
 {
     const char *q = p->queue;
     emq_db *db = s->db;
-    emq_lock_timing lt = emq_lock_timing_of(p->w.lease_ms, 0, 0);
+    emq_lock_timing lt = emq_lock_timing_compute(p->w.lease_ms, 0, 0);
     emq_outcome out;
     int verdict, rc;
 
@@ -294,12 +294,32 @@ static int any_busy(emq_pool *p)
     return b;
 }
 
+int64_t emq_pump_beat(emq_db *db, const char *q, int64_t now,
+                      int64_t pump_ms, emq_sweep_counts *counts, int *rc)
+{
+    int64_t in_ms = -1, next = now + (pump_ms > 0 ? pump_ms : 1000);
+    emq_sweep_counts k;
+    memset(&k, 0, sizeof k);
+    *rc = emq_sweep(db, q, PUMP_BATCH, &k);
+    if (counts) *counts = k;
+    /* A repeat due before the next beat: beat then (a period below
+     * pump_ms is not rounded up to it; issue 27 item 16). One due again
+     * already (its period passed while the sweep ran) is swept again at
+     * once if this sweep fired anything; one still due after a sweep that
+     * fired nothing (skipped by the sweep) waits for the usual beat, so it
+     * cannot spin the beat. */
+    if (*rc >= 0 && emq_repeat_next_in(db, q, &in_ms) >= 0 &&
+        (in_ms > 0 || (in_ms == 0 && k.fired > 0)) && now + in_ms < next)
+        next = now + in_ms;
+    return next;
+}
+
 /* The beat: lease extensions while jobs are in hand, the pump while the
  * pool runs; until the last worker exited. */
 static void *beat_main(void *arg)
 {
     emq_pool *p = arg;
-    emq_lock_timing lt = emq_lock_timing_of(p->w.lease_ms, 0, 0);
+    emq_lock_timing lt = emq_lock_timing_compute(p->w.lease_ms, 0, 0);
     int64_t every = p->w.extend_ms > 0 ? p->w.extend_ms : lt.extend_ms;
     int64_t now = mono_ms(), next_extend = 0, next_pump = now, wait;
     uint32_t bucket = emq_notify_bucket(p->queue, strlen(p->queue));
@@ -334,22 +354,10 @@ static void *beat_main(void *arg)
                                                now) == 1;
             next_pump = now + (p->w.pump_ms > 0 ? p->w.pump_ms : 1000);
             if (pumping || nf == NULL) {
-                int64_t in_ms = -1;
-                emq_sweep_counts k;
-                int rc = emq_sweep(p->beat_db, p->queue, PUMP_BATCH, &k);
+                int rc;
+                next_pump = emq_pump_beat(p->beat_db, p->queue, now,
+                                          p->w.pump_ms, NULL, &rc);
                 if (rc < 0 && rc != EMQ_EBUSY) fail(p, rc);
-                /* A repeat due before the next beat: beat then (a period
-                 * below pump_ms is not rounded up to it; issue 27 item
-                 * 16). One due again already (its period passed while
-                 * the sweep ran) is swept again at once if this sweep
-                 * fired anything; one still due after a sweep that fired
-                 * nothing (skipped by the sweep) waits for the usual beat,
-                 * so it cannot spin the beat. */
-                if (rc >= 0 &&
-                    emq_repeat_next_in(p->beat_db, p->queue, &in_ms) >= 0 &&
-                    (in_ms > 0 || (in_ms == 0 && k.fired > 0)) &&
-                    now + in_ms < next_pump)
-                    next_pump = now + in_ms;
             }
         }
         wait = -1;
@@ -424,6 +432,7 @@ int emq_pool_start(const char *path, const emq_options *o,
             emq_pool_free(p);
             return rc;
         }
+        p->slots[i].db->sched.lanes_only = w->lanes != 0;
     }
     if ((rc = emq_open(path, o, &p->beat_db)) < 0) {
         emq_pool_free(p);

@@ -593,7 +593,7 @@ static ERL_NIF_TERM nif_retry_by_policy(ErlNifEnv *env, int argc,
         enif_mutex_unlock(r->mu);
         return closed(env);
     }
-    rc = emq_retry_by_policy(r->db, q, id, token, e.data, e.size, fbp);
+    rc = emq_policy_retry(r->db, q, id, token, e.data, e.size, fbp);
     out = rc >= 0 ? code_term(env, rc) : fail(env, r->db, rc);
     enif_mutex_unlock(r->mu);
     return out;

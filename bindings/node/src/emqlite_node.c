@@ -1113,8 +1113,8 @@ static napi_value js_policy_get(napi_env env, napi_callback_info info)
 
 static int run_retry_policy(op *o)
 {
-    return emq_retry_by_policy(o->h->db, o->s[0], o->s[1], o->i[0], o->s[2],
-                               o->sl[2], o->has_pol ? &o->pol : NULL);
+    return emq_policy_retry(o->h->db, o->s[0], o->s[1], o->i[0], o->s[2],
+                            o->sl[2], o->has_pol ? &o->pol : NULL);
 }
 
 static napi_value done_retry_policy(napi_env env, op *o)

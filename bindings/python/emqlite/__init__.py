@@ -1095,7 +1095,7 @@ class Queue(QueueVerbs):
         """T1.6 under the stored retry policy (set_retry_policy; without
         one 3 attempts, 1 s apart): "scheduled" or "dead"."""
         e = _bytes(error, "error")
-        rc = self.db._c(_lib.emq_retry_by_policy, self._q, _idname(id),
+        rc = self.db._c(_lib.emq_policy_retry, self._q, _idname(id),
                         _int(token, "token"), e, len(e), _ffi.NULL)
         return "dead" if rc == _lib.EMQ_DEAD else "scheduled"
 
