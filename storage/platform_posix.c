@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "store.h"
+#include "notify.h"
 #include "platform.h"
 
 const char *emq_plat_name(void) { return "posix"; }
@@ -54,7 +55,18 @@ void emq_plat_wait(_Atomic uint32_t *w, uint32_t seen, int64_t timeout_ms,
     long pause_us = 50;
     (void)shared;
     if (atomic_load(w) != seen || timeout_ms == 0) return;
-    if (timeout_ms > 0) end = mono_us() + timeout_ms * 1000;
+    if (timeout_ms > 0) {
+        /* The same bound as the futex's timespec (a 32-bit time_t holds
+         * 2^31 s), and never more than 2^31 s here, so the deadline in µs
+         * cannot overflow (timeout_ms * 1000 did past 292,000 years: a
+         * negative deadline, a wait that returned at once and a caller
+         * that spun). A longer wait ends there; the caller looks again. */
+        struct timespec t;
+        int64_t sec;
+        emq_notify_timespec(timeout_ms, &t);
+        sec = (int64_t)t.tv_sec < INT32_MAX ? (int64_t)t.tv_sec : INT32_MAX;
+        end = mono_us() + sec * 1000000 + t.tv_nsec / 1000;
+    }
     while (atomic_load(w) == seen) {
         struct timespec ts;
         long us = pause_us;
