@@ -81,9 +81,10 @@ int emq_wgate_enter(emq_store *st, int budget_ms, int *waited_ms)
     do {
         now = mono_us();
         *waited_ms = (int)((now - start) / 1000);
-        if (e != EAGAIN)
-            return emq_store_err(st, EMQ_EIO, "writer gate %s-emqlock: %s",
-                                 st->path, strerror(e));
+        if (e != EAGAIN) /* the portable table's ENOMEM too */
+            return emq_store_err(st, e == ENOMEM ? EMQ_ENOMEM : EMQ_EIO,
+                                 "writer gate %s-emqlock: %s", st->path,
+                                 strerror(e));
         if (now >= limit)
             return emq_store_err(st, EMQ_EBUSY, "the writer gate "
                                  "%s-emqlock stayed locked for %d ms (a "

@@ -96,7 +96,7 @@ int emq_node_lease(emq_store *st, int want, int readonly, int *node,
                     snprintf(err, errlen, "cannot lock node id %d in the "
                              "node-id sidecar %s-emqnode: %s", want, path,
                              strerror(e));
-                rc = EMQ_EIO;
+                rc = e == ENOMEM ? EMQ_ENOMEM : EMQ_EIO;
             }
             goto done;
         }
@@ -114,7 +114,8 @@ int emq_node_lease(emq_store *st, int want, int readonly, int *node,
             if (err && errlen)
                 snprintf(err, errlen, "cannot lock the node-id sidecar "
                          "%s-emqnode: %s", path, strerror(e));
-            rc = EMQ_EIO;
+            /* ENOMEM: the portable lock table could not grow */
+            rc = e == ENOMEM ? EMQ_ENOMEM : EMQ_EIO;
             goto done;
         }
     }
