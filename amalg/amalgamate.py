@@ -59,8 +59,11 @@ HEADER = """\
  * library's own build hides them with an export list, emqlite.sym; a
  * shared object made from this file can use a linker version script).
  *
- * The amalgamation is Linux-only, as the library is (futex wake-ups and
- * open file description locks, storage/notify.c).
+ * It holds the platform layer the tree it was made from was configured
+ * with: storage/platform_linux.c (futexes and open file description locks,
+ * Linux only) by default on Linux, storage/platform_posix.c (POSIX alone)
+ * from a build configured with --enable-portable (doc/ARCHITECTURE.md,
+ * "Platform").
  *
  * The public interface is emqlite.h (with emqlite_protocol.h for the verb
  * registry and emqlite_remote.h for live transfers): programs include those,

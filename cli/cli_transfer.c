@@ -1110,9 +1110,12 @@ done:
     notes_close(&nt);
     if (ex != EMQ_EXIT_OK && !existed && c->db_path[0] && c->db) {
         /* Nothing was pulled into the file this pull created: remove it
-         * and the side files it made. */
+         * and every side file its open made (an open makes the wake file
+         * too, for the writers' turn). A pull that succeeds leaves what
+         * any open of a new file leaves (doc/EXPORT.md). */
         static const char *const side[] = { "", "-wal", "-shm", "-journal",
-                                            "-emqlock", "-emqnode" };
+                                            "-emqlock", "-emqnode",
+                                            "-emqwake" };
         char path[4200];
         emq_close(c->db);
         c->db = NULL;

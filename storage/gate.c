@@ -8,10 +8,11 @@
  * the lock. So every emqlite write transaction holds the gate shared, and a
  * checkpoint runs only while holding it exclusive, taken without waiting:
  * no emqlite commit can be in flight during a checkpoint, whatever mode
- * SQLite falls back to. OFD locks (Linux) belong to the open file, so they
- * conflict between handles of one process too and vanish with a dead
- * process. Handles in exclusive locking mode, read-only handles and
- * in-memory stores need no gate (gate_fd = -1: every call is a no-op).
+ * SQLite falls back to. The lock is a byte lock of platform.h: it belongs
+ * to the handle (an open), so it conflicts between handles of one process
+ * too, and vanishes with a dead process. Handles in exclusive locking
+ * mode, read-only handles and in-memory stores need no gate (gate =
+ * NULL: every call is a no-op).
  *
  * Rules: a writer never waits for the gate longer than the handle's busy
  * timeout (it polls, backing off, then answers EMQ_EBUSY), so a stopped
@@ -21,26 +22,17 @@
  * the database file's permissions.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "store_int.h"
+#include "platform.h"
 
-static int lock(int fd, int cmd, short type)
+/* The gate's byte: 0 on success, else an errno value (EAGAIN: held). */
+static int lock(emq_plock *g, int type)
 {
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = 0;
-    fl.l_len = 1;
-    int rc;
-    do
-        rc = fcntl(fd, cmd, &fl);
-    while (rc != 0 && errno == EINTR);
-    return rc;
+    return emq_plock_set(g, 0, type);
 }
 
 static int64_t mono_us(void)
@@ -53,42 +45,46 @@ static int64_t mono_us(void)
 int emq_wgate_open(emq_store *st)
 {
     char err[sizeof st->errmsg];
-    int rc;
-    st->gate_fd = -1;
+    int rc, fd = -1;
+    st->gate = NULL;
     if (st->memory || st->opts.exclusive || st->opts.readonly)
         return EMQ_OK;
-    rc = emq_store_side_open(st, "-emqlock", 1, &st->gate_fd, err, sizeof err);
+    rc = emq_store_side_open(st, "-emqlock", 1, &fd, err, sizeof err);
     if (rc != EMQ_OK)
         return emq_store_err(st, rc, "%s", err);
+    if ((rc = emq_plock_open(fd, &st->gate)) != 0)
+        return emq_store_err(st, rc == ENOMEM ? EMQ_ENOMEM : EMQ_EIO,
+                             "writer gate %s-emqlock: %s", st->path,
+                             strerror(rc));
     return EMQ_OK;
 }
 
 void emq_wgate_close(emq_store *st)
 {
-    if (st->gate_fd >= 0)
-        close(st->gate_fd);
-    st->gate_fd = -1;
+    emq_plock_close(st->gate);
+    st->gate = NULL;
 }
 
-int emq_wgate_enter(emq_store *st, int *waited_ms)
+int emq_wgate_enter(emq_store *st, int budget_ms, int *waited_ms)
 {
     int64_t start, limit, now;
     long pause_us = 50;
+    int e;
     *waited_ms = 0;
-    if (st->gate_fd < 0 || lock(st->gate_fd, F_OFD_SETLK, F_RDLCK) == 0)
+    if (st->gate == NULL || (e = lock(st->gate, EMQ_PLOCK_RD)) == 0)
         return EMQ_OK;
     /* Held exclusive: a checkpoint runs (bounded work), or a process that
      * holds it is stopped, or someone else locked the file. Poll with a
      * growing pause, up to the busy timeout. */
     start = mono_us();
-    limit = start + (int64_t)st->opts.busy_timeout_ms * 1000;
+    limit = start + (int64_t)budget_ms * 1000;
     do {
-        int e = errno;
         now = mono_us();
         *waited_ms = (int)((now - start) / 1000);
-        if (e != EAGAIN && e != EACCES)
-            return emq_store_err(st, EMQ_EIO, "writer gate %s-emqlock: %s",
-                                 st->path, strerror(e));
+        if (e != EAGAIN) /* the portable table's ENOMEM too */
+            return emq_store_err(st, e == ENOMEM ? EMQ_ENOMEM : EMQ_EIO,
+                                 "writer gate %s-emqlock: %s", st->path,
+                                 strerror(e));
         if (now >= limit)
             return emq_store_err(st, EMQ_EBUSY, "the writer gate "
                                  "%s-emqlock stayed locked for %d ms (a "
@@ -100,20 +96,20 @@ int emq_wgate_enter(emq_store *st, int *waited_ms)
         nanosleep(&ts, NULL);
         if (pause_us < 8000)
             pause_us *= 2;
-    } while (lock(st->gate_fd, F_OFD_SETLK, F_RDLCK) != 0);
+    } while ((e = lock(st->gate, EMQ_PLOCK_RD)) != 0);
     *waited_ms = (int)((mono_us() - start) / 1000);
     return EMQ_OK;
 }
 
 void emq_wgate_leave(emq_store *st)
 {
-    if (st->gate_fd >= 0)
-        lock(st->gate_fd, F_OFD_SETLK, F_UNLCK);
+    if (st->gate != NULL)
+        lock(st->gate, EMQ_PLOCK_UN);
 }
 
 int emq_wgate_try_exclusive(emq_store *st)
 {
-    if (st->gate_fd < 0)
+    if (st->gate == NULL)
         return 1;
-    return lock(st->gate_fd, F_OFD_SETLK, F_WRLCK) == 0;
+    return lock(st->gate, EMQ_PLOCK_WR) == 0;
 }

@@ -7,44 +7,47 @@
  * Layout of <db>-emqwake: one 64-byte header (the first 8 bytes are the
  * magic word, which also names the version and the bucket count), then
  * EMQ_NOTIFY_BUCKETS slots of 64 bytes (one cache line each): a 32-bit
- * sequence (the futex word) and a 32-bit count of waiters. The zeroed file
+ * sequence (the word waiters wait on) and a 32-bit count of waiters. The zeroed file
  * is a valid initial state; the magic word is set by compare-and-swap, so
  * concurrent creators agree. Its blocks are reserved (posix_fallocate)
  * before it is mapped, so no store to the map can fault on a full disk.
+ * After the slots, EMQ_NOTIFY_TURN_BYTES for the writers' turn (turn.c;
+ * a file of the first layout, without them, is grown: zeros are an empty
+ * queue).
  * A slot also holds its bucket's lease (a holder token and deadline in one
  * 64-bit word, and the holder's pid): leases are timed, so a holder that is
  * stopped loses its role when its deadline passes (before, an OFD lock held
  * the role for as long as the stopped process lived: issue 27 item 6).
  *
- * Why a futex on a shared mapping: one FUTEX_WAKE reaches every waiter of
- * a bucket in every process (futexes on a MAP_SHARED file are keyed by the
- * file and offset), a waiter blocks in the kernel with no timer of its
- * own, and the check-then-sleep is atomic in the kernel (FUTEX_WAIT
- * returns at once when the word moved), which is what makes a signal
- * between a waiter's look and its sleep impossible to lose.
+ * Waiting on a sequence word and waking its waiters go through
+ * platform.h: a futex on the shared mapping on Linux (one FUTEX_WAKE
+ * reaches every waiter of a bucket in every process, and the kernel's
+ * check-then-sleep makes a signal between a waiter's look and its sleep
+ * impossible to lose), a bounded polling of the word in the portable
+ * build (which cannot lose one either: the waiter reads the word itself).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
-#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "store_int.h"
 #include "notify.h"
+#include "platform.h"
 
 /* "EMQW", version 1, log2(buckets) = 10. */
 #define MAGIC UINT64_C(0x454d5157000100a0)
 #define HEADER 64
 #define SLOT 64
-#define FILE_SIZE (HEADER + (size_t)EMQ_NOTIFY_BUCKETS * SLOT)
+#define TURN_AT (HEADER + (size_t)EMQ_NOTIFY_BUCKETS * SLOT)
+#define FILE_SIZE (TURN_AT + EMQ_NOTIFY_TURN_BYTES)
 #define RETRY_AFTER 1000 /* commits a store skips after a failed open */
 
 _Static_assert(sizeof ((emq_store *)0)->wdirty * 8 == EMQ_NOTIFY_BUCKETS,
@@ -191,6 +194,11 @@ void emq_notify_close(emq_notify *n)
     emq_mem_free(n);
 }
 
+void *emq_notify_turn_area(emq_notify *n)
+{
+    return n == NULL || n->priv ? NULL : n->map + TURN_AT;
+}
+
 uint32_t emq_notify_bucket(const void *name, size_t len)
 {
     const unsigned char *p = name;
@@ -198,12 +206,6 @@ uint32_t emq_notify_bucket(const void *name, size_t len)
     size_t i;
     for (i = 0; i < len; i++) h = (h ^ p[i]) * 16777619u;
     return h % EMQ_NOTIFY_BUCKETS;
-}
-
-static long futex(_Atomic uint32_t *w, int op, uint32_t v,
-                  const struct timespec *ts)
-{
-    return syscall(SYS_futex, (uint32_t *)(void *)w, op, v, ts, NULL, 0);
 }
 
 uint32_t emq_notify_seq(emq_notify *n, uint32_t b)
@@ -220,7 +222,7 @@ void emq_notify_signal(emq_notify *n, uint32_t b)
     /* Both sides are sequentially consistent: either the waiter saw the
      * new sequence, or we see its count and wake it. */
     if (atomic_load(&s->waiters) != 0)
-        futex(&s->seq, FUTEX_WAKE, INT_MAX, NULL);
+        emq_plat_wake(&s->seq, !n->priv);
 }
 
 /* A 32-bit time_t (armhf's glibc) holds 2^31 s, about 68 years: a longer
@@ -243,16 +245,11 @@ int emq_notify_wait(emq_notify *n, uint32_t b, uint32_t seen,
                     int64_t timeout_ms)
 {
     slot *s = slot_of(n, b);
-    struct timespec ts, *tp = NULL;
     if (atomic_load(&s->seq) != seen) return 1;
     if (timeout_ms == 0) return 0;
-    if (timeout_ms > 0) {
-        emq_notify_timespec(timeout_ms, &ts);
-        tp = &ts;
-    }
     atomic_fetch_add(&s->waiters, 1);
     if (atomic_load(&s->seq) == seen)
-        futex(&s->seq, FUTEX_WAIT, seen, tp); /* EAGAIN: it moved */
+        emq_plat_wait(&s->seq, seen, timeout_ms, !n->priv);
     atomic_fetch_sub(&s->waiters, 1);
     return atomic_load(&s->seq) != seen;
 }

@@ -28,6 +28,8 @@
 #include <stdint.h>
 
 #define EMQ_NOTIFY_BUCKETS 1024
+/* The writers' turn (turn.c): a region after the buckets. */
+#define EMQ_NOTIFY_TURN_BYTES 4096
 #define EMQ_NOTIFY_SUFFIX "-emqwake"
 
 typedef struct emq_notify emq_notify;
@@ -87,5 +89,9 @@ void emq_notify_timespec(int64_t timeout_ms, struct timespec *ts);
 int emq_notify_lease(emq_notify *n, uint32_t b, int64_t lease_ms,
                      int64_t now_ms);
 void emq_notify_unlease(emq_notify *n, uint32_t b);
+
+/** The writers' turn region of the wake file (turn.c), EMQ_NOTIFY_TURN_BYTES
+ *  zeroed bytes at first; NULL for a private region (one handle). */
+void *emq_notify_turn_area(emq_notify *n);
 
 #endif /* EMQ_NOTIFY_H */

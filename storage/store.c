@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 #include "journal.h"
 #include "store_int.h"
@@ -810,12 +811,44 @@ static int look_failed(emq_store *st, sqlite3 *db, int rc)
                          sqlite3_errstr(rc));
 }
 
+/*
+ * SQLite's busy handler for the handle's connections: polls the lock
+ * every 50 µs, doubling to 2 ms, until st->busy_ms passed since the first
+ * look (sqlite3_busy_timeout's handler sleeps 1, 2, 5 ... 100 ms apart, so
+ * a lock freed just after a look was seen up to 100 ms late). A writer
+ * meets it only after its turn (turn.c), behind a checkpoint or a writer
+ * outside emqlite.
+ */
+static int busy_wait(void *ctx, int count)
+{
+    emq_busy *st = ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, left;
+    long us = count < 6 ? 50L << count : 2000L;
+    if (count == 0) st->since = now;
+    left = st->since + (int64_t)st->ms * 1000 - now;
+    if (left <= 0) return 0;
+    if (us > left) us = (long)left;
+    ts.tv_sec = 0;
+    ts.tv_nsec = us * 1000L;
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+/* The longest wait for SQLite's locks from now on (ms). */
+static void set_busy(emq_store *st, int ms)
+{
+    st->busy.ms = ms > 0 ? ms : 0;
+}
+
 /* One read-only look at the file: immutable (no side file created) or as
  * an ordinary reader. */
 static int look(emq_store *st, int immutable, int *version)
 {
     char uri[EMQ_PATH_MAX * 3 + 32];
     sqlite3 *db = NULL;
+    emq_busy busy = {st->opts.busy_timeout_ms, 0};
     int rc;
     uri_of(uri, sizeof uri, st->path, immutable ? "?immutable=1" : "?mode=ro");
     rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
@@ -825,7 +858,7 @@ static int look(emq_store *st, int immutable, int *version)
     /* Writers may hold the file right now (a checkpoint, a WAL reset):
      * the look waits for them as the handle's own calls would. */
     if (rc == SQLITE_OK)
-        rc = sqlite3_busy_timeout(db, st->opts.busy_timeout_ms);
+        rc = sqlite3_busy_handler(db, busy_wait, &busy);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     if (rc == SQLITE_OK && (rc = classify(st, db, version)) == EMQ_OK)
@@ -915,7 +948,8 @@ static int set_pragmas(emq_store *st)
     char q[160];
     int rc;
     sqlite3_extended_result_codes(st->db, 1);
-    sqlite3_busy_timeout(st->db, st->opts.busy_timeout_ms);
+    set_busy(st, st->opts.busy_timeout_ms);
+    sqlite3_busy_handler(st->db, busy_wait, &st->busy);
     if (st->opts.exclusive &&
         (rc = emq_store_exec(st, "PRAGMA locking_mode = EXCLUSIVE")) !=
             EMQ_OK)
@@ -1181,8 +1215,8 @@ int emq_store_open(const char *path, const emq_store_opts *o, emq_store **out,
     }
     emq_mem_hold();
     st->opts = *o;
+    st->gate = NULL;
     st->hf.dict = o->dict;
-    st->gate_fd = -1;
     if (st->opts.busy_timeout_ms < 0)
         st->opts.busy_timeout_ms = 0;
     st->memory = is_memory(path);
@@ -1267,21 +1301,26 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
      * open: end it before starting ours. */
     if (!sqlite3_get_autocommit(st->db))
         exec_stmt(st, S_ROLLBACK);
-    int waited = 0;
-    int rc = write ? emq_wgate_enter(st, &waited) : EMQ_OK;
+    /* A writer takes its turn (first come, first served), then the gate,
+     * then SQLite's write lock: the three waits share the busy timeout. */
+    int waited = 0, w = 0, rc = EMQ_OK, budget = st->opts.busy_timeout_ms;
+    if (write && (rc = emq_wturn_enter(st, budget, &waited)) == EMQ_OK &&
+        (rc = emq_wgate_enter(st, waited < budget ? budget - waited : 0,
+                              &w)) != EMQ_OK)
+        emq_wturn_leave(st);
     if (rc != EMQ_OK)
         return rc;
-    /* The gate's wait counts against the busy timeout. */
+    waited += w;
     if (waited)
-        sqlite3_busy_timeout(st->db, waited < st->opts.busy_timeout_ms
-                                         ? st->opts.busy_timeout_ms - waited
-                                         : 0);
+        set_busy(st, waited < budget ? budget - waited : 0);
     rc = exec_stmt(st, write ? S_BEGIN_W : S_BEGIN_R);
     if (waited)
-        sqlite3_busy_timeout(st->db, st->opts.busy_timeout_ms);
+        set_busy(st, st->opts.busy_timeout_ms);
     if (rc != EMQ_OK) {
-        if (write)
+        if (write) {
             emq_wgate_leave(st);
+            emq_wturn_leave(st);
+        }
         return rc;
     }
     st->in_tx = 1;
@@ -1352,6 +1391,7 @@ int emq_store_commit(emq_store *st)
     if (st->tx_write) {
         st->kc_version = data_version(st); /* our own commit moved it */
         emq_wgate_leave(st);
+        emq_wturn_leave(st);
     }
     emq_store_watch_end(st, 1); /* visible to every reader now */
     if (st->tx_write && st->opts.checkpoint_frames > 0 &&
@@ -1374,8 +1414,10 @@ void emq_store_rollback(emq_store *st)
     if (!sqlite3_get_autocommit(st->db))
         exec_stmt(st, S_ROLLBACK);
     st->in_tx = 0;
-    if (st->tx_write)
+    if (st->tx_write) {
         emq_wgate_leave(st);
+        emq_wturn_leave(st);
+    }
 }
 
 int emq_store_checkpoint(emq_store *st)
@@ -1393,11 +1435,11 @@ int emq_store_checkpoint(emq_store *st)
                              "flight; checkpoint deferred");
     /* Do not wait for readers on old snapshots either: what they pin is
      * checkpointed by a later call. */
-    sqlite3_busy_timeout(st->db, 0);
+    set_busy(st, 0);
     int logf = 0, ckpt = 0;
     int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART,
                                        &logf, &ckpt);
-    sqlite3_busy_timeout(st->db, st->opts.busy_timeout_ms);
+    set_busy(st, st->opts.busy_timeout_ms);
     emq_wgate_leave(st);
     if (rc == SQLITE_OK) {
         st->wal_frames = 0;

@@ -112,6 +112,13 @@ typedef struct emq_kc_entry {
 /* The longest resolved path of a database file. */
 #define EMQ_PATH_MAX 4096
 
+/* SQLite's busy handler (store.c): gives up `ms` after its first look at
+ * a busy lock (`since`, µs on CLOCK_MONOTONIC). */
+typedef struct emq_busy {
+    int ms;
+    int64_t since;
+} emq_busy;
+
 struct emq_store {
     sqlite3 *db;
     sqlite3_stmt *stmt[S_COUNT];
@@ -120,7 +127,10 @@ struct emq_store {
     int64_t now;         /* the transaction's clock, for expiry            */
     int wal_frames;      /* frames in the WAL after the last commit         */
     int memory;
-    int gate_fd;         /* the writer gate (gate.c), or -1               */
+    struct emq_plock *gate; /* the writer gate (gate.c), or NULL          */
+    int turn_held;       /* this handle holds the writers' turn (turn.c)  */
+    uint32_t turn_ticket;
+    emq_busy busy;       /* SQLite's busy handler's bound (store.c)       */
     /* The database file as opened: its resolved name (symlinks followed,
      * side files are named after it) and what stat said of it. */
     char path[EMQ_PATH_MAX];
@@ -219,7 +229,11 @@ int emq_hash_cached(const emq_store *st, const void *key, size_t klen,
  *  exclusive (1 = taken; leave releases it) for a checkpoint. */
 int emq_wgate_open(emq_store *st);
 void emq_wgate_close(emq_store *st);
-int emq_wgate_enter(emq_store *st, int *waited_ms);
+int emq_wgate_enter(emq_store *st, int budget_ms, int *waited_ms);
+/* The writers' turn (turn.c): first come, first served across handles and
+ * processes; waits at most `budget_ms` (EMQ_EBUSY). */
+int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms);
+void emq_wturn_leave(emq_store *st);
 void emq_wgate_leave(emq_store *st);
 int emq_wgate_try_exclusive(emq_store *st);
 

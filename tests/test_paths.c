@@ -465,7 +465,9 @@ START_TEST(side_file_descriptors_are_close_on_exec)
         ck_assert_msg(fl >= 0 && (fl & FD_CLOEXEC), "%s is inherited", t);
     }
     closedir(d);
-    ck_assert_int_eq(seen, 2);
+    /* -emqnode, -emqlock, and -emqwake (the open's fence is a write, which
+     * takes its turn there) */
+    ck_assert_int_eq(seen, 3);
     emq_close(db);
 }
 END_TEST

@@ -26,6 +26,7 @@
 #include "tengine.h"
 #include "db.h"
 #include "notify.h"
+#include "platform.h"
 
 #define Q "sched"
 #define K(sfx) "emq:{" Q "}:" sfx
@@ -1059,11 +1060,14 @@ START_TEST(the_wake_file_is_made_like_the_database_and_checked)
     d = fopen_db(&clk);
     emq_close(d);
     ck_assert_int_eq(chmod(path, 0640), 0);
+    /* made at the first write (the writers' turn lives there) */
+    ck_assert_int_eq(unlink(wake), 0);
     d = fopen_db(&clk);
     ck_assert_int_eq(emq_enqueue(d, Q, A, "a", 1), EMQ_ENQUEUED);
     ck_assert_int_eq(stat(wake, &sb), 0);
     ck_assert_int_eq(sb.st_mode & 0777, 0640);
-    ck_assert_int_eq(sb.st_size, 64 + 1024 * 64);
+    /* header, 1024 slots, the writers' turn */
+    ck_assert_int_eq(sb.st_size, 64 + 1024 * 64 + 4096);
     emq_close(d);
     /* A symlink in its place is refused (O_NOFOLLOW); commits go on. */
     ck_assert_int_eq(unlink(wake), 0);
@@ -1592,6 +1596,53 @@ START_TEST(a_futex_timeout_of_years_stays_positive)
 }
 END_TEST
 
+/* The platform layer's wait takes the same bound (emq_notify_timespec) on
+ * both builds. The portable one turned its timeout into a deadline in µs,
+ * and timeout_ms * 1000 overflowed for a wait of "for ever" (INT64_MAX):
+ * a negative deadline, a wait that returned at once, and a waiting claim
+ * that spun (and signed overflow, which UBSan reports). A waiter of
+ * INT64_MAX ms whose word stands still for 30 ms must still be in its
+ * first wait or close to it (a futex may return spuriously, rarely: under
+ * 3 returns allowed; the spin made thousands), and must end when the word
+ * moves. A loaded machine can only make it return less often. */
+typedef struct {
+    _Atomic uint32_t word;
+    atomic_int returns;
+    atomic_int done;
+} longwait;
+
+static void *longwait_main(void *arg)
+{
+    longwait *lw = arg;
+    while (atomic_load(&lw->word) == 0) {
+        emq_plat_wait(&lw->word, 0, INT64_MAX, 0);
+        atomic_fetch_add(&lw->returns, 1);
+    }
+    atomic_store(&lw->done, 1);
+    return NULL;
+}
+
+START_TEST(a_platform_wait_of_years_waits_until_woken)
+{
+    longwait lw;
+    _Atomic uint32_t idle = 0;
+    pthread_t th;
+    atomic_init(&lw.word, 0);
+    atomic_init(&lw.returns, 0);
+    atomic_init(&lw.done, 0);
+    ck_assert_int_eq(pthread_create(&th, NULL, longwait_main, &lw), 0);
+    emq_plat_wait(&idle, 0, 30, 0); /* 30 ms: nothing moves `idle` */
+    ck_assert_msg(atomic_load(&lw.returns) < 3 && !atomic_load(&lw.done),
+                  "a wait of INT64_MAX ms on the %s platform returned %d "
+                  "times in 30 ms while its word stood still",
+                  emq_plat_name(), atomic_load(&lw.returns));
+    atomic_store(&lw.word, 1);
+    emq_plat_wake(&lw.word, 0);
+    ck_assert_int_eq(pthread_join(th, NULL), 0);
+    ck_assert_int_eq(atomic_load(&lw.done), 1);
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -1614,6 +1665,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, claim_wait_wakes_for_a_run_at_and_a_lapsed_lease);
     tcase_add_test(t, claim_wait_honours_pause_and_interrupt);
     tcase_add_test(t, a_futex_timeout_of_years_stays_positive);
+    tcase_add_test(t, a_platform_wait_of_years_waits_until_woken);
     tcase_add_test(t, a_pinned_clock_times_out_when_real_time_overshoots);
     tcase_add_test(t, policies_per_queue_and_job_and_the_retry_they_make);
     suite_add_tcase(s, t);

@@ -6,7 +6,8 @@ themselves, so the binding never copies a constant or a struct by hand: comments
 dropped, integer #defines become cffi's `#define NAME ...` (their values are
 taken from the compiler), string #defines are left to emq_version(). The
 library's sources — every .c under storage/ and engine/, found by walking
-them (whatever family folders the tree keeps) — are compiled into the
+them (whatever family folders the tree keeps), with one of the two
+platform files (platform() below) — are compiled into the
 extension (no installed libemqlite needed); it links the system SQLite and
 includes the system xxHash header.
 
@@ -15,6 +16,7 @@ sdist carries it there), else two folders up (a clone).
 """
 import os
 import re
+import sys
 
 from cffi import FFI
 
@@ -31,17 +33,33 @@ def source_top():
     return os.path.normpath(os.path.join(HERE, "..", ".."))
 
 
+def platform():
+    """The platform layer compiled in, one of storage/platform_linux.c and
+    storage/platform_posix.c, as the library's configure picks it:
+    $EMQLITE_PLATFORM ("linux" or "posix"; tests/python.sh passes the
+    build's), else "linux" on Linux and "posix" elsewhere."""
+    name = os.environ.get("EMQLITE_PLATFORM") or \
+        ("linux" if sys.platform.startswith("linux") else "posix")
+    if name not in ("linux", "posix"):
+        raise ValueError("EMQLITE_PLATFORM=%r: must be linux or posix "
+                         "(storage/platform_<name>.c)" % name)
+    return name
+
+
 def c_tree(top):
     """The library's C sources and the folders holding its headers:
-    every .c and .h under storage/ and engine/, recursively."""
+    every .c and .h under storage/ and engine/, recursively, but of the
+    platform files (storage/platform_*.c) only platform()'s."""
     sources, incdirs = [], [os.path.join(top, "api")]
+    keep = "platform_%s.c" % platform()
     for sub in ("storage", "engine", "web"):
         for root, dirs, files in os.walk(os.path.join(top, sub)):
             dirs.sort()
             # web_assets.c is generated (web_assets() below); a copy left
             # by an in-tree build of the library is not taken twice
             sources += [os.path.join(root, f) for f in sorted(files)
-                        if f.endswith(".c") and f != "web_assets.c"]
+                        if f.endswith(".c") and f != "web_assets.c" and
+                        (not f.startswith("platform_") or f == keep)]
             if any(f.endswith((".h", ".def")) for f in files):
                 incdirs.append(root)
     # setuptools refuses absolute paths inside the project (an sdist's

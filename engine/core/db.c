@@ -20,6 +20,7 @@
 #include "events.h"
 #include "history.h"
 #include "abi.h"
+#include "platform.h"
 
 #define DEFAULT_MAX_PAYLOAD (UINT64_C(512) * 1024 * 1024)
 
@@ -174,6 +175,7 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     emq_db *db = NULL;
     char err[EMQ_ERRMSG_MAX];
     int rc, node = -1, fd = -1;
+    emq_plock *lease = NULL;
     uint64_t reserved = 0;
     emq_clock_fn clock;
 
@@ -216,9 +218,10 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     rc = emq_fence_pass(st, o.readonly, o.wire, clock(o.clock_ctx), err,
                         sizeof err);
     if (rc < 0) goto fail;
-    rc = emq_node_lease(st, o.node_id, o.readonly, &node, &fd, err,
+    rc = emq_node_lease(st, o.node_id, o.readonly, &node, &lease, err,
                         sizeof err);
     if (rc < 0) goto fail;
+    fd = lease ? emq_plock_fd(lease) : -1;
     if (fd >= 0) {
         /* Mint above every id an earlier holder of the node may have
          * minted, whether it closed or died (doc/IDS.md). */
@@ -247,7 +250,7 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
         /* Every handle of the file must write sums from the first row on:
          * turned on only by the file's only handle. */
         if (o.readonly ||
-            (emq_store_path(st) && (fd < 0 || !emq_node_alone(fd)))) {
+            (emq_store_path(st) && (lease == NULL || !emq_node_alone(lease)))) {
             rc = o.readonly ? EMQ_EREADONLY : EMQ_EBUSY;
             snprintf(err, sizeof err, "%s: checksums can be turned on only "
                      "by a read-write handle while no other handle has the "
@@ -273,12 +276,12 @@ int emq_open_ex(const char *path, const emq_options *opt, emq_db **out,
     db->clock_ctx = o.clock_ctx;
     db->node_id = node;
     db->opt = o;
-    db->lease_fd = fd;
+    db->lease = lease;
     db->reserved = reserved;
     *out = db;
     return EMQ_OK;
 fail:
-    emq_node_release(fd);
+    emq_node_release(lease);
     if (st) emq_store_close(st);
     put_err(errbuf, errlen, err);
     return rc;
@@ -298,9 +301,10 @@ void emq_close(emq_db *db)
     /* A clean close lowers the reservation to the exact high-water mark,
      * so the next holder does not start up to RESERVE_AHEAD in the future.
      * On failure the higher reservation stands, which is still safe. */
-    if (db->lease_fd >= 0 && db->minted != 0 && db->minted < db->reserved)
-        (void)emq_node_reserve_write(db->lease_fd, db->node_id, db->minted);
-    emq_node_release(db->lease_fd);
+    if (db->lease && db->minted != 0 && db->minted < db->reserved)
+        (void)emq_node_reserve_write(emq_plock_fd(db->lease), db->node_id,
+                                     db->minted);
+    emq_node_release(db->lease);
     emq_mem_free(db);
     emq_mem_release();
 }
@@ -348,12 +352,13 @@ int emq_mint(emq_db *db, const char *ns, char out[EMQ_ID_SIZE])
                            "the snowflake's 41-bit millisecond field ends at "
                            "2093-09-06T15:47:35.551Z (is the clock right?)");
     }
-    if (db->lease_fd >= 0) {
+    if (db->lease) {
         cell = emq_snow_cell(snow);
         if (cell >= db->reserved) {
             uint64_t ahead = cell < EMQ_CELL_MAX + 1 - RESERVE_AHEAD
                                  ? cell + RESERVE_AHEAD : EMQ_CELL_MAX + 1;
-            rc = emq_node_reserve_write(db->lease_fd, db->node_id, ahead);
+            rc = emq_node_reserve_write(emq_plock_fd(db->lease),
+                                        db->node_id, ahead);
             if (rc < 0) {
                 out[0] = 0;
                 return emq_db_fail(db, rc, "cannot write the mint "

@@ -31,7 +31,7 @@ struct emq_db {
     void *clock_ctx;
     int node_id;             /* 0..1023                                   */
     emq_options opt;         /* as opened (clock fields mirror the above) */
-    int lease_fd;            /* the <path>-emqnode sidecar, or -1         */
+    struct emq_plock *lease; /* the <path>-emqnode sidecar's open, or NULL */
     uint64_t reserved;       /* the node's persisted reservation (cell)   */
     uint64_t minted;         /* one past the highest cell this handle
                                 minted, 0 before its first mint          */
@@ -109,15 +109,15 @@ int emq_fence_judge(void *ctx, int type, const void *val, size_t len,
 /**
  * Lease a node id for a handle on the store's file: `want` 0..1023 is
  * leased as given (EMQ_EBUSY when another live handle holds it), -1 leases
- * the first free one (see nodeid.c). *fd receives the sidecar descriptor
- * holding the lease, or -1; release it with emq_node_release. A read-only
- * handle never creates the sidecar.
+ * the first free one (see nodeid.c). *lease receives the sidecar's open
+ * holding the lease (a byte lock of platform.h), or NULL; release it with
+ * emq_node_release. A read-only handle never creates the sidecar.
  */
 int emq_node_lease(emq_store *st, int want, int readonly, int *node,
-                   int *fd, char *err, size_t errlen);
-/** 1 when no handle but the one holding `fd` has a lease on the file. */
-int emq_node_alone(int fd);
-void emq_node_release(int fd);
+                   struct emq_plock **lease, char *err, size_t errlen);
+/** 1 when no handle but the one holding `lease` has a lease on the file. */
+int emq_node_alone(struct emq_plock *lease);
+void emq_node_release(struct emq_plock *lease);
 /**
  * The mint reservation of `node` in the sidecar `fd` (8 bytes LE at
  * node * 8; absent = 0): every id minted under the node's lease has a cell

@@ -6,12 +6,13 @@
  * opens the sidecar `<file>-emqnode` (a side file: named after the resolved
  * file, never through a symlink, created with the database file's mode,
  * storage/side.c; a read-only handle never creates it) and takes an
- * open-file-description
- * (OFD) write lock on byte N for the first N in 0..1023 that is free (or
- * for the explicit N asked for, refused with EMQ_EBUSY when held). OFD
- * locks belong to the open file description, not the process: two handles
- * of one process conflict, closing one handle's descriptor releases only
- * its byte, and the kernel releases every byte of a process that dies. An
+ * exclusive byte lock (storage/platform.h: an open-file-description lock
+ * on Linux, a record lock made per open in the portable build) on byte N
+ * for the first N in 0..1023 that is free (or for the explicit N asked
+ * for, refused with EMQ_EBUSY when held). The lock belongs to the open,
+ * not the process: two handles of one process conflict, closing one
+ * handle releases only its byte, and the kernel releases every byte of a
+ * process that dies. An
  * in-memory handle (private database) takes the next value of a
  * process-wide counter mod 1024. See doc/IDS.md.
  *
@@ -31,21 +32,16 @@
 #include <string.h>
 #include <unistd.h>
 #include "db.h"
+#include "platform.h"
 
 #define NODE_COUNT 1024
 
 static atomic_uint mem_next;
 
-static int lock_byte(int fd, int n)
+/* 0, or an errno value (EAGAIN: another live handle holds it). */
+static int lock_byte(emq_plock *l, int n)
 {
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = n;
-    fl.l_len = 1;
-    fl.l_pid = 0;               /* required by F_OFD_SETLK */
-    return fcntl(fd, F_OFD_SETLK, &fl);
+    return emq_plock_set(l, n, EMQ_PLOCK_WR);
 }
 
 /* A node of the process counter (in-memory handles, and read-only handles
@@ -57,12 +53,13 @@ static int counter_node(int want)
 }
 
 int emq_node_lease(emq_store *st, int want, int readonly, int *node,
-                   int *fd_out, char *err, size_t errlen)
+                   emq_plock **lease, char *err, size_t errlen)
 {
     const char *path = emq_store_path(st);
-    int fd = -1, n, rc;
+    emq_plock *l = NULL;
+    int fd = -1, n, rc, e;
 
-    *fd_out = -1;
+    *lease = NULL;
     if (path == NULL) {
         *node = counter_node(want);
         return EMQ_OK;
@@ -78,13 +75,18 @@ int emq_node_lease(emq_store *st, int want, int readonly, int *node,
     }
     if (rc != EMQ_OK)
         return rc;
+    if ((e = emq_plock_open(fd, &l)) != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "cannot use the node-id sidecar "
+                     "%s-emqnode: %s", path, strerror(e));
+        return e == ENOMEM ? EMQ_ENOMEM : EMQ_EIO;
+    }
     if (want >= 0) {
         /* Used as given, and leased like any other: leasing handles skip
          * it, and a second live handle asking for it is refused, since two
          * handles minting with one node id would mint the same ids. */
-        if (lock_byte(fd, want) != 0) {
-            int e = errno;
-            if (e == EAGAIN || e == EACCES) {
+        if ((e = lock_byte(l, want)) != 0) {
+            if (e == EAGAIN) {
                 if (err && errlen)
                     snprintf(err, errlen, "node id %d of %s is leased by "
                              "another live handle", want, path);
@@ -94,7 +96,7 @@ int emq_node_lease(emq_store *st, int want, int readonly, int *node,
                     snprintf(err, errlen, "cannot lock node id %d in the "
                              "node-id sidecar %s-emqnode: %s", want, path,
                              strerror(e));
-                rc = EMQ_EIO;
+                rc = e == ENOMEM ? EMQ_ENOMEM : EMQ_EIO;
             }
             goto done;
         }
@@ -103,16 +105,17 @@ int emq_node_lease(emq_store *st, int want, int readonly, int *node,
         goto done;
     }
     for (n = 0; n < NODE_COUNT; n++) {
-        if (lock_byte(fd, n) == 0) {
+        if ((e = lock_byte(l, n)) == 0) {
             *node = n;
             rc = EMQ_OK;
             goto done;
         }
-        if (errno != EAGAIN && errno != EACCES) {
+        if (e != EAGAIN) {
             if (err && errlen)
                 snprintf(err, errlen, "cannot lock the node-id sidecar "
-                         "%s-emqnode: %s", path, strerror(errno));
-            rc = EMQ_EIO;
+                         "%s-emqnode: %s", path, strerror(e));
+            /* ENOMEM: the portable lock table could not grow */
+            rc = e == ENOMEM ? EMQ_ENOMEM : EMQ_EIO;
             goto done;
         }
     }
@@ -122,31 +125,23 @@ int emq_node_lease(emq_store *st, int want, int readonly, int *node,
     rc = EMQ_EBUSY;
 done:
     if (rc == EMQ_OK) {
-        *fd_out = fd;
+        *lease = l;
     } else {
-        close(fd);
+        emq_plock_close(l);
     }
     return rc;
 }
 
-int emq_node_alone(int fd)
+int emq_node_alone(emq_plock *lease)
 {
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = 0;
-    fl.l_len = NODE_COUNT;
-    /* Our own lease is held through this very open file description, so
-     * only another handle's shows as a conflict. */
-    if (fcntl(fd, F_OFD_GETLK, &fl) != 0)
-        return 0;
-    return fl.l_type == F_UNLCK;
+    /* Our own lease is held through this very open, so only another
+     * handle's shows; a lock that cannot be told counts as another. */
+    return emq_plock_others(lease, 0, NODE_COUNT) == 0;
 }
 
-void emq_node_release(int fd)
+void emq_node_release(emq_plock *lease)
 {
-    if (fd >= 0) close(fd);
+    emq_plock_close(lease);
 }
 
 #define SLOT 8

@@ -19,24 +19,23 @@
  * without running again.
  *
  * Stopping: emq_pool_stop sets a flag and interrupts every waiting claim
- * and the beat with atomics and futex wake-ups only, so a signal handler
+ * and the beat with atomics and platform.h wake-ups only, so a signal handler
  * may call it; each worker finishes the job in hand and exits; the beat
  * keeps extending until the last worker is gone.
  */
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "abi.h"
 #include "verb.h"
 #include "jobs.h"
 #include "notify.h"
+#include "platform.h"
 
 #define PUMP_BATCH 100
 
@@ -63,7 +62,7 @@ struct emq_pool {
     pthread_mutex_t mu;       /* slots' busy/id/token, stats, error     */
     atomic_int stop;
     atomic_int live;          /* workers still running                  */
-    _Atomic uint32_t bell;    /* the beat's futex word                  */
+    _Atomic uint32_t bell;    /* the beat's wait word                   */
     _Atomic uint32_t beats_asked, beats_done; /* emq_pool_beat          */
     atomic_llong reserved;    /* jobs claimed or being claimed          */
     emq_pool_stats st;
@@ -90,8 +89,7 @@ void emq_worker_options_init_size(emq_worker_options *o, size_t size)
 static void ring(emq_pool *p)
 {
     atomic_fetch_add(&p->bell, 1);
-    syscall(SYS_futex, (uint32_t *)(void *)&p->bell, FUTEX_WAKE, INT_MAX,
-            NULL, NULL, 0);
+    emq_plat_wake(&p->bell, 0);
 }
 
 void emq_pool_stop(emq_pool *p)
@@ -283,8 +281,7 @@ int emq_pool_beat(emq_pool *p)
     ring(p);
     while ((int32_t)((done = atomic_load(&p->beats_done)) - want) < 0 &&
            atomic_load(&p->live) > 0)
-        syscall(SYS_futex, (uint32_t *)(void *)&p->beats_done, FUTEX_WAIT,
-                done, NULL, NULL, 0);
+        emq_plat_wait(&p->beats_done, done, -1, 0);
     return EMQ_OK;
 }
 
@@ -341,8 +338,7 @@ static void *beat_main(void *arg)
             /* emq_pool_beat: one extension now, then tell the callers. */
             extend(p, lt);
             atomic_store(&p->beats_done, asked);
-            syscall(SYS_futex, (uint32_t *)(void *)&p->beats_done,
-                    FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+            emq_plat_wake(&p->beats_done, 0);
         }
         busy = any_busy(p);
         if (!busy) next_extend = 0;
@@ -370,23 +366,13 @@ static void *beat_main(void *arg)
             (wait < 0 || next_pump - now < wait))
             wait = next_pump - now;
         if (wait < 0 && atomic_load(&p->live) > 0) wait = -1;
-        {
-            struct timespec ts, *tp = NULL;
-            if (wait >= 0) {
-                if (wait == 0) wait = 1;
-                ts.tv_sec = (time_t)(wait / 1000);
-                ts.tv_nsec = (long)(wait % 1000) * 1000000L;
-                tp = &ts;
-            }
-            if (atomic_load(&p->bell) == seen && atomic_load(&p->live) > 0)
-                syscall(SYS_futex, (uint32_t *)(void *)&p->bell, FUTEX_WAIT,
-                        seen, tp, NULL, 0);
-        }
+        if (wait == 0) wait = 1;
+        if (atomic_load(&p->bell) == seen && atomic_load(&p->live) > 0)
+            emq_plat_wait(&p->bell, seen, wait, 0);
     }
     if (pumping && nf) emq_notify_unlease(nf, bucket);
     atomic_store(&p->beats_done, atomic_load(&p->beats_asked));
-    syscall(SYS_futex, (uint32_t *)(void *)&p->beats_done, FUTEX_WAKE,
-            INT_MAX, NULL, NULL, 0);
+    emq_plat_wake(&p->beats_done, 0);
     return NULL;
 }
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 'use strict';
 // sources.js — what binding.gyp compiles, found rather than listed: every
-// .c file under storage/ and engine/ (engine/ may hold family folders), but
-// not remote/ (the Valkey transfer, which needs hiredis), and every folder
-// holding headers. The C tree is csrc/ inside an installed package (the
-// prepack script copies it there) or the repository two levels up, or the
-// tree EMQLITE_SRCDIR names (tests/node.sh builds a copy of the package).
+// .c file under storage/ and engine/ (engine/ may hold family folders), of
+// the two platform files only platform()'s, not remote/ (the Valkey
+// transfer, which needs hiredis), and every folder holding headers. The C
+// tree is csrc/ inside an installed package (the prepack script copies it
+// there) or the repository two levels up, or the tree EMQLITE_SRCDIR names
+// (tests/node.sh builds a copy of the package).
 //
 //   node scripts/sources.js            the .c files, one per line
 //   node scripts/sources.js --include  the header folders
@@ -47,9 +48,25 @@ function rel(p) {
   return path.relative(here, p).split(path.sep).join('/');
 }
 
+// The platform layer: one of storage/platform_linux.c and platform_posix.c,
+// as the library's configure picks it: EMQLITE_PLATFORM (linux or posix;
+// tests/node.sh passes the build's), else linux on Linux, posix elsewhere.
+function platform() {
+  const name = process.env.EMQLITE_PLATFORM ||
+    (process.platform === 'linux' ? 'linux' : 'posix');
+  if (name !== 'linux' && name !== 'posix') {
+    throw new Error('emqlite: EMQLITE_PLATFORM=' + name +
+                    ': must be linux or posix (storage/platform_<name>.c)');
+  }
+  return name;
+}
+
 function sources(r) {
+  const keep = 'platform_' + platform() + '.c';
   return files(r).filter((f) => f.endsWith('.c') &&
-    !path.relative(r, f).startsWith('api' + path.sep)).map(rel);
+    !path.relative(r, f).startsWith('api' + path.sep) &&
+    (!path.basename(f).startsWith('platform_') ||
+     path.basename(f) === keep)).map(rel);
 }
 
 function includes(r) {
@@ -68,4 +85,4 @@ if (require.main === module) {
   process.stdout.write(list.join('\n') + '\n');
 }
 
-module.exports = { root, sources, includes, files };
+module.exports = { root, sources, includes, files, platform };
