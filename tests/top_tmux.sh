@@ -15,7 +15,8 @@
 #
 # Every wait polls the pane with a deadline (no fixed sleeps). Skipped (77)
 # without tmux. TOP_CAPTURE=FILE keeps the first 80x24 screen (the
-# capture in doc/top-80x24.txt comes from there). From the build
+# captures in doc/top-80x24.txt and doc/top-80x24-jobs.txt come from
+# there). From the build
 # directory: make check TESTS=tests/top_tmux.sh, or by hand:
 # EMQLITE=/path/to/emqlite sh top_tmux.sh
 
@@ -154,6 +155,8 @@ check "80x24: retries and dead-letters counted apart" \
     "sed -n 3p \"\$tmp/screen\" | grep -q 'RETRY/s.*DEAD/s'"
 check "80x24: q001-billing: 0 pending, 1 active, 0 scheduled, 3 dead" \
     "grep -Eq '^[ >] q001-billing +0 +1 +0 +3 ' \"\$tmp/screen\""
+await s80 "the second refresh has rates: done, retried, dead per second" \
+    '^  q003 +1 +0 +0 +0 +0\.0 +0\.0 +0\.0 +no$'
 [ -n "$TOP_CAPTURE" ] && cp "$tmp/screen" "$TOP_CAPTURE"
 
 # Page down to the end, gathering the queues seen on each page.
@@ -190,6 +193,7 @@ await s80 "its history: enqueued, claimed, dead with the error" \
     'dead +attempt 1 +error: card declined 3'
 check "the history has its claim" "grep -Eq 'claimed +attempt 1 +by ' \"\$tmp/screen\""
 check "job view: no line wider than 80" '[ "$(widest)" -le 80 ]'
+[ -n "$TOP_CAPTURE" ] && cp "$tmp/screen" "${TOP_CAPTURE%.txt}-jobs.txt"
 jid=$(grep -Eo '^> JOB[0-9A-Za-z]{11}' "$tmp/screen" | cut -c3-)
 
 # Retry it: 'n' first (nothing happens), then 'y'.
