@@ -61,10 +61,6 @@ typedef struct row {
 
 /* The states of the job view, in tab order. */
 enum { JS_PENDING, JS_ACTIVE, JS_SCHEDULED, JS_DEAD, JS_COMPLETED, JS_N };
-static const char *const js_name[JS_N] = { "pending", "active", "scheduled",
-                                           "dead", "completed" };
-static const char *const js_set[JS_N] = { "pending", "active", "schedule",
-                                          "dead", NULL };
 
 /* One job of the job view's list. */
 typedef struct jrow {
@@ -99,7 +95,7 @@ typedef struct view {
     /* a pending confirmation and the last message */
     int ask;                  /* the action awaiting y/n (0: none)      */
     char ask_q[129], ask_id[EMQ_ID_SIZE], prompt[400];
-    char msg[400];
+    char msg[512];
     emq_db *wdb;              /* the read-write handle of the actions   */
 } view;
 
@@ -492,6 +488,11 @@ static void print_plain(emq_cli *c, const view *v)
 #ifdef HAVE_NCURSES
 /* ------------------------------------------------------------- the job view */
 
+static const char *const js_name[JS_N] = { "pending", "active", "scheduled",
+                                           "dead", "completed" };
+static const char *const js_set[JS_N] = { "pending", "active", "schedule",
+                                          "dead", NULL };
+
 /* Bytes as one printable line: controls and non-ASCII as C escapes,
  * at most `max` bytes of the source. */
 static void escape_line(char *out, size_t on, const void *p, size_t len,
@@ -649,16 +650,24 @@ static void fit(char *out, size_t on, const char *s, int w, int mid)
 }
 
 /* Write `s` (ASCII and the ellipsis) at row y, at most COLS columns (the
- * bottom-right cell is left alone), and clear the rest of the line. */
+ * bottom-right cell is left alone), and clear the rest of the line. A line
+ * wider than the window ends in the ellipsis: nothing is cut silently. */
 static void line(int y, int attr, const char *s)
 {
-    int w = COLS - (y == LINES - 1 ? 1 : 0), cols_used = 0;
+    int w = COLS - (y == LINES - 1 ? 1 : 0), cols_used = 0, total = 0;
     size_t el = strlen(ell);
+    const char *p;
     if (y < 0 || y >= LINES) return;
+    for (p = s; *p; total++) p += strncmp(p, ell, el) == 0 ? el : 1;
     move(y, 0);
     if (attr) attron(attr);
     while (*s && cols_used < w) {
         size_t k = strncmp(s, ell, el) == 0 ? el : 1;
+        if (total > w && cols_used == w - 1) {
+            addstr(ell);
+            cols_used++;
+            break;
+        }
         addnstr(s, (int)k);
         s += k;
         cols_used++;
@@ -975,7 +984,7 @@ static void act(emq_cli *c, view *v)
         rc = emq_open_ex(c->db_path, &o, &v->wdb, err, sizeof err);
         if (rc != EMQ_OK) {
             v->wdb = NULL;
-            snprintf(v->msg, sizeof v->msg, "cannot open %s for writing: %s",
+            snprintf(v->msg, sizeof v->msg, "cannot open %.200s for writing: %.180s",
                      c->db_path, err[0] ? err : emq_strerror(rc));
             o.readonly = 1;
             if (emq_open_ex(c->db_path, &o, &c->db, err, sizeof err) !=

@@ -97,6 +97,15 @@ E enqueue q002-reports '{"report":"daily"}' --in 1h >/dev/null || exit 1
 E enqueue q002-reports '{"report":"weekly"}' --in 1h >/dev/null || exit 1
 [ "$(E stats | grep -c '^q[0-9]')" -eq 100 ] || { echo "top_tmux: not 100 queues"; E stats; exit 1; }
 
+# --once: one plain table for scripts, every queue, names whole.
+E top --once >"$tmp/once" 2>"$tmp/once.err"
+once_rc=$?
+check "--once: exit 0, a header, the titles and 100 rows" \
+    '[ $once_rc -eq 0 ] && [ "$(wc -l <"$tmp/once")" -eq 102 ] && sed -n 2p "$tmp/once" | grep -Eq "^QUEUE +PENDING .*RETRY/s +DEAD/s +OLDEST +LAPSE1m +PAUSED$"'
+check "--once: long names whole" "grep -q '^q007-$long  *1 ' \"\$tmp/once\" && ! grep -q '$ELL' \"\$tmp/once\""
+check "--once --json: one JSON line of 100 queues" \
+    '[ "$(E top --once --json | grep -o "\"queue\":" | wc -l)" -eq 100 ] && [ "$(E top --once --json | wc -l)" -eq 1 ]'
+
 # -------------------------------------------------------------- helpers
 
 # screen S: the pane of session S into $tmp/screen.
@@ -147,6 +156,8 @@ await s80 "the view draws" 'q006 '
 check "80x24: header and column titles pinned" pinned
 check "80x24: no line wider than 80 (widest $(widest))" '[ "$(widest)" -le 80 ]'
 check "80x24: 24 lines" '[ "$(wc -l <"$tmp/screen")" -le 24 ]'
+check "80x24: the key line, wider than 80, ends in the ellipsis" \
+    "sed -n 24p \"\$tmp/screen\" | grep -q '^q quit .*$ELL\$'"
 check "80x24: a long name cut in the middle, the ellipsis shown" \
     "grep -Eq '^[ >] q007-notif[a-z-]*$ELL[a-z-]*priority ' \"\$tmp/screen\""
 check "80x24: narrow: LAPSE1m and LANES dropped, PAUSED kept" \
