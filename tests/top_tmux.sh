@@ -10,8 +10,8 @@
 # ellipsis at 80 columns and whole at 200; a resize (resize-window) lays
 # the view out again at the new size; the job view shows a dead job's
 # error and history; retry and run-now change the file (checked with the
-# emqlite CLI afterwards) only after 'y' (an 'n' changes nothing); pause
-# from the list; q leaves the job view, then quits with status 0.
+# emqlite CLI afterwards) only after 'y' (an 'n' changes nothing), and so
+# do remove and requeue-all-dead; pause from the list; q leaves the job view, then quits with status 0.
 #
 # Every wait polls the pane with a deadline (no fixed sleeps). Skipped (77)
 # without tmux. TOP_CAPTURE=FILE keeps the first 80x24 screen (the
@@ -221,6 +221,24 @@ check "the file: 2 dead, 1 pending" \
     '[ "$(cnt q001-billing dead) $(cnt q001-billing pending)" = "2 1" ]'
 check "the retried job is pending" "E list q001-billing --state pending | grep -q '^$jid'"
 await s80 "the view follows: 2 dead" '\[4 dead 2\]'
+
+# Remove the newest of the two left (x), then requeue the last one (R).
+await s80 "a dead job selected" '^> JOB[0-9A-Za-z]{11} +1 +dead .* error: card declined 2$'
+jid2=$(grep -Eo '^> JOB[0-9A-Za-z]{11}' "$tmp/screen" | cut -c3-)
+T send-keys -t s80 x
+await s80 "x asks first" "^Remove job $jid2 of q001-billing\\? y/n"
+T send-keys -t s80 y
+await s80 "y removes it" "^done: Remove job $jid2"
+check "the file: 1 dead, and not $jid2" \
+    '[ "$(cnt q001-billing dead)" = 1 ] && ! E list q001-billing --state dead | grep -q "^$jid2"'
+check "the file: $jid2 gone from the sets, its history ends removed" \
+    "E job q001-billing $jid2 | grep -q 'Z  removed$' && E job q001-billing $jid2 | grep -q '^set  *gone$'"
+T send-keys -t s80 R
+await s80 "R asks first" '^Requeue every dead job of q001-billing\? y/n'
+T send-keys -t s80 y
+await s80 "y requeues them" '^requeued 1 dead jobs \(skipped 0\)'
+check "the file: no dead job, 2 pending" \
+    '[ "$(cnt q001-billing dead) $(cnt q001-billing pending)" = "0 2" ]'
 
 # Back to the list, then q002-reports' scheduled tab: run one now.
 T send-keys -t s80 q
