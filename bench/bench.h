@@ -74,6 +74,9 @@ typedef struct bench_conf {
     int exclusive;        /* emqlite / raw: locking_mode = EXCLUSIVE       */
     int checksums;        /* emqlite: emq_options.checksums (row sums)     */
     int no_history;       /* emqlite: job history off (emq_history_config) */
+    int hist_full;        /* emqlite: history at its bounds (per_queue and
+                             the completed jobs kept 1000): every entry
+                             and kept job pushes an old one out          */
     int page_size;        /* emqlite / raw: a new file's page size (0:
                              emqlite's default, 1024, for both)          */
     int ckpt_frames;      /* emqlite / raw: checkpoint after this many WAL

@@ -173,6 +173,26 @@ int bench_emq_open(const bench_conf *c, bsys *s)
             return -1;
         }
     }
+    if (c->hist_full) {
+        emq_history_config h;
+        emq_retention r;
+        int rc2 = emq_history_config_get(e->db, &h);
+        if (rc2 == EMQ_OK) {
+            h.per_queue = 1000;
+            rc2 = emq_history_config_set(e->db, &h);
+        }
+        if (rc2 == EMQ_OK) rc2 = emq_retention_get(e->db, NULL, &r);
+        if (rc2 == EMQ_OK) {
+            r.completed_keep = 1000;
+            rc2 = emq_retention_set(e->db, NULL, &r);
+        }
+        if (rc2 != EMQ_OK) {
+            bench_err(s, "history bounds: %s", emq_errmsg(e->db));
+            emq_close(e->db);
+            free(e);
+            return -1;
+        }
+    }
     s->h = e;
     return 0;
 }

@@ -96,23 +96,13 @@ int emq_hist_append(emq_store *st, const emq_bytes *scope,
     return rc;
 }
 
-/* Delete the row seq. */
-static int drop_seq(emq_store *st, int64_t seq)
-{
-    sqlite3_stmt *s = emq_stmt(st, S_H_DROP_SEQ);
-    if (!s)
-        return fail(st);
-    sqlite3_bind_int64(s, 1, seq);
-    return done(st, s);
-}
-
 int emq_hist_prune(emq_store *st, const emq_bytes *scope, int64_t keep,
                    int64_t min_at, int64_t budget, int64_t *count,
                    int64_t *upto, int64_t *dropped)
 {
     sqlite3_stmt *s;
-    int64_t seqs[256], gone = 0, n;
-    int rc, k = 0;
+    int64_t n, k = 0, cut = 0;
+    int rc;
     if (dropped)
         *dropped = 0;
     /* The count: the rows appended since *upto (all of them when the
@@ -129,10 +119,11 @@ int emq_hist_prune(emq_store *st, const emq_bytes *scope, int64_t keep,
     emq_stmt_done(s);
     if (rc != SQLITE_ROW)
         return emq_store_fail(st, rc);
-    if (budget > (int64_t)(sizeof seqs / sizeof seqs[0]))
-        budget = (int64_t)(sizeof seqs / sizeof seqs[0]);
-    /* The oldest rows of the scope, in seq order: each goes while it is
-     * older than min_at or the scope holds more than keep. */
+    if (budget <= 0)
+        return EMQ_OK;
+    /* The oldest rows of the scope, in seq order, at most `budget`: each
+     * goes while it is older than min_at or the scope holds more than
+     * keep. The last one that goes is the cut: one range delete. */
     n = *count - keep;
     if (!(s = emq_stmt(st, S_H_HEAD_SCOPE)))
         return fail(st);
@@ -143,21 +134,25 @@ int emq_hist_prune(emq_store *st, const emq_bytes *scope, int64_t keep,
             rc = SQLITE_DONE;
             break;
         }
-        seqs[k++] = sqlite3_column_int64(s, 0);
+        cut = sqlite3_column_int64(s, 0);
+        k++;
     }
     emq_stmt_done(s);
     if (rc != SQLITE_DONE)
         return emq_store_fail(st, rc);
-    for (int i = 0; i < k; i++) {
-        if ((rc = drop_seq(st, seqs[i])) != EMQ_OK)
+    if (k > 0) {
+        if (!(s = emq_stmt(st, S_H_DROP_TO)))
+            return fail(st);
+        bind_b(s, 1, scope);
+        sqlite3_bind_int64(s, 2, cut);
+        if ((rc = done(st, s)) != EMQ_OK)
             return rc;
-        gone++;
     }
-    *count -= gone;
+    *count -= k;
     if (*count < 0)
         *count = 0;
     if (dropped)
-        *dropped = gone;
+        *dropped = k;
     return EMQ_OK;
 }
 
@@ -331,65 +326,87 @@ int emq_hist_keep_count(emq_store *st, const emq_bytes *scope, int kind,
     return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
 }
 
+/* A count over the scope and kind (S_K_COUNT, S_K_AGED). */
+static int kcount(emq_store *st, int id, const emq_bytes *scope, int kind,
+                  int64_t at, int64_t *n)
+{
+    sqlite3_stmt *s = emq_stmt(st, id);
+    int rc;
+    *n = 0;
+    if (!s)
+        return fail(st);
+    bind_b(s, 1, scope);
+    sqlite3_bind_int(s, 2, kind);
+    if (id == S_K_AGED)
+        sqlite3_bind_int64(s, 3, at);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *n = sqlite3_column_int64(s, 0);
+    emq_stmt_done(s);
+    return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
+}
+
 int emq_hist_keep_prune(emq_store *st, const emq_bytes *scope, int kind,
                    int64_t keep, int64_t min_at, int64_t budget,
                    int64_t *dropped)
 {
     sqlite3_stmt *s;
-    emq_buf subj[64];
-    int64_t at[64], n, over, gone = 0;
-    size_t got = 0, i;
+    emq_buf cut = {0};
+    int64_t n, aged, k, at = 0;
     int rc;
     if (dropped)
         *dropped = 0;
-    if ((rc = emq_hist_keep_count(st, scope, kind, &n)) != EMQ_OK)
+    if (budget <= 0)
+        return EMQ_OK;
+    /* The records that go are the k oldest (in key order: at, then id):
+     * those beyond keep, or older than min_at, at most budget. */
+    if ((rc = kcount(st, S_K_COUNT, scope, kind, 0, &n)) != EMQ_OK ||
+        (rc = kcount(st, S_K_AGED, scope, kind, min_at, &aged)) != EMQ_OK)
         return rc;
-    over = n > keep ? n - keep : 0;
-    if (budget > (int64_t)(sizeof subj / sizeof subj[0]))
-        budget = (int64_t)(sizeof subj / sizeof subj[0]);
-    memset(subj, 0, sizeof subj);
-    /* The oldest first: each goes while the count is over, or while it is
-     * older than the age limit. The keys are copied out before the
-     * deletes run. */
-    if (!(s = emq_stmt(st, S_K_HEAD)))
+    k = n > keep ? n - keep : 0;
+    if (aged > k)
+        k = aged;
+    if (k > budget)
+        k = budget;
+    if (k == 0)
+        return EMQ_OK;
+    /* The k-th oldest is the cut: every record up to it goes in one range
+     * delete of the key. */
+    if (!(s = emq_stmt(st, S_K_NTH)))
         return fail(st);
     bind_b(s, 1, scope);
     sqlite3_bind_int(s, 2, kind);
-    sqlite3_bind_int64(s, 3, budget);
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        at[got] = sqlite3_column_int64(s, 0);
-        if (!((int64_t)got < over || at[got] < min_at)) {
-            rc = SQLITE_DONE;
-            break;
-        }
-        if (emq_buf_set(&subj[got], sqlite3_column_blob(s, 1),
-                        (size_t)sqlite3_column_bytes(s, 1)) != EMQ_OK) {
+    sqlite3_bind_int64(s, 3, k - 1);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        at = sqlite3_column_int64(s, 0);
+        if (emq_buf_set(&cut, sqlite3_column_blob(s, 1),
+                        (size_t)sqlite3_column_bytes(s, 1)) != EMQ_OK)
             rc = SQLITE_NOMEM;
-            break;
-        }
-        got++;
     }
     emq_stmt_done(s);
-    if (rc == SQLITE_NOMEM)
-        rc = emq_store_err(st, EMQ_ENOMEM, "out of memory");
-    else
-        rc = rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
-    for (i = 0; i < got && rc == EMQ_OK; i++) {
-        emq_bytes b = {subj[i].p, subj[i].len};
-        if (!(s = emq_stmt(st, S_K_DROP))) {
-            rc = fail(st);
-            break;
-        }
+    if (rc == SQLITE_NOMEM) {
+        emq_buf_free(&cut);
+        return emq_store_err(st, EMQ_ENOMEM, "out of memory");
+    }
+    if (rc != SQLITE_ROW) {
+        emq_buf_free(&cut);
+        return rc == SQLITE_DONE ? EMQ_OK : emq_store_fail(st, rc);
+    }
+    if (!(s = emq_stmt(st, S_K_DROP_TO))) {
+        emq_buf_free(&cut);
+        return fail(st);
+    }
+    {
+        emq_bytes c = {cut.p, cut.len};
         bind_b(s, 1, scope);
         sqlite3_bind_int(s, 2, kind);
-        sqlite3_bind_int64(s, 3, at[i]);
-        bind_b(s, 4, &b);
-        if ((rc = done(st, s)) == EMQ_OK)
-            gone++;
+        sqlite3_bind_int64(s, 3, at);
+        bind_b(s, 4, &c);
     }
-    for (i = 0; i < sizeof subj / sizeof subj[0]; i++)
-        emq_buf_free(&subj[i]);
-    if (dropped)
-        *dropped = gone;
+    rc = done(st, s);
+    emq_buf_free(&cut);
+    if (rc == EMQ_OK && dropped)
+        *dropped = sqlite3_changes(st->db);
     return rc;
 }

@@ -64,6 +64,8 @@ int emq_hist_append(emq_store *st, const emq_bytes *scope,
  * number of rows the scope held up to seq `*upto` (both 0 when unknown:
  * they are counted then); both are brought up to date (the caller keeps
  * them between calls). *dropped (may be NULL) receives the number removed.
+ * The rows that go are one range of the scope's oldest (one walk to find
+ * the last, one delete).
  */
 int emq_hist_prune(emq_store *st, const emq_bytes *scope, int64_t keep,
                    int64_t min_at, int64_t budget, int64_t *count,
@@ -119,7 +121,9 @@ int emq_hist_keep_count(emq_store *st, const emq_bytes *scope, int kind,
                    int64_t *n);
 
 /** Prune the records of `kind` in `scope`: the oldest beyond `keep`, and
- *  those with at < min_at; at most `budget` per call. */
+ *  those with at < min_at; at most `budget` per call. They are the first
+ *  rows of the scope and kind in key order (at, then subject), deleted as
+ *  one range up to the last that goes. */
 int emq_hist_keep_prune(emq_store *st, const emq_bytes *scope, int kind,
                    int64_t keep, int64_t min_at, int64_t budget,
                    int64_t *dropped);

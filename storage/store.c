@@ -224,7 +224,9 @@ static const char *const sql[S_COUNT] = {
                         " FROM emq_hist WHERE seq > ?2 AND scope = ?1",
     [S_H_HEAD_SCOPE] = "SELECT seq, at FROM emq_hist WHERE scope = ?1"
                        " ORDER BY seq LIMIT ?2",
-    [S_H_DROP_SEQ] = "DELETE FROM emq_hist WHERE seq = ?1",
+    /* a scope's rows up to a seq: one rowid range, the other scopes'
+     * rows in it skipped */
+    [S_H_DROP_TO] = "DELETE FROM emq_hist WHERE seq <= ?2 AND scope = ?1",
     [S_H_READ_ALL] = "SELECT seq, at, scope, subject, kind, detail"
                      " FROM emq_hist WHERE seq > ?1 ORDER BY seq LIMIT ?2",
     [S_H_READ_SUBJ] = "SELECT seq, at, scope, subject, kind, detail"
@@ -249,10 +251,14 @@ static const char *const sql[S_COUNT] = {
                        " ORDER BY at DESC, subject DESC LIMIT ?5",
     [S_K_COUNT] = "SELECT count(*) FROM emq_kept WHERE scope = ?1"
                   " AND kind = ?2",
-    [S_K_HEAD] = "SELECT at, subject FROM emq_kept WHERE scope = ?1"
-                 " AND kind = ?2 ORDER BY at, subject LIMIT ?3",
-    [S_K_DROP] = "DELETE FROM emq_kept WHERE scope = ?1 AND kind = ?2"
-                 " AND at = ?3 AND subject = ?4",
+    /* a kind's oldest records of a scope: those older than an instant,
+     * the n-th oldest, and every one up to it (one range of the key) */
+    [S_K_AGED] = "SELECT count(*) FROM emq_kept WHERE scope = ?1"
+                 " AND kind = ?2 AND at < ?3",
+    [S_K_NTH] = "SELECT at, subject FROM emq_kept WHERE scope = ?1"
+                " AND kind = ?2 ORDER BY at, subject LIMIT 1 OFFSET ?3",
+    [S_K_DROP_TO] = "DELETE FROM emq_kept WHERE scope = ?1 AND kind = ?2"
+                    " AND (at, subject) <= (?3, ?4)",
     /* EMQ_Z_RUN score-0 members ?2 .. ?33 of zset ?1 (a member already at
      * 0 is left alone: ON CONFLICT applies row by row). */
     [S_Z_INSERT0_RUN] = "INSERT INTO zset(kid, score, member) VALUES"

@@ -50,9 +50,9 @@ enum {
     S_KEY_STEPS,
     /* the history log and the kept records (hist.c, schema 8) */
     S_H_INSERT, S_H_NTH_SUBJ, S_H_DROP_SUBJ, S_H_COUNT_SINCE, S_H_HEAD_SCOPE,
-    S_H_DROP_SEQ, S_H_READ_ALL, S_H_READ_SUBJ, S_H_READ_SCOPE, S_H_LAST,
+    S_H_DROP_TO, S_H_READ_ALL, S_H_READ_SUBJ, S_H_READ_SCOPE, S_H_LAST,
     S_K_PUT, S_K_FIND, S_K_FIND_ANY, S_K_LIST, S_K_LIST_AFTER, S_K_COUNT,
-    S_K_HEAD, S_K_DROP,
+    S_K_AGED, S_K_NTH, S_K_DROP_TO,
     /* keyset pages after a (score, member) cursor (zset.c,
      * emq_zset_after: the web dashboard's paging) */
     S_Z_AFTER_ASC, S_Z_AFTER_DESC,

@@ -1,35 +1,66 @@
 #!/bin/sh
-# The test driver: automake's own (build-aux/test-driver), with every test
-# run under a time limit, so that a test that hangs fails with its name and
-# its log instead of holding `make check` (and CI) for ever. The limit is
-# EMQ_TEST_LIMIT seconds (900 unless set; CI's valgrind run sets more); the
-# test is sent SIGTERM at the limit and SIGKILL 30 s later, with everything
-# it started (timeout(1) runs it in a process group of its own). The log
-# ends with the test's wall time, read by tests/durations.sh.
-here=$(dirname "$0")
-limit=${EMQ_TEST_LIMIT:-900}
-log=
-seen=0
-prev=
-for a do
+# The test driver (automake's custom test driver protocol: --test-name,
+# --log-file, --trs-file, then -- and the test's command). Every test runs
+# under a time limit, so that a test that hangs fails with its name and its
+# log instead of holding `make check` (and CI) for ever: EMQ_TEST_LIMIT
+# seconds (900 unless set), SIGTERM at the limit and SIGKILL 30 s later, to
+# everything the test started (timeout(1) gives it a process group of its
+# own). Exit 0 passes, 77 skips, 99 is a hard error, anything else fails
+# (124: the limit). The log ends with the result and the wall time. The
+# test's standard input is /dev/null: a runner that keeps a pipe open on
+# make's input must not hold a test that reads it.
+name= log= trs= expect=no hard=yes color=no
+while [ $# -gt 0 ]; do
+    case $1 in
+    --test-name) name=$2; shift ;;
+    --log-file) log=$2; shift ;;
+    --trs-file) trs=$2; shift ;;
+    --expect-failure) expect=$2; shift ;;
+    --enable-hard-errors) hard=$2; shift ;;
+    --color-tests) color=$2; shift ;;
+    --collect-skipped-logs) shift ;;
+    --) shift; break ;;
+    *) echo "tests/driver.sh: unknown option '$1'" >&2; exit 2 ;;
+    esac
     shift
-    if [ "$prev" = --log-file ]; then log=$a; fi
-    prev=$a
-    if [ $seen = 0 ] && [ "$a" = -- ]; then
-        set -- "$@" -- timeout -k 30 "$limit"
-        seen=1
-    else
-        set -- "$@" "$a"
-    fi
 done
-start=$(date +%s)
-${SHELL:-/bin/sh} "$here/../build-aux/test-driver" "$@"
-rc=$?
-end=$(date +%s)
-if [ -n "$log" ] && [ -f "$log" ]; then
-    if [ $((end - start)) -ge "$limit" ]; then
-        echo "driver: stopped at the limit of $limit s (EMQ_TEST_LIMIT)" >>"$log"
-    fi
-    echo "driver: wall $((end - start)) s" >>"$log"
+if [ -z "$name" ] || [ -z "$log" ] || [ -z "$trs" ] || [ $# -eq 0 ]; then
+    echo "tests/driver.sh: needs --test-name, --log-file, --trs-file and -- COMMAND" >&2
+    exit 2
 fi
-exit $rc
+limit=${EMQ_TEST_LIMIT:-900}
+trap 'rm -f "$log" "$trs"; exit 130' INT
+trap 'rm -f "$log" "$trs"; exit 143' TERM
+start=$(date +%s)
+: >"$log"
+timeout -k 30 "$limit" "$@" </dev/null >>"$log" 2>&1
+rc=$?
+wall=$(( $(date +%s) - start ))
+[ $rc -eq 99 ] && [ "$hard" = no ] && rc=1
+case $rc:$expect in
+0:yes) res=XPASS ;;
+0:*) res=PASS ;;
+77:*) res=SKIP ;;
+99:*) res=ERROR ;;
+*:yes) res=XFAIL ;;
+*) res=FAIL ;;
+esac
+[ $rc -eq 124 ] && echo "driver: stopped at the limit of $limit s (EMQ_TEST_LIMIT)" >>"$log"
+echo "$res $name (exit status: $rc)" >>"$log"
+echo "driver: wall $wall s" >>"$log"
+if [ "$color" = yes ]; then
+    case $res in
+    PASS) c='\033[0;32m' ;; SKIP) c='\033[1;34m' ;; *) c='\033[0;31m' ;;
+    esac
+    printf "$c%s\033[m: %s\n" "$res" "$name"
+else
+    echo "$res: $name"
+fi
+case $res in PASS | XFAIL | SKIP) recheck=no ;; *) recheck=yes ;; esac
+case $res in PASS) copy=no ;; *) copy=yes ;; esac
+{
+    echo ":test-result: $res"
+    echo ":global-test-result: $res"
+    echo ":recheck: $recheck"
+    echo ":copy-in-global-log: $copy"
+} >"$trs"

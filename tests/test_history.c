@@ -412,7 +412,7 @@ START_TEST(appends_prune_their_queue_as_they_go)
     ck_assert_int_eq(emq_history_config_get(db, &c), EMQ_OK);
     c.per_queue = 10;
     ck_assert_int_eq(emq_history_config_set(db, &c), EMQ_OK);
-    for (int i = 0; i < 200; i++) {
+    for (int i = 0; i < 600; i++) {
         char x[EMQ_ID_SIZE];
         mint(x);
         ck_assert_int_eq(emq_enqueue(db, "q", x, "x", 1), EMQ_ENQUEUED);
@@ -420,9 +420,76 @@ START_TEST(appends_prune_their_queue_as_they_go)
     memset(&l, 0, sizeof l);
     ck_assert_int_eq(emq_history_read(db, "q", 0, 0, collect, &l, NULL),
                      EMQ_OK);
-    /* pruned at seq 128 (every 128th append prunes its queue) to 10, then
-     * 72 more */
-    ck_assert_int_eq(l.n, 82);
+    /* pruned at seq 512 (every 512th append prunes its queue) to 10, then
+     * 88 more */
+    ck_assert_int_eq(l.n, 98);
+}
+END_TEST
+
+/* A transaction that appends many (enqueue_many) and crosses a multiple of
+ * the prune interval prunes its queue too (the first cut pruned only when
+ * the transaction's last seq was a multiple: batches of 100 never were
+ * before seq 3200). */
+START_TEST(a_batch_that_crosses_the_prune_interval_prunes)
+{
+    emq_history_config c;
+    emq_item it[100];
+    char ids[100][EMQ_ID_SIZE];
+    int v[100];
+    line l;
+    ck_assert_int_eq(emq_history_config_get(db, &c), EMQ_OK);
+    c.per_queue = 10;
+    ck_assert_int_eq(emq_history_config_set(db, &c), EMQ_OK);
+    for (int b = 0; b < 20; b++) {
+        for (int i = 0; i < 100; i++) {
+            mint(ids[i]);
+            it[i].id = ids[i];
+            it[i].payload = "x";
+            it[i].len = 1;
+        }
+        ck_assert_int_eq(emq_enqueue_many(db, "q", it, 100, v), EMQ_OK);
+    }
+    memset(&l, 0, sizeof l);
+    ck_assert_int_eq(emq_history_read(db, "q", 0, 0, collect, &l, NULL),
+                     EMQ_OK);
+    /* the last prune crossed 1536 (in the batch 1501..1600): 10 kept,
+     * then 1601..2000 */
+    ck_assert_int_eq(l.n, 410);
+}
+END_TEST
+
+/* Kept jobs come back to their bound at each prune however many finished
+ * since the last one (the first cut removed at most 64 a prune: a queue
+ * finishing more than that per 1024 appends grew without bound). */
+START_TEST(kept_jobs_come_back_to_their_bound_at_each_prune)
+{
+    emq_retention r = {5, INT64_C(86400000), 5, INT64_C(86400000)};
+    emq_item it[100];
+    char ids[100][EMQ_ID_SIZE];
+    int v[100];
+    int64_t n = 0;
+    ck_assert_int_eq(emq_retention_set(db, "q", &r), EMQ_OK);
+    /* 1700 entries of jobs that wait, then 200 jobs that complete (3
+     * entries each): the kept prune at seq 2048 finds about 116 kept */
+    for (int b = 0; b < 17; b++) {
+        for (int i = 0; i < 100; i++) {
+            mint(ids[i]);
+            it[i].id = ids[i];
+            it[i].payload = "x";
+            it[i].len = 1;
+        }
+        ck_assert_int_eq(emq_enqueue_many(db, "w", it, 100, v), EMQ_OK);
+    }
+    for (int i = 0; i < 200; i++) {
+        char x[EMQ_ID_SIZE];
+        done_job("q", "p", x);
+    }
+    ck_assert_int_eq(emq_kept_count(db, "q", EMQ_KEPT_COMPLETED, &n),
+                     EMQ_OK);
+    /* 5 kept at the prune, then the jobs completed after it (seq 2049 ..
+     * 2300: 84) */
+    ck_assert_int_le(n, 5 + 84);
+    ck_assert_int_ge(n, 5 + 83);
 }
 END_TEST
 
@@ -559,6 +626,8 @@ Suite *suite_history(void)
     tcase_add_test(t, kept_jobs_list_newest_first_page_and_prune_by_count_and_age);
     tcase_add_test(t, history_is_bounded_per_job_and_per_queue_and_by_age);
     tcase_add_test(t, appends_prune_their_queue_as_they_go);
+    tcase_add_test(t, a_batch_that_crosses_the_prune_interval_prunes);
+    tcase_add_test(t, kept_jobs_come_back_to_their_bound_at_each_prune);
     tcase_add_test(t, an_export_is_byte_identical_with_history_on_and_off);
     tcase_add_test(t, history_off_records_nothing_and_the_switch_persists);
     tcase_add_test(t, the_read_cursor_pages_every_queue_in_commit_order);

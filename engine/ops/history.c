@@ -34,10 +34,15 @@
 #define D_AGE (INT64_C(30) * 86400000)
 /* A queue's history is pruned when an append's seq is a multiple of
  * PRUNE_EVERY, its kept jobs when it is a multiple of KEPT_EVERY (counting
- * them walks them), each time at most PRUNE_BUDGET rows of each table. */
-#define PRUNE_EVERY 128
-#define KEPT_EVERY 1024
-#define PRUNE_BUDGET 256
+ * them walks them), each time at most PRUNE_BUDGET rows of the history
+ * and KEPT_BUDGET records of each kind. The budgets exceed what can come
+ * in between two prunes (a kept job has at least 3 entries: enqueued,
+ * claimed, completed or dead), so a queue's rows come back to their
+ * bounds at each prune however fast they are appended. */
+#define PRUNE_EVERY 512
+#define KEPT_EVERY 2048
+#define PRUNE_BUDGET 1024
+#define KEPT_BUDGET 1024
 
 #define NS_HIST "history"
 #define NS_KEEP "retention"
@@ -257,20 +262,24 @@ static int count_forget(emq_vctx *c, const char *q)
  * checked on every row but its admission and its completion (neither can
  * put it over) and all but every 16th claim (a claim is the hot path: a
  * job may hold up to 15 claims more than per_job between checks). */
+/* seq[0] (when still 0) and seq[1] receive the first and the last seq
+ * the transaction appended. */
 static int note_n(emq_vctx *c, struct emq_hist *h, const char *q,
                   const void *id, int kind, const emq_buf *detail,
                   int64_t attempts, int64_t *seq)
 {
     emq_bytes s = bq(q), j = {id, EMQ_ID_LEN};
     emq_bytes d = {detail ? detail->p : NULL, detail ? detail->len : 0};
-    int64_t per = h->cfg.per_job, dropped = 0;
+    int64_t per = h->cfg.per_job, dropped = 0, got = 0;
     int rc;
     if (kind == EMQ_HIST_ENQUEUED || kind == EMQ_HIST_SCHEDULED ||
         kind == EMQ_HIST_AWAITING || kind == EMQ_HIST_COMPLETED ||
         (kind == EMQ_HIST_CLAIMED && attempts % 16 != 0))
         per = 0;
-    rc = emq_hist_append(c->st, &s, &j, kind, &d, per, seq, &dropped);
+    rc = emq_hist_append(c->st, &s, &j, kind, &d, per, &got, &dropped);
     if (rc < 0) return emq_db_fail(c->db, rc, "recording the job history");
+    if (seq[0] == 0) seq[0] = got;
+    seq[1] = got;
     /* Rows the job's bound removed are not in the queue's count. */
     return dropped > 0 ? count_forget(c, q) : EMQ_OK;
 }
@@ -620,11 +629,11 @@ static int prune_q(emq_db *db, emq_store *st, struct emq_hist *h,
     if (rc >= 0) rc = keep_of(st, q, &r);
     if (rc >= 0)
         rc = emq_hist_keep_prune(st, &s, EMQ_KEPT_COMPLETED, r.completed_keep,
-                                 now - r.completed_age_ms, PRUNE_BUDGET, &n);
+                                 now - r.completed_age_ms, KEPT_BUDGET, &n);
     total += rc >= 0 ? n : 0;
     if (rc >= 0)
         rc = emq_hist_keep_prune(st, &s, EMQ_KEPT_DEAD, r.dead_keep,
-                                 now - r.dead_age_ms, PRUNE_BUDGET, &n);
+                                 now - r.dead_age_ms, KEPT_BUDGET, &n);
     total += rc >= 0 ? n : 0;
 out:
     if (dropped) *dropped += total;
@@ -636,7 +645,7 @@ int emq_hist_after(emq_vctx *c, emq_hist_tx *t, int rc0)
     struct emq_hist *h = c->db->hist;
     const char *q;
     due *d = t->snap;
-    int64_t seq = 0;
+    int64_t seq[2] = {0, 0};  /* the first and last seq appended */
     int rc = EMQ_OK, id;
     if (!t->active || h == NULL) goto out;
     q = c->a[0].s;
@@ -645,7 +654,7 @@ int emq_hist_after(emq_vctx *c, emq_hist_tx *t, int rc0)
     case EMQ_V_ENQUEUE: case EMQ_V_LANE_ENQUEUE:
         if (c->r->integer == 1) {
             const char *j = c->a[id == EMQ_V_ENQUEUE ? 1 : 2].s;
-            rc = note_admit(c, h, q, j, -1, &seq);
+            rc = note_admit(c, h, q, j, -1, seq);
         }
         break;
     case EMQ_V_ENQUEUE_AT: case EMQ_V_ENQUEUE_IN:
@@ -654,36 +663,36 @@ int emq_hist_after(emq_vctx *c, emq_hist_tx *t, int rc0)
                             id == EMQ_V_ENQUEUE_AT
                                 ? c->a[3].i
                                 : (int64_t)emq_score_add(c->now, c->a[3].i),
-                            &seq);
+                            seq);
         break;
     case EMQ_V_ENQUEUE_MANY:
         for (size_t i = 0; c->r->type == EMQ_REPLY_ARRAY && i < c->r->n &&
                            1 + 2 * i < c->argc && rc == EMQ_OK; i++)
             if (c->r->elem[i].type == EMQ_REPLY_INT &&
                 c->r->elem[i].integer == 1)
-                rc = note_admit(c, h, q, c->a[1 + 2 * i].s, -1, &seq);
+                rc = note_admit(c, h, q, c->a[1 + 2 * i].s, -1, seq);
         break;
     case EMQ_V_ENQUEUE_FLOW:
-        rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_AWAITING, &seq);
+        rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_AWAITING, seq);
         for (size_t i = 3; i + 1 < c->argc && rc == EMQ_OK; i += 2)
-            rc = note_admit(c, h, q, c->a[i].s, -1, &seq);
+            rc = note_admit(c, h, q, c->a[i].s, -1, seq);
         break;
     case EMQ_V_HOLD_PARENT:
-        rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_AWAITING, &seq);
+        rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_AWAITING, seq);
         break;
     case EMQ_V_FLOW_CHILD:
-        rc = note_admit(c, h, q, c->a[1].s, -1, &seq);
+        rc = note_admit(c, h, q, c->a[1].s, -1, seq);
         break;
     case EMQ_V_CLAIM: case EMQ_V_CLAIM_BATCH: case EMQ_V_LANE_CLAIM:
     case EMQ_V_WCLAIM: case EMQ_V_BCLAIM:
-        rc = note_claims(c, h, q, c->r, &seq);
+        rc = note_claims(c, h, q, c->r, seq);
         break;
     case EMQ_V_COMPLETE:
         if (rc0 == EMQ_OK && c->r->integer == 1 && d) {
             emq_buf b = {0};
             rc = put_i(&b, T_ATTEMPTS, c->a[2].i);
             if (rc == EMQ_OK)
-                rc = note(c, h, q, c->a[1].s, EMQ_HIST_COMPLETED, &b, &seq);
+                rc = note(c, h, q, c->a[1].s, EMQ_HIST_COMPLETED, &b, seq);
             emq_buf_free(&b);
             if (rc == EMQ_OK)
                 rc = keep_job(c, q, c->a[1].s, EMQ_KEPT_COMPLETED, &d->row,
@@ -692,13 +701,13 @@ int emq_hist_after(emq_vctx *c, emq_hist_tx *t, int rc0)
         break;
     case EMQ_V_RETRY: case EMQ_V_RETRY_TX:
         if (rc0 == EMQ_SCHEDULED || rc0 == EMQ_DEAD)
-            rc = note_retry(c, h, rc0, &seq);
+            rc = note_retry(c, h, rc0, seq);
         break;
     case EMQ_V_PROMOTE: case EMQ_V_RUN_DUE:
-        if (d) rc = note_swept(c, h, d, EMQ_HIST_PROMOTED, &seq);
+        if (d) rc = note_swept(c, h, d, EMQ_HIST_PROMOTED, seq);
         break;
     case EMQ_V_REQUEUE_DEAD_BATCH: case EMQ_V_REQUEUE_DEAD_BEFORE:
-        if (d) rc = note_swept(c, h, d, EMQ_HIST_REQUEUED, &seq);
+        if (d) rc = note_swept(c, h, d, EMQ_HIST_REQUEUED, seq);
         break;
     case EMQ_V_RUN_NOW:
         /* One verdict per id: 1 moved now (as a promote would). */
@@ -707,25 +716,25 @@ int emq_hist_after(emq_vctx *c, emq_hist_tx *t, int rc0)
             if (c->r->elem[i].type == EMQ_REPLY_INT &&
                 c->r->elem[i].integer == 1 && c->a[1 + i].n == EMQ_ID_LEN)
                 rc = note_plain(c, h, q, c->a[1 + i].s, EMQ_HIST_PROMOTED,
-                                &seq);
+                                seq);
         break;
     case EMQ_V_REQUEUE_EDITED:
         if (rc0 == EMQ_OK && c->r->integer == 1)
-            rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_REQUEUED, &seq);
+            rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_REQUEUED, seq);
         break;
     case EMQ_V_REAP: case EMQ_V_REAP_GROUP:
-        if (d) rc = note_swept(c, h, d, EMQ_HIST_REAPED, &seq);
+        if (d) rc = note_swept(c, h, d, EMQ_HIST_REAPED, seq);
         break;
     case EMQ_V_STALLED_CHECK:
-        rc = note_stalled(c, h, &seq);
+        rc = note_stalled(c, h, seq);
         break;
     case EMQ_V_REMOVE_JOB:
         if (c->r->integer == 1)
-            rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_REMOVED, &seq);
+            rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_REMOVED, seq);
         break;
     case EMQ_V_REPROCESS_JOB:
         if (c->r->integer == 1)
-            rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_REQUEUED, &seq);
+            rc = note_plain(c, h, q, c->a[1].s, EMQ_HIST_REQUEUED, seq);
         break;
     case EMQ_V_DELAY:
         if (c->r->integer == 1) {
@@ -736,16 +745,20 @@ int emq_hist_after(emq_vctx *c, emq_hist_tx *t, int rc0)
                                         : (int64_t)emq_score_add(c->now,
                                                                  c->a[3].i));
             if (rc == EMQ_OK)
-                rc = note(c, h, q, c->a[1].s, EMQ_HIST_DELAYED, &b, &seq);
+                rc = note(c, h, q, c->a[1].s, EMQ_HIST_DELAYED, &b, seq);
             emq_buf_free(&b);
         }
         break;
     default:
         break;
     }
-    /* Crossing a multiple of PRUNE_EVERY prunes this queue a little. */
-    if (rc == EMQ_OK && seq > 0 && seq % PRUNE_EVERY == 0)
-        rc = prune_q(c->db, c->st, h, q, c->now, seq % KEPT_EVERY == 0, NULL);
+    /* Crossing a multiple of PRUNE_EVERY (anywhere in this transaction's
+     * appends: an enqueue_many appends many) prunes this queue, and
+     * crossing one of KEPT_EVERY its kept jobs too. */
+    if (rc == EMQ_OK && seq[1] > 0 &&
+        (seq[0] - 1) / PRUNE_EVERY != seq[1] / PRUNE_EVERY)
+        rc = prune_q(c->db, c->st, h, q, c->now,
+                     (seq[0] - 1) / KEPT_EVERY != seq[1] / KEPT_EVERY, NULL);
 out:
     emq_hist_drop(t);
     return rc;
