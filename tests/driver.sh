@@ -6,7 +6,8 @@
 # seconds (900 unless set), SIGTERM at the limit and SIGKILL 30 s later, to
 # everything the test started (timeout(1) gives it a process group of its
 # own). Exit 0 passes, 77 skips, 99 is a hard error, anything else fails
-# (124: the limit). The log ends with the result and the wall time. The
+# (124: the limit; ten seconds before it the stacks of the test's processes
+# are written to the log, when gdb is there). The log ends with the result and the wall time. The
 # test's standard input is /dev/null: a runner that keeps a pipe open on
 # make's input must not hold a test that reads it.
 name= log= trs= expect=no hard=yes color=no
@@ -29,12 +30,36 @@ if [ -z "$name" ] || [ -z "$log" ] || [ -z "$trs" ] || [ $# -eq 0 ]; then
     exit 2
 fi
 limit=${EMQ_TEST_LIMIT:-900}
-trap 'rm -f "$log" "$trs"; exit 130' INT
-trap 'rm -f "$log" "$trs"; exit 143' TERM
+# Stopped itself (make interrupted, CI's stage limit), the driver stops its
+# test too: timeout(1) passes the signal on to the test's process group.
+pid=
+stop() {
+    [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
+    [ -n "${watch:-}" ] && { kill "$watch"; pkill -P "$watch"; } 2>/dev/null
+    rm -f "$log" "$trs"
+    exit "$1"
+}
+trap 'stop 130' INT
+trap 'stop 143' TERM
 start=$(date +%s)
 : >"$log"
-timeout -k 30 "$limit" "$@" </dev/null >>"$log" 2>&1
+timeout -k 30 "$limit" "$@" </dev/null >>"$log" 2>&1 &
+pid=$!
+# Ten seconds before the limit, the stacks of every process of the test
+# (timeout's process group) go to the log, so a hang says where it waits.
+if command -v gdb >/dev/null 2>&1 && [ "$limit" -gt 20 ]; then
+    (
+        sleep $((limit - 10)) && for p in $(pgrep -g "$pid"); do
+            [ "$p" = "$pid" ] && continue
+            echo "driver: the stacks of process $p ($(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | cut -c1-120)):"
+            gdb -p "$p" -batch -nx -ex 'thread apply all bt' 2>&1 | grep -E '^(#|Thread)'
+        done >>"$log" 2>&1
+    ) </dev/null >/dev/null 2>&1 &
+    watch=$!
+fi
+wait $pid
 rc=$?
+[ -n "${watch:-}" ] && { kill $watch 2>/dev/null; pkill -P $watch 2>/dev/null; }
 wall=$(( $(date +%s) - start ))
 [ $rc -eq 99 ] && [ "$hard" = no ] && rc=1
 case $rc:$expect in
