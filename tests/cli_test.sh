@@ -776,27 +776,27 @@ usage: emqlite flow show QUEUE PARENT (see 'emqlite flow show --help')
 $ top --interval 10
 exit 1
 emqlite: top: --interval must be a duration of at least 100ms (500ms, 2s, 1m; a bare number is milliseconds), not '10'
-usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] [--once] (see 'emqlite top --help')
 
 $ top --interval 1x
 exit 1
 emqlite: top: --interval must be a duration of at least 100ms (500ms, 2s, 1m; a bare number is milliseconds), not '1x'
-usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] [--once] (see 'emqlite top --help')
 
 $ top --count 0
 exit 1
 emqlite: top: --count must be at least 1, not '0'
-usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] [--once] (see 'emqlite top --help')
 
 $ top --sort z
 exit 1
-emqlite: top: --sort must be one of the sort keys n p a s d l c f o e, not 'z'
-usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+emqlite: top: --sort must be one of the sort keys n p a s d l c f t o e, not 'z'
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] [--once] (see 'emqlite top --help')
 
 $ top no/such
 exit 1
 emqlite: top: QUEUE 'no/such' is not a queue name: 1 to 128 characters of A-Z a-z 0-9 . _ - (and not 'emq')
-usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] (see 'emqlite top --help')
+usage: emqlite top [QUEUE...] [--interval DURATION] [--count N] [--sort KEY] [--once] (see 'emqlite top --help')
 
 $ enqueue-many mail @TMP@/none.txt
 exit 9

@@ -4,7 +4,7 @@
 # worker are changing; the test polls capture-pane, with a deadline, until
 # the figures it expects are on the screen: the dead jobs the worker made,
 # the pending and active counts, the lanes, the paused flag, the lease that
-# lapses within the minute, the order each sort key gives, the detail pane's
+# lapses within the minute, the order each sort key gives, the job view's
 # dead jobs with their errors, and that q ends the view with status 0. Then
 # the pipe form: one JSON line per refresh, --count of them.
 #
@@ -85,7 +85,7 @@ E enqueue alpha a0 >/dev/null || { echo "cli_top_test: enqueue failed"; exit 1; 
 
 export TERM=${TERM:-xterm}
 [ "$TERM" = dumb ] && TERM=xterm
-T new-session -d -s top -x 132 -y 40 \
+T new-session -d -s top -x 150 -y 40 \
     "'$EMQLITE' --db '$db' top --interval 200ms; echo \$? >'$tmp/top.rc'" ||
     { echo "cli_top_test: tmux new-session failed"; exit 1; }
 await "the view draws its header" 'QUEUE +PENDING +ACTIVE'
@@ -136,14 +136,20 @@ await_first "p sorts by pending: alpha first" alpha
 T send-keys -t top r
 await_first "r reverses: zulu (0 pending, last by name) first" zulu
 
-# The detail pane follows the selection: select zulu (the first row now).
+# The job view follows the selection: select zulu (the first row now).
 T send-keys -t top k k k
-await "the detail pane shows zulu" '^ +zulu *$'
-await "its 7 dead jobs" '^ dead: 7, newest first'
-await "the newest dead job with its error" \
-    '^ +JOB[0-9A-Za-z]{11} +20[0-9-]{8}T[0-9:.]{12}Z +attempts 1 +boom 6$'
+await "the status line names zulu" '^queue 1/3  zulu$'
+T send-keys -t top Enter
+await "Enter opens zulu's jobs" '^emqlite top  jobs of zulu'
+await "on its 7 dead jobs" '\[4 dead 7\]'
+await "the newest dead job first, with its error" \
+    '^> JOB[0-9A-Za-z]{11} +1 +dead .* error: boom 6$'
+await "its history ends with the death and its error" \
+    'dead +attempt 1 +error: boom 6$'
+T send-keys -t top q
+await "q leaves the job view" '^queue 1/3  zulu$'
 T send-keys -t top j
-await "j selects the next queue" '^ +mid *$'
+await "j selects the next queue" '^queue 2/3  mid$'
 T send-keys -t top k
 screen
 echo "--- the screen (sorted by pending, reversed; zulu selected):"
