@@ -1936,6 +1936,10 @@ typedef struct emq_worker_options {
                                       (the ring's turn, fair across
                                       groups), never its flat pending set;
                                       0 (default): both, taking turns    */
+    const char *worker_name;     /**< the name the job history records
+                                      with this pool's claims (at most 64
+                                      bytes; NULL: none, as
+                                      emq_history_worker)               */
 } emq_worker_options;
 
 /** Fill `w` with the defaults documented on each field. */

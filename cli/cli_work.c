@@ -498,6 +498,7 @@ static int cmd_work(emq_cli *c, int argc, char **argv)
         return emq_cli_usage(c, "no COMMAND after '--'");
     emq_worker_options_init(&wo);
     wo.queue = pos[0];
+    wo.worker_name = getenv("EMQLITE_WORKER"); /* the history's claims */
     if (lease_s && (ex = duration(c, "--lease", lease_s, &wo.lease_ms)))
         return ex;
     if (wo.lease_ms <= 0) return emq_cli_usage(c, "--lease must be > 0");

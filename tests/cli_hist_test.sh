@@ -176,5 +176,13 @@ check "the export is byte-identical with history on and off" \
 run "$EMQLITE" --db "$tmp/on.db" job $J1
 out_has "history on: the completed job is kept" '^set +completed$'
 
+# ------------------------------- work names its claims (EMQLITE_WORKER)
+
+run "$EMQLITE" --db "$tmp/w.db" enqueue w hello --id $J1
+run env EMQLITE_WORKER=sender-7 "$EMQLITE" --db "$tmp/w.db" work w --once -- true
+rc_is "work --once" 0
+run "$EMQLITE" --db "$tmp/w.db" job $J1
+out_has "work's claim is recorded with EMQLITE_WORKER" 'claimed  attempt 1  by .* pid [0-9]+ worker sender-7$'
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

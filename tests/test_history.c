@@ -320,7 +320,7 @@ START_TEST(kept_jobs_list_newest_first_page_and_prune_by_count_and_age)
     emq_retention r;
     int64_t dropped, n;
     for (int i = 0; i < 6; i++) {
-        char p[8];
+        char p[16];
         snprintf(p, sizeof p, "j%d", i);
         done_job("q", p, id[i]);
         clk.now += 1000;

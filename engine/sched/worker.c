@@ -433,6 +433,11 @@ int emq_pool_start(const char *path, const emq_options *o,
             return rc;
         }
         p->slots[i].db->sched.lanes_only = w->lanes != 0;
+        if (w->worker_name &&
+            (rc = emq_history_worker(p->slots[i].db, w->worker_name)) < 0) {
+            emq_pool_free(p);
+            return rc;
+        }
     }
     if ((rc = emq_open(path, o, &p->beat_db)) < 0) {
         emq_pool_free(p);
