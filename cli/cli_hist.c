@@ -315,7 +315,8 @@ int emq_cli_list(emq_cli *c, int argc, char **argv)
         rows_free(&r);
         return emq_cli_fail(c, rc, NULL);
     }
-    qsort(r.v, r.n, sizeof *r.v, by_last_desc);
+    if (r.n > 1) /* qsort of no rows: a NULL base, undefined */
+        qsort(r.v, r.n, sizeof *r.v, by_last_desc);
     if (tail) {
         for (size_t i = 0; i < r.n / 2; i++) {
             lrow t = r.v[i];

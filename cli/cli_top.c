@@ -184,7 +184,8 @@ static int count_retried(void *ctx, const emq_history_entry *e)
     h->seen++;
     if (e->kind != EMQ_HIST_RETRIED || !e->queue) return 0;
     snprintf(key.name, sizeof key.name, "%s", e->queue);
-    r = bsearch(&key, h->rows, h->n, sizeof *h->rows, cmp_name);
+    r = h->n ? bsearch(&key, h->rows, h->n, sizeof *h->rows, cmp_name)
+             : NULL;
     if (r) r->retried++;
     return 0;
 }
@@ -218,7 +219,9 @@ static const row *prev_of(const view *v, const char *name)
 {
     row key;
     snprintf(key.name, sizeof key.name, "%s", name);
-    return bsearch(&key, v->prev, v->nprev, sizeof *v->prev, cmp_name);
+    return v->nprev ? bsearch(&key, v->prev, v->nprev, sizeof *v->prev,
+                              cmp_name)
+                    : NULL;
 }
 
 /* Refresh every figure; rates from the counters' growth since the last. */
@@ -234,7 +237,7 @@ static int reread(emq_cli *c, view *v, char **only, int nonly)
     v->prev = v->rows;
     v->nprev = v->n;
     v->rows = t;
-    qsort(v->prev, v->nprev, sizeof *v->prev, cmp_name);
+    if (v->nprev > 1) qsort(v->prev, v->nprev, sizeof *v->prev, cmp_name);
     if (nonly > 0) {
         names = only;
         nn = (size_t)nonly;
@@ -265,7 +268,7 @@ static int reread(emq_cli *c, view *v, char **only, int nonly)
     }
     if (nonly == 0) emq_queues_free(names, nn);
     if (rc != EMQ_OK) return rc;
-    qsort(v->rows, v->n, sizeof *v->rows, cmp_name);
+    if (v->n > 1) qsort(v->rows, v->n, sizeof *v->rows, cmp_name);
     if ((rc = read_retries(c->db, v)) != EMQ_OK) return rc;
     for (i = 0; i < v->n; i++) {
         row *r = &v->rows[i];
@@ -340,7 +343,7 @@ static void sort_rows(view *v)
 {
     sort_key = v->sort;
     sort_rev = v->reverse;
-    qsort(v->rows, v->n, sizeof *v->rows, cmp_rows);
+    if (v->n > 1) qsort(v->rows, v->n, sizeof *v->rows, cmp_rows);
     v->sel = 0;
     for (size_t i = 0; i < v->n; i++)
         if (strcmp(v->rows[i].name, v->selname) == 0) v->sel = i;

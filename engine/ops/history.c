@@ -808,7 +808,7 @@ static void text_cb(void *ctx, int tag, const unsigned char *p, size_t n)
     char *to = tag == T_HOST ? t->host : tag == T_WORKER ? t->worker : NULL;
     if (to == NULL) return;
     if (n > 71) n = 71;
-    memcpy(to, p, n);
+    if (n) memcpy(to, p, n);
     to[n] = 0;
 }
 
