@@ -295,14 +295,17 @@ int emq_list_pos(emq_store *st, const void *key, size_t klen, const void *v,
     return rc == SQLITE_ROW ? EMQ_OK : emq_store_fail(st, rc);
 }
 
-int emq_list_pop(emq_store *st, const void *key, size_t klen, int right,
-                 emq_buf *out)
+/* Run statement `id`, which takes a list's kid and answers at most one
+ * value (a pop or a rotation, RETURNING the value moved), into `out`:
+ * EMQ_OK, or EMQ_NOTFOUND for an absent or empty list. */
+static int one_value(emq_store *st, const void *key, size_t klen, int id,
+                     emq_buf *out)
 {
     int64_t kid;
     int rc = find(st, key, klen, &kid);
     if (rc != EMQ_OK || !kid)
         return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
-    sqlite3_stmt *s = emq_stmt(st, right ? S_L_POP_RIGHT : S_L_POP_LEFT);
+    sqlite3_stmt *s = emq_stmt(st, id);
     if (!s)
         return emq_store_fail(st, sqlite3_errcode(st->db));
     sqlite3_bind_int64(s, 1, kid);
@@ -322,34 +325,20 @@ int emq_list_pop(emq_store *st, const void *key, size_t klen, int right,
     return got ? EMQ_OK : EMQ_NOTFOUND;
 }
 
+int emq_list_pop(emq_store *st, const void *key, size_t klen, int right,
+                 emq_buf *out)
+{
+    return one_value(st, key, klen, right ? S_L_POP_RIGHT : S_L_POP_LEFT,
+                     out);
+}
+
 int emq_list_rotate(emq_store *st, const void *key, size_t klen, emq_buf *out)
 {
     /* One statement: the head row moves to the tail (what a pop-left and a
      * push-right of its value would leave, without the list going empty
      * between them). */
-    int64_t kid;
-    int rc = find(st, key, klen, &kid);
-    if (rc != EMQ_OK || !kid)
-        return rc == EMQ_OK ? EMQ_NOTFOUND : rc;
-    sqlite3_stmt *s = emq_stmt(st, S_L_ROTATE);
-    if (!s)
-        return emq_store_fail(st, sqlite3_errcode(st->db));
-    sqlite3_bind_int64(s, 1, kid);
-    rc = sqlite3_step(s);
-    int got = rc == SQLITE_ROW;
-    if (got) {
-        if (emq_buf_set(out, sqlite3_column_blob(s, 0),
-                        (size_t)sqlite3_column_bytes(s, 0)) != EMQ_OK) {
-            emq_stmt_done(s);
-            return emq_store_err(st, EMQ_ENOMEM, "out of memory");
-        }
-        rc = sqlite3_step(s);
-    }
-    emq_stmt_done(s);
-    if (rc != SQLITE_DONE)
-        return emq_store_fail(st, rc);
-    if (!got)
-        return EMQ_NOTFOUND;
-    emq_store_watch(st, EMQ_WATCH_PUSH, key, klen);
-    return EMQ_OK;
+    int rc = one_value(st, key, klen, S_L_ROTATE, out);
+    if (rc == EMQ_OK)
+        emq_store_watch(st, EMQ_WATCH_PUSH, key, klen);
+    return rc;
 }
