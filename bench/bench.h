@@ -65,6 +65,8 @@ struct bsys {
     const char *name;     /* "emqlite", "raw", "peer"                      */
     void *h;              /* the system's own state                        */
     char err[512];
+    int rc;               /* emqlite: the library's code of the last
+                             failure (EMQ_EBUSY, ...); 0 otherwise         */
 };
 
 /** Where and how a system runs. */
@@ -84,6 +86,8 @@ typedef struct bench_conf {
     int port;             /* peer: the server's port on 127.0.0.1          */
     int server_pid;       /* peer: for VmHWM                               */
     const char *server_dir;/* peer: its --dir, for the AOF size             */
+    const char *unix_path;/* peer: connect to this Unix socket instead of
+                             127.0.0.1:port (bench_server.sock)            */
 } bench_conf;
 
 int bench_emq_open(const bench_conf *c, bsys *s);
@@ -93,6 +97,9 @@ int bench_peer_open(const bench_conf *c, bsys *s);
 int bench_err(bsys *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* emqlite's handle under a system (the many-process benchmark's waiting
+ * claim). */
+emq_db *bench_emq_db(bsys *s);
 /* The SQLite connection under a system (page-count mode). */
 struct sqlite3 *bench_emq_sqlite(bsys *s);
 struct sqlite3 *bench_raw_sqlite(bsys *s);
@@ -102,6 +109,7 @@ struct sqlite3 *bench_raw_sqlite(bsys *s);
 typedef struct bench_server {
     int pid, port, persist;   /* persist: 0 none, 1 appendonly + always   */
     char dir[512];
+    char sock[600];           /* its Unix socket, <dir>/s.sock             */
 } bench_server;
 
 /** Path of redis-server (or valkey-server), or NULL when absent. */

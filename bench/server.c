@@ -98,6 +98,7 @@ static int launch(bench_server *sv, const char *bin, int cpu)
     if (pid == 0) {
         if (cpu >= 0) bench_pin(cpu);
         execl(bin, bin, "--port", port, "--bind", "127.0.0.1",
+              "--unixsocket", sv->sock, "--unixsocketperm", "700",
               "--protected-mode", "yes", "--save", "", "--dir", sv->dir,
               "--logfile", log, "--daemonize", "no",
               "--appendonly", sv->persist ? "yes" : "no",
@@ -135,6 +136,7 @@ int bench_server_start(bench_server *sv, const char *parent, int persist,
                 strerror(errno));
         return -1;
     }
+    snprintf(sv->sock, sizeof sv->sock, "%s/s.sock", sv->dir);
     for (tries = 0; tries < 10; tries++) {
         if ((sv->port = free_port()) < 0) break;
         if (launch(sv, bin, cpu) == 0) return 0;

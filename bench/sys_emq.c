@@ -25,8 +25,8 @@ static int e_enqueue(bsys *s, const char *id)
     emq_sys *e = s->h;
     int rc = emq_enqueue(e->db, BENCH_QUEUE, id, bench_payload, BENCH_PAYLOAD);
     if (rc != EMQ_ENQUEUED)
-        return bench_err(s, "emq_enqueue %s: %d %s", id, rc,
-                         emq_errmsg(e->db));
+        return s->rc = rc, bench_err(s, "emq_enqueue %s: %d %s", id, rc,
+                                     emq_errmsg(e->db));
     return 0;
 }
 
@@ -68,7 +68,8 @@ static int e_claim(bsys *s, char id[EMQ_ID_SIZE], int64_t *token)
     int rc = emq_claim(e->db, BENCH_QUEUE, BENCH_LEASE_MS, &job);
     if (rc == EMQ_EMPTY) return 1;
     if (rc != EMQ_OK)
-        return bench_err(s, "emq_claim: %d %s", rc, emq_errmsg(e->db));
+        return s->rc = rc, bench_err(s, "emq_claim: %d %s", rc,
+                                     emq_errmsg(e->db));
     if (job.payload_len != BENCH_PAYLOAD ||
         memcmp(job.payload, bench_payload, BENCH_PAYLOAD) != 0) {
         emq_job_clear(&job);
@@ -85,8 +86,8 @@ static int e_complete(bsys *s, const char *id, int64_t token)
     emq_sys *e = s->h;
     int rc = emq_complete(e->db, BENCH_QUEUE, id, token);
     if (rc != EMQ_OK)
-        return bench_err(s, "emq_complete %s: %d %s", id, rc,
-                         emq_errmsg(e->db));
+        return s->rc = rc, bench_err(s, "emq_complete %s: %d %s", id, rc,
+                                     emq_errmsg(e->db));
     return 0;
 }
 
@@ -136,6 +137,11 @@ static const bsys_ops emq_ops = {
     e_close,
 };
 
+emq_db *bench_emq_db(bsys *s)
+{
+    return ((emq_sys *)s->h)->db;
+}
+
 struct sqlite3 *bench_emq_sqlite(bsys *s)
 {
     return emq_store_sqlite(emq_db_store(((emq_sys *)s->h)->db));
@@ -161,6 +167,7 @@ int bench_emq_open(const bench_conf *c, bsys *s)
     rc = emq_open_ex(c->path, &o, &e->db, err, sizeof err);
     if (rc != EMQ_OK) {
         free(e);
+        s->rc = rc;
         return bench_err(s, "emq_open %s: %s", c->path, err);
     }
     if (c->no_history) {

@@ -265,10 +265,19 @@ int bench_peer_open(const bench_conf *c, bsys *s)
     s->h = p;
     p->server_pid = c->server_pid;
     snprintf(p->dir, sizeof p->dir, "%s", c->server_dir ? c->server_dir : "");
-    p->c = redisConnect("127.0.0.1", c->port);
+    if (c->unix_path) {
+        s->name = "peer-unix";
+        p->c = redisConnectUnix(c->unix_path);
+    } else {
+        p->c = redisConnect("127.0.0.1", c->port);
+    }
     if (p->c == NULL || p->c->err) {
-        bench_err(s, "peer connect 127.0.0.1:%d: %s", c->port,
-                  p->c ? p->c->errstr : "out of memory");
+        if (c->unix_path)
+            bench_err(s, "peer connect %s: %s", c->unix_path,
+                      p->c ? p->c->errstr : "out of memory");
+        else
+            bench_err(s, "peer connect 127.0.0.1:%d: %s", c->port,
+                      p->c ? p->c->errstr : "out of memory");
         p_close(s);
         return -1;
     }

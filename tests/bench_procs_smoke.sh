@@ -1,0 +1,31 @@
+#!/bin/sh
+# bench_procs_smoke.sh — `emqlite-procs` (bench/procs.c) briefly: two and
+# four processes on one file, each phase checked by the program (every
+# job claimed exactly once, every payload, no failed call), and the peer
+# over its Unix socket and TCP when a server is installed. No figure is
+# asserted (speed is measured in bench/, never tested).
+bin=${EMQLITE_PROCS:-$(pwd)/bench/emqlite-procs}
+[ -x "$bin" ] || { echo "bench_procs_smoke: $bin not found" >&2; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-procs.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+"$bin" --k 2,4 --jobs 400 --mixed-jobs 200 --mixed-rate 4000 --rounds 1 \
+    --dir "$tmp" >"$tmp/out" 2>"$tmp/err" || {
+    cat "$tmp/out" "$tmp/err"
+    echo "0 passed, 1 failed"
+    exit 1
+}
+n=0
+for want in '^\| 2 \| [0-9]' '^\| 4 \| [0-9]' 'Failed calls: 0 \(EMQ_EBUSY: 0\)' \
+    'enqueue call to claim, p99'; do
+    grep -Eq -- "$want" "$tmp/out" || {
+        echo "bench_procs_smoke: no '$want'" >&2
+        cat "$tmp/out"
+        echo "$n passed, 1 failed"
+        exit 1
+    }
+    n=$((n + 1))
+done
+left=$(ls "$tmp" | grep -v '^out$\|^err$')
+[ -z "$left" ] || { echo "bench_procs_smoke: files left behind: $left" >&2; echo "$n passed, 1 failed"; exit 1; }
+echo "bench_procs_smoke: $((n + 1)) passed, 0 failed"
+echo "$((n + 1)) passed, 0 failed"
