@@ -33,7 +33,8 @@
 #include "config.h"
 #include "bench.h"
 
-enum { SYS_EMQ, SYS_RAW, SYS_PEER };
+/* SYS_PEERU: the same peer over its Unix socket (the faster local path). */
+enum { SYS_EMQ, SYS_RAW, SYS_PEER, SYS_PEERU };
 enum { PIN_NONE, PIN_SAME, PIN_SPLIT };
 enum { PH_ENQ, PH_MANY, PH_CYCLE, PH_DEPTH };
 
@@ -54,7 +55,7 @@ typedef struct result {
 
 typedef struct run {
     const char *workdir;
-    int smoke, pin, repeat, exclusive, page_size, ckpt_frames, with[3];
+    int smoke, pin, repeat, exclusive, page_size, ckpt_frames, with[4];
     counts normal, full;
     int64_t depths[MAX_DEPTHS];
     int ndepth;
@@ -187,7 +188,7 @@ static void note_hwm(result *r, const bench_phase *ph)
 /* Start the peer's server for one phase group (or do nothing). */
 static int server_up(run *R, result *r, bench_server *sv, bench_conf *c)
 {
-    if (r->sys != SYS_PEER) return 0;
+    if (r->sys != SYS_PEER && r->sys != SYS_PEERU) return 0;
     if (bench_server_start(sv, R->workdir, r->sync == EMQ_SYNC_FULL,
                            r->pin == PIN_SPLIT ? 1 : r->pin == PIN_SAME ? 0
                                                                         : -1))
@@ -195,12 +196,13 @@ static int server_up(run *R, result *r, bench_server *sv, bench_conf *c)
     c->port = sv->port;
     c->server_pid = sv->pid;
     c->server_dir = sv->dir;
+    c->unix_path = r->sys == SYS_PEERU ? sv->sock : NULL;
     return 0;
 }
 
 static void server_down(result *r, bench_server *sv)
 {
-    if (r->sys == SYS_PEER) bench_server_stop(sv);
+    if (r->sys == SYS_PEER || r->sys == SYS_PEERU) bench_server_stop(sv);
 }
 
 static void db_path(run *R, result *r, int p, char *path, size_t n)
@@ -315,7 +317,7 @@ static double bytes_per_job(const result *r)
 {
     const bench_phase *d = deepest(r);
     if (!d || d->depth <= 0) return -1;
-    if (r->sys == SYS_PEER && r->sync != EMQ_SYNC_FULL) return -1;
+    if ((r->sys == SYS_PEER || r->sys == SYS_PEERU) && r->sync != EMQ_SYNC_FULL) return -1;
     return (double)d->foot.disk_bytes / (double)d->depth;
 }
 
@@ -357,28 +359,31 @@ static void table(run *R, FILE *f, int sync)
         {"peak RSS, MiB (in-process / client; max over phases)", m_rss},
         {"peak RSS of the server, MiB (deepest queue)", m_srv},
     };
-    result *col[4] = {find(R, SYS_EMQ, sync, R->pin ? PIN_SAME : PIN_NONE),
+    result *col[5] = {find(R, SYS_EMQ, sync, R->pin ? PIN_SAME : PIN_NONE),
                       find(R, SYS_RAW, sync, R->pin ? PIN_SAME : PIN_NONE),
                       find(R, SYS_PEER, sync, R->pin ? PIN_SAME : PIN_NONE),
-                      R->pin ? find(R, SYS_PEER, sync, PIN_SPLIT) : NULL};
+                      R->pin ? find(R, SYS_PEER, sync, PIN_SPLIT) : NULL,
+                      find(R, SYS_PEERU, sync, R->pin ? PIN_SAME : PIN_NONE)};
     size_t i;
     int j;
     fprintf(f, "\n### synchronous %s — peer %s\n\n", sync_name(sync),
             sync == EMQ_SYNC_FULL ? "appendonly yes, appendfsync always"
                                   : "no persistence");
     fprintf(f, "| | emqlite | raw SQL | peer, 1 CPU | peer, 2 CPUs | "
-               "emqlite/peer 1 CPU | emqlite/peer 2 CPUs | emqlite/raw |\n");
-    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+               "peer unix, 1 CPU | emqlite/peer 1 CPU | emqlite/peer 2 CPUs "
+               "| emqlite/peer unix | emqlite/raw |\n");
+    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (i = 0; i < sizeof rows / sizeof *rows; i++) {
-        double v[4];
+        double v[5];
         fprintf(f, "| %s |", rows[i].name);
-        for (j = 0; j < 4; j++) {
+        for (j = 0; j < 5; j++) {
             v[j] = col[j] ? rows[i].fn(col[j]) : -1;
             if (v[j] < 0) fprintf(f, " — |");
             else cell_rate(f, v[j]);
         }
         cell_ratio(f, v[0], v[2]);
         cell_ratio(f, v[0], v[3]);
+        cell_ratio(f, v[0], v[4]);
         cell_ratio(f, v[0], v[1]);
         fputc('\n', f);
     }
@@ -399,8 +404,9 @@ static void depth_table(run *R, FILE *f, FILE *tsv)
                      "server_rss_kb\n");
     for (i = 0; i < R->nres; i++) {
         result *r = &R->res[i];
-        const char *name = r->sys == SYS_EMQ   ? "emqlite"
-                           : r->sys == SYS_RAW ? "raw"
+        const char *name = r->sys == SYS_EMQ     ? "emqlite"
+                           : r->sys == SYS_RAW   ? "raw"
+                           : r->sys == SYS_PEERU ? "peer-unix"
                                                : "peer";
         if (!r->ran || r->pin == PIN_SPLIT) continue;
         for (j = 0; j < r->ndepth; j++) {
@@ -460,6 +466,7 @@ static void targets(run *R, FILE *f)
                "bench-instructions`)\n\n| target | measured | verdict |\n"
                "|---|---|---|\n");
     result *p2 = find(R, SYS_PEER, EMQ_SYNC_NORMAL, PIN_SPLIT);
+    result *pu = find(R, SYS_PEERU, EMQ_SYNC_NORMAL, pin);
     double need = R->exclusive ? 1.3 : 1.0;
     x = e && p ? e->enq.rate / p->enq.rate : -1;
     snprintf(buf, sizeof buf, "%.2f×", x);
@@ -483,6 +490,21 @@ static void targets(run *R, FILE *f)
                  p2 ? p2->cyc.rate : 0);
         verdict(f, "shared: full cycle ≥ the peer on 2 CPUs", x, 1.0, 1, buf);
     }
+    /* Issue 33 item 5: against the pinned peer over its Unix socket. */
+    x = e && pu ? e->enq.rate / pu->enq.rate : -1;
+    snprintf(buf, sizeof buf, "%.2f×", x);
+    verdict(f, R->exclusive ? "exclusive: enqueue ≥ 2× the pinned peer over "
+                              "its Unix socket"
+                            : "shared: enqueue ≥ 1.5× the pinned peer over "
+                              "its Unix socket",
+            x, R->exclusive ? 2.0 : 1.5, 1, buf);
+    x = e && pu ? e->cyc.rate / pu->cyc.rate : -1;
+    snprintf(buf, sizeof buf, "%.2f×", x);
+    verdict(f, R->exclusive ? "exclusive: full cycle ≥ 3× the pinned peer "
+                              "over its Unix socket"
+                            : "shared: full cycle ≥ 2× the pinned peer over "
+                              "its Unix socket",
+            x, R->exclusive ? 3.0 : 2.0, 1, buf);
     x = e && p ? e->many.rate / p->many.rate : -1;
     snprintf(buf, sizeof buf, "%.2f×", x);
     verdict(f, "enqueue_many ≥ 2× the pipelined peer (pinned)", x, 2.0, 1,
@@ -646,21 +668,23 @@ int main(int argc, char **argv)
     }
     scale(&R.normal, sc);
     scale(&R.full, sc);
-    R.with[SYS_EMQ] = R.with[SYS_RAW] = R.with[SYS_PEER] = systems == NULL;
+    R.with[SYS_EMQ] = R.with[SYS_RAW] = R.with[SYS_PEER] = R.with[SYS_PEERU] =
+        systems == NULL;
     if (systems) {
         R.with[SYS_EMQ] = strstr(systems, "emqlite") != NULL;
         R.with[SYS_RAW] = strstr(systems, "raw") != NULL;
         R.with[SYS_PEER] = strstr(systems, "peer") != NULL;
+        R.with[SYS_PEERU] = R.with[SYS_PEER];
     }
 #ifndef HAVE_HIREDIS
     if (R.with[SYS_PEER])
         fprintf(stderr, "emqlite-bench: peer skipped: built without hiredis\n");
-    R.with[SYS_PEER] = 0;
+    R.with[SYS_PEER] = R.with[SYS_PEERU] = 0;
 #endif
     if (R.with[SYS_PEER] && bench_server_binary() == NULL) {
         fprintf(stderr, "emqlite-bench: peer skipped: no redis-server or "
                         "valkey-server on PATH (Debian: redis-server)\n");
-        R.with[SYS_PEER] = 0;
+        R.with[SYS_PEER] = R.with[SYS_PEERU] = 0;
     }
     if (R.pin && bench_ncpu() < 2) {
         fprintf(stderr, "emqlite-bench: one CPU only: not pinning\n");
@@ -688,6 +712,8 @@ int main(int argc, char **argv)
         if (R.with[SYS_PEER]) {
             add(&R, SYS_PEER, sync, pin, R.pin ? "peer, 1 CPU" : "peer");
             if (R.pin) add(&R, SYS_PEER, sync, PIN_SPLIT, "peer, 2 CPUs");
+            add(&R, SYS_PEERU, sync, pin,
+                R.pin ? "peer unix, 1 CPU" : "peer unix");
         }
     }
     /* Throughput: every configuration once per round, rounds interleaved,
@@ -706,11 +732,11 @@ int main(int argc, char **argv)
             }
         }
     }
-    /* Depth sweeps (the 2-CPU peer's adds little: skipped). */
+    /* Depth sweeps (the 2-CPU and Unix-socket peers add little: skipped). */
     for (i = 0; i < R.nres && !R.failed; i++) {
         result *r = &R.res[i];
         double t0 = bench_now();
-        if (r->pin == PIN_SPLIT) {
+        if (r->pin == PIN_SPLIT || r->sys == SYS_PEERU) {
             r->ran = 1;
             continue;
         }

@@ -36,9 +36,9 @@ done
 # redis-server, or built without hiredis).
 if ! grep -q "peer skipped" "$tmp/stderr"; then
     n=$(grep -F "| full cycle, cycles/s" "$tmp/out/report.md" 2>/dev/null |
-        awk -F'|' '$5 ~ /^ *[0-9.]+ *$/ && $6 ~ /^ *[0-9.]+ *$/' | wc -l)
+        awk -F'|' '$5 ~ /^ *[0-9.]+ *$/ && $6 ~ /^ *[0-9.]+ *$/ && $7 ~ /^ *[0-9.]+ *$/' | wc -l)
     if [ "$n" -ne 2 ]; then
-        echo "FAIL: the peer's cycle figures are missing ($n of 2 tables)"
+        echo "FAIL: the peer's cycle figures (TCP 1 and 2 CPUs, Unix socket) are missing ($n of 2 tables)"
         fail=1
     fi
 fi
