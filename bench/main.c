@@ -452,6 +452,16 @@ static void verdict(FILE *f, const char *what, double have, double need,
     fprintf(f, "| %s | %s | %s |\n", what, detail, v);
 }
 
+/* A target "emqlite / that system ≥ need" (-1: not measured). */
+static void ratio_verdict(FILE *f, const char *what, double mine,
+                          double theirs, double need)
+{
+    char buf[64];
+    double x = mine > 0 && theirs > 0 ? mine / theirs : -1;
+    snprintf(buf, sizeof buf, "%.2f×", x);
+    verdict(f, what, x, need, 1, buf);
+}
+
 static void targets(run *R, FILE *f)
 {
     int pin = R->pin ? PIN_SAME : PIN_NONE;
@@ -491,20 +501,18 @@ static void targets(run *R, FILE *f)
         verdict(f, "shared: full cycle ≥ the peer on 2 CPUs", x, 1.0, 1, buf);
     }
     /* Issue 33 item 5: against the pinned peer over its Unix socket. */
-    x = e && pu ? e->enq.rate / pu->enq.rate : -1;
-    snprintf(buf, sizeof buf, "%.2f×", x);
-    verdict(f, R->exclusive ? "exclusive: enqueue ≥ 2× the pinned peer over "
-                              "its Unix socket"
-                            : "shared: enqueue ≥ 1.5× the pinned peer over "
-                              "its Unix socket",
-            x, R->exclusive ? 2.0 : 1.5, 1, buf);
-    x = e && pu ? e->cyc.rate / pu->cyc.rate : -1;
-    snprintf(buf, sizeof buf, "%.2f×", x);
-    verdict(f, R->exclusive ? "exclusive: full cycle ≥ 3× the pinned peer "
-                              "over its Unix socket"
-                            : "shared: full cycle ≥ 2× the pinned peer over "
-                              "its Unix socket",
-            x, R->exclusive ? 3.0 : 2.0, 1, buf);
+    ratio_verdict(f, R->exclusive ? "exclusive: enqueue ≥ 2× the pinned "
+                                    "peer over its Unix socket"
+                                  : "shared: enqueue ≥ 1.5× the pinned peer "
+                                    "over its Unix socket",
+                  e && pu ? e->enq.rate : -1, pu ? pu->enq.rate : -1,
+                  R->exclusive ? 2.0 : 1.5);
+    ratio_verdict(f, R->exclusive ? "exclusive: full cycle ≥ 3× the pinned "
+                                    "peer over its Unix socket"
+                                  : "shared: full cycle ≥ 2× the pinned peer "
+                                    "over its Unix socket",
+                  e && pu ? e->cyc.rate : -1, pu ? pu->cyc.rate : -1,
+                  R->exclusive ? 3.0 : 2.0);
     x = e && p ? e->many.rate / p->many.rate : -1;
     snprintf(buf, sizeof buf, "%.2f×", x);
     verdict(f, "enqueue_many ≥ 2× the pipelined peer (pinned)", x, 2.0, 1,
