@@ -8,22 +8,8 @@
 # EMQLITE=/path/to/emqlite sh cli_flow_test.sh. Uses a temporary directory
 # and --db; nothing sleeps. Prints "N passed, N failed" last.
 
-LC_ALL=C
-export LC_ALL
-unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_BUSY_TIMEOUT
-
-top=$(pwd)
-EMQLITE=${EMQLITE:-$top/emqlite}
-if [ ! -x "$EMQLITE" ]; then
-    echo "cli_flow_test: $EMQLITE not found (run from the build directory)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-flow.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/f.db
-passed=0
-failed=0
+. "$(dirname "$0")/cli_harness.sh"
+cli_setup cli_flow_test flow f.db
 
 # e ARGS... [< input]: run emqlite on the test file; stdout in $out, $rc.
 e() {

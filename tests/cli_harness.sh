@@ -1,8 +1,35 @@
 # cli_harness.sh — the shell harness of the emqlite tool's scripted tests
-# (tests/cli_test.sh, tests/cli_ops_test.sh), sourced after the caller set
-# $EMQLITE (the tool), $db (the test file), $tmp (a scratch directory) and
-# passed=0 failed=0. Each check prints nothing on success and a FAIL line
-# with the command's output otherwise; the caller prints the counts.
+# (tests/cli_*.sh, work_cli.sh, the top tests), sourced first. cli_setup
+# makes the common start of a script; the checks below need $EMQLITE (the
+# tool), $db (the test file), $tmp (a scratch directory) and passed=0
+# failed=0, which cli_setup provides. Each check prints nothing on success
+# and a FAIL line with the command's output otherwise; the caller prints
+# the counts.
+
+# cli_setup NAME STEM FILE: the C locale; no EMQLITE_* settings from the
+# caller's environment; $EMQLITE (default ./emqlite, as `make check` runs
+# from the build directory), else "NAME: ... not found" and exit 1; $top,
+# the directory the script started in; a scratch directory $tmp
+# (emqlite-STEM.XXXXXX) removed on exit (a script with more to stop sets
+# its own trap after this); $db=$tmp/FILE; the counts at 0.
+cli_setup() {
+    LC_ALL=C
+    export LC_ALL
+    unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_BUSY_TIMEOUT EMQLITE_WORKER \
+        EMQLITE_PROGRESS
+    top=$(pwd)
+    EMQLITE=${EMQLITE:-$top/emqlite}
+    if [ ! -x "$EMQLITE" ]; then
+        echo "$1: $EMQLITE not found (run from the build directory)" >&2
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-$2.XXXXXX") || exit 1
+    trap 'rm -rf "$tmp"' EXIT
+    db=$tmp/$3
+    passed=0
+    failed=0
+}
 
 # run CMD...: run it, keeping stdout in $tmp/out, stderr in $tmp/err, $rc.
 run() {

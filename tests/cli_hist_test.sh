@@ -10,24 +10,9 @@
 # EMQLITE=/path/to/emqlite sh cli_hist_test.sh. Time is pinned with
 # EMQLITE_NOW_MS; nothing sleeps. Prints "N passed, N failed" last.
 
-LC_ALL=C
-export LC_ALL
-unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_BUSY_TIMEOUT EMQLITE_WORKER
-
-top=$(pwd)
-EMQLITE=${EMQLITE:-$top/emqlite}
-if [ ! -x "$EMQLITE" ]; then
-    echo "cli_hist_test: $EMQLITE not found (run from the build directory)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-hist.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/hist.db
-passed=0
-failed=0
-
 . "$(dirname "$0")/cli_harness.sh"
+cli_setup cli_hist_test hist hist.db
+
 
 T0=1767225600000            # 2026-01-01T00:00:00.000Z
 J1=JOB00000000001

@@ -7,21 +7,8 @@
 # Run by `make check` from the build directory (./emqlite), or by hand:
 # EMQLITE=/path/to/emqlite sh cli_lane_test.sh. Prints "N passed, N failed".
 
-LC_ALL=C
-export LC_ALL
-unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_BUSY_TIMEOUT
-
-EMQLITE=${EMQLITE:-$(pwd)/emqlite}
-if [ ! -x "$EMQLITE" ]; then
-    echo "cli_lane_test: $EMQLITE not found (run from the build directory)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-lane.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/l.db
-passed=0
-failed=0
+. "$(dirname "$0")/cli_harness.sh"
+cli_setup cli_lane_test lane l.db
 
 # l MS ARGS...: `emqlite lane ARGS` on the test file at Unix ms MS; stdout
 # in $out, stderr in $err, the exit status in $rc.

@@ -10,24 +10,9 @@
 # follower that stops by itself after N events or a bounded timeout).
 # Prints "N passed, N failed" last.
 
-LC_ALL=C
-export LC_ALL
-unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_BUSY_TIMEOUT
-
-top=$(pwd)
-EMQLITE=${EMQLITE:-$top/emqlite}
-if [ ! -x "$EMQLITE" ]; then
-    echo "cli_ops_test: $EMQLITE not found (run from the build directory)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-ops.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/ops.db
-passed=0
-failed=0
-
 . "$(dirname "$0")/cli_harness.sh"
+cli_setup cli_ops_test ops ops.db
+
 
 T0=1767225600000            # 2026-01-01T00:00:00.000Z
 J1=JOB00000000001

@@ -8,24 +8,9 @@
 # Run by `make check` from the build directory, or by hand:
 # EMQLITE=/path/to/emqlite sh cli_opverbs.sh. Prints "N passed, N failed".
 
-LC_ALL=C
-export LC_ALL
-unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_BUSY_TIMEOUT
-
-top=$(pwd)
-EMQLITE=${EMQLITE:-$top/emqlite}
-if [ ! -x "$EMQLITE" ]; then
-    echo "cli_opverbs: $EMQLITE not found (run from the build directory)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-opv.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/opv.db
-passed=0
-failed=0
-
 . "$(dirname "$0")/cli_harness.sh"
+cli_setup cli_opverbs opv opv.db
+
 
 T0=1767225600000            # 2026-01-01T00:00:00.000Z
 J1=JOB00000000001

@@ -10,24 +10,9 @@
 # directory, or: EMQLITE=/path/to/emqlite sh work_cli.sh
 # Prints "N passed, N failed" last.
 
-LC_ALL=C
-export LC_ALL
-unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_BUSY_TIMEOUT
+. "$(dirname "$0")/cli_harness.sh"
+cli_setup work_cli work w.db
 
-top=$(pwd)
-EMQLITE=${EMQLITE:-$top/emqlite}
-if [ ! -x "$EMQLITE" ]; then
-    echo "work_cli: $EMQLITE not found (run from the build directory)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-work.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-db=$tmp/w.db
-passed=0
-failed=0
-
-. "$(dirname "$0")/cli_harness.sh"   # run, at, pass, fail, rc_is, out_*, err_*
 file_is() { if [ "$(cat "$2")" = "$3" ]; then pass; else rc=-; fail "$1 ($2: '$(cat "$2")' != '$3')"; fi; }
 
 T=1767225600000
