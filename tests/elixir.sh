@@ -1,7 +1,9 @@
 #!/bin/sh
 # elixir.sh — the Elixir package's suite (bindings/elixir): copy the Mix
-# project into the build directory, build its NIF from this tree's sources
-# (`mix compile` runs its Makefile) and run `mix test`: the API, the worker,
+# project into the build directory, build its NIF (`mix compile` runs its
+# Makefile) linked to the libemqlite this build made (EMQLITE_LIBDIR, when
+# tests/binding_lib.sh finds one; else from this tree's sources), and run
+# `mix test`: the API, the worker,
 # the testing kit's example, the byte-identical export against the C tool
 # (EMQLITE_CLI) and the multi-process soak. Offline: Mix and Hex homes in
 # the build directory, no dependencies. SKIP (77) without elixir and mix
@@ -29,8 +31,10 @@ cp -R "$pkg/lib" "$pkg/c_src" "$pkg/test" "$pkg/examples" "$pkg/mix.exs" \
     "$pkg/Makefile" "$out/" || exit 1
 chmod -R u+w "$out"
 mkdir -p "$out/home/mix" "$out/home/hex"
+. "$top/tests/binding_lib.sh"
+echo "elixir: the NIF is $emq_libhow"
 cd "$out" || exit 1
-MIX_HOME=$out/home/mix HEX_HOME=$out/home/hex HEX_OFFLINE=1 MIX_ENV=test \
+EMQLITE_LIBDIR=$emq_libdir MIX_HOME=$out/home/mix HEX_HOME=$out/home/hex HEX_OFFLINE=1 MIX_ENV=test \
     EMQLITE_SRCDIR=$top EMQLITE_CLI=$OLDPWD/emqlite \
     mix test --color=false >"$out/mix-test.log" 2>&1
 rc=$?

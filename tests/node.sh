@@ -1,6 +1,8 @@
 #!/bin/sh
 # node.sh — the Node package (bindings/node): build its addon from this tree
-# with npm's node-gyp against the headers installed with Node (offline),
+# with npm's node-gyp against the headers installed with Node (offline;
+# linked to the libemqlite this build made, EMQLITE_LIBDIR, when
+# tests/binding_lib.sh finds one, else compiled from the sources),
 # run its node:test suite (with the emqlite tool for the export
 # cross-check), then `npm pack` it, install the tarball into a fresh
 # scratch project with the network cut off (it builds from the C sources it
@@ -26,8 +28,11 @@ rm -rf "$out" && mkdir -p "$out/pkg" || exit 1
 # TypeScript for the type check, when `npm ci` put it beside the sources.
 [ -d "$pkg/node_modules" ] && ln -s "$pkg/node_modules" "$out/pkg/node_modules"
 export EMQLITE_SRCDIR="$top"
+. "$top/tests/binding_lib.sh"
+echo "node: the in-tree addon is $emq_libhow"
 cd "$out/pkg" || exit 1
-node scripts/build.js >"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
+EMQLITE_LIBDIR=$emq_libdir node scripts/build.js >"$out/build.log" 2>&1 ||
+    { cat "$out/build.log"; exit 1; }
 if grep -q 'http' "$out/build.log"; then
     echo "node: the build reached for the network:"; grep http "$out/build.log"; exit 1
 fi

@@ -1,7 +1,9 @@
 #!/bin/sh
 # python.sh — the Python package's pytest suite (bindings/python): generate
 # emqlite/_verbs.py from the registry, build the cffi extension from this
-# tree into the build directory, run its tests and its example application
+# tree into the build directory (linked to the libemqlite this build made,
+# EMQLITE_LIBDIR, when tests/binding_lib.sh finds one; else compiled from
+# the sources), run its tests and its example application
 # with the emqlite pytest plugin, then `mypy --strict` over the package, its
 # tests and the example app (skipped with a message without mypy: Debian
 # python3-mypy). SKIP (77) without a Python that has cffi and pytest
@@ -26,7 +28,9 @@ cp "$pkg"/emqlite/*.py "$pkg"/emqlite/*.pyi "$pkg"/emqlite/py.typed \
     "$out/emqlite/" || exit 1
 "$py" "$pkg/emqlite_gen.py" "$(cd "$srcdir" && pwd)" \
     "$out/emqlite/_verbs.py" "$out/emqlite/_errors.py" || exit 1
-EMQLITE_SRCDIR=$(cd "$srcdir" && pwd) "$py" -c '
+. "$srcdir/tests/binding_lib.sh"
+echo "python: the extension is $emq_libhow"
+EMQLITE_LIBDIR=$emq_libdir EMQLITE_SRCDIR=$(cd "$srcdir" && pwd) "$py" -c '
 import sys
 sys.path.insert(0, sys.argv[1])
 import emqlite_build

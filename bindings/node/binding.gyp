@@ -2,7 +2,9 @@
 # the library's C sources compiled in. The source list and the header
 # folders are found by scripts/sources.js (engine/ keeps moving files into
 # family folders; nothing is listed by name here). remote/ (hiredis) is
-# left out. Links the system SQLite; xxHash is used header-only.
+# left out. Links the system SQLite; xxHash is used header-only. With
+# EMQLITE_LIBDIR set (tests/node.sh's in-tree build), the addon compiles
+# only src/emqlite_node.c and links the libemqlite found there instead.
 {
   "targets": [
     {
@@ -17,7 +19,9 @@
       "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
       "cflags_c": ["-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra"],
       "cflags!": ["-fno-exceptions"],
-      "libraries": ["-lsqlite3", "-lpthread"],
+      "libraries": [
+        "<!@(node scripts/sources.js --libs)"
+      ],
       "xcode_settings": {
         "OTHER_CFLAGS": ["-std=c11", "-fvisibility=hidden"]
       }

@@ -13,6 +13,10 @@ includes the system xxHash header.
 
 The C tree is found at $EMQLITE_SRCDIR, else at csrc/ beside this file (an
 sdist carries it there), else two folders up (a clone).
+
+With $EMQLITE_LIBDIR set to a folder holding a libemqlite shared library
+built from the same tree (a build's .libs/), the extension links that
+library instead of compiling the sources (prebuilt_libdir() below).
 """
 import os
 import re
@@ -141,16 +145,43 @@ extern "Python" void _emq_py_handler(void *ctx, const char *q,
 ffibuilder = FFI()
 ffibuilder.cdef("\n".join(header_cdef(h) for h in HEADERS) + CALLBACKS)
 
-sources, include_dirs = c_tree(TOP)
-sources.append(web_assets(TOP))
+
+
+def prebuilt_libdir():
+    """$EMQLITE_LIBDIR: a folder holding a libemqlite shared library already
+    built from this tree (a build's .libs/). When set, the extension links
+    it (with that folder as its run path) instead of compiling the C
+    sources into itself. tests/python.sh sets it so `make check` does not
+    compile the library a second time; the sdist and the wheel
+    (tests/python_package.sh) always build from the sources."""
+    d = os.environ.get("EMQLITE_LIBDIR")
+    if not d:
+        return None
+    d = os.path.abspath(d)
+    if not any(os.path.exists(os.path.join(d, n))
+               for n in ("libemqlite.so", "libemqlite.dylib")):
+        raise ValueError("EMQLITE_LIBDIR=%r: no libemqlite.so (nor .dylib) "
+                         "there (a build's .libs/ folder)" % d)
+    return d
+
+
+LIBDIR = prebuilt_libdir()
+if LIBDIR:
+    sources, include_dirs = [], [os.path.join(TOP, "api")]
+    link = dict(libraries=["emqlite"], library_dirs=[LIBDIR],
+                runtime_library_dirs=[LIBDIR])
+else:
+    sources, include_dirs = c_tree(TOP)
+    sources.append(web_assets(TOP))
+    link = dict(libraries=["sqlite3", "pthread"])
 ffibuilder.set_source(
     "emqlite._native",
     '#include "emqlite.h"\n#include "emqlite_protocol.h"\n'
     '#include "emqlite_web.h"\n',
     sources=sources,
     include_dirs=include_dirs,
-    libraries=["sqlite3", "pthread"],
     extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-fvisibility=hidden"],
+    **link
 )
 
 if __name__ == "__main__":

@@ -10,8 +10,16 @@
 //
 //   node scripts/sources.js            the .c files, one per line
 //   node scripts/sources.js --include  the header folders
+//   node scripts/sources.js --libs     what the addon links
 //   node scripts/sources.js --root     the C tree's root
 // Paths are relative to bindings/node (where binding.gyp is), '/'-separated.
+//
+// With EMQLITE_LIBDIR set to a folder holding a libemqlite shared library
+// built from the same tree (a build's .libs/), no library source is
+// compiled: the addon includes only api/ and links that library, with the
+// folder as its run path. tests/node.sh sets it for its in-tree build so
+// `make check` does not compile the library again; the packed tarball's
+// install never sees it and builds from the sources it carries.
 const fs = require('fs');
 const path = require('path');
 
@@ -61,7 +69,25 @@ function platform() {
   return name;
 }
 
+function libdir() {
+  const d = process.env.EMQLITE_LIBDIR;
+  if (!d) return null;
+  const abs = path.resolve(d);
+  if (!['libemqlite.so', 'libemqlite.dylib'].some((n) => fs.existsSync(path.join(abs, n)))) {
+    throw new Error('emqlite: EMQLITE_LIBDIR=' + d + ': no libemqlite.so ' +
+                    '(nor .dylib) there (a build\'s .libs/ folder)');
+  }
+  return abs;
+}
+
+function libs() {
+  const d = libdir();
+  if (d) return ['-L' + d, '-Wl,-rpath,' + d, '-lemqlite'];
+  return ['-lsqlite3', '-lpthread'];
+}
+
 function sources(r) {
+  if (libdir()) return [];
   const keep = 'platform_' + platform() + '.c';
   return files(r).filter((f) => f.endsWith('.c') &&
     !path.relative(r, f).startsWith('api' + path.sep) &&
@@ -70,6 +96,7 @@ function sources(r) {
 }
 
 function includes(r) {
+  if (libdir()) return [rel(path.join(r, 'api'))];
   const dirs = new Set();
   for (const f of files(r)) {
     if (f.endsWith('.h') || f.endsWith('.def')) dirs.add(path.dirname(f));
@@ -81,8 +108,9 @@ if (require.main === module) {
   const r = root();
   const arg = process.argv[2];
   const list = arg === '--include' ? includes(r)
+    : arg === '--libs' ? libs()
     : arg === '--root' ? [r] : sources(r);
   process.stdout.write(list.join('\n') + '\n');
 }
 
-module.exports = { root, sources, includes, files, platform };
+module.exports = { root, sources, includes, libs, libdir, files, platform };
