@@ -9,7 +9,8 @@
 # (124: the limit; ten seconds before it the stacks of the test's processes
 # are written to the log, when gdb is there). The log ends with the result and the wall time. The
 # test's standard input is /dev/null: a runner that keeps a pipe open on
-# make's input must not hold a test that reads it.
+# make's input must not hold a test that reads it. Before the wall time the
+# log gives the test's CPU time ("driver: cpu N s").
 name= log= trs= expect=no hard=yes color=no
 while [ $# -gt 0 ]; do
     case $1 in
@@ -72,6 +73,15 @@ case $rc:$expect in
 esac
 [ $rc -eq 124 ] && echo "driver: stopped at the limit of $limit s (EMQ_TEST_LIMIT)" >>"$log"
 echo "$res $name (exit status: $rc)" >>"$log"
+# The CPU time (user + sys) of the test and the processes it waited for,
+# which, unlike the wall time, does not grow with the machine's load.
+# (`times` runs in this shell, not in a command substitution's subshell.)
+times >"$trs.times" 2>/dev/null
+cpu=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) {
+    split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] }
+    printf "%.1f", t }' "$trs.times" 2>/dev/null)
+rm -f "$trs.times"
+echo "driver: cpu ${cpu:-?} s" >>"$log"
 echo "driver: wall $wall s" >>"$log"
 if [ "$color" = yes ]; then
     case $res in
