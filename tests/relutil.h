@@ -28,6 +28,12 @@ long rel_env_long(const char *name, long dflt);
 
 /** Make a scratch directory (under $TMPDIR or /tmp) into dir[cap]. */
 int rel_mkdtemp(char *dir, size_t cap, const char *tag);
+/** Make a scratch directory in memory into dir[cap], for files whose
+ *  durability a test does not take from the disk (the fault sweeps: their
+ *  VFS simulates every sync and power loss): under $EMQ_TEST_MEMDIR, else
+ *  /dev/shm when it is a writable folder, else as rel_mkdtemp. The files
+ *  are the same SQLite files; only the page cache's write-back is gone. */
+int rel_mkdtemp_mem(char *dir, size_t cap, const char *tag);
 /** Remove a scratch directory and everything in it. */
 void rel_rmrf(const char *dir);
 /** dir + "/" + name into out[cap]. */
