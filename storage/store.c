@@ -634,10 +634,15 @@ static int resolve(emq_store *st, const char *path, int *exists,
     if (errno != ENOENT)
         return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: %s", path,
                              strerror(errno));
-    if (lstat(path, &sb) == 0)
+    if (lstat(path, &sb) == 0) {
+        /* Another process may have created the file between the two
+         * looks (workers started together): judged again, as found. */
+        if (!S_ISLNK(sb.st_mode) && ++st->resolve_again < 8)
+            return resolve(st, path, exists, size);
         return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: it is a "
                              "symbolic link to a file that does not exist",
                              path);
+    }
     if (st->opts.readonly)
         return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: no such "
                              "file (a read-only open never creates one)",
@@ -1006,6 +1011,29 @@ static int connect(emq_store *st)
  * look already found it current. The stamps are read again under the write
  * lock: another process may have created or upgraded the file meanwhile.
  */
+/*
+ * Turn the file to WAL. A new file is turned by the first opener, under
+ * the file's exclusive lock, which SQLite takes without calling the busy
+ * handler: processes creating one file at once got "database is locked"
+ * at once. Retried within the busy timeout (pauses of 1 ms doubling to
+ * 16 ms), as a busy write would be.
+ */
+static int wal_mode(emq_store *st)
+{
+    int64_t waited = 0, pause = 1;
+    for (;;) {
+        int rc = emq_store_exec(st, "PRAGMA journal_mode = WAL");
+        if (rc != EMQ_EBUSY || waited >= st->opts.busy_timeout_ms)
+            return rc;
+        struct timespec ts = { 0, (long)pause * 1000000L };
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+        waited += pause;
+        if (pause < 16)
+            pause *= 2;
+    }
+}
+
 static int make_current(emq_store *st, int version)
 {
     int rc, now;
@@ -1017,8 +1045,7 @@ static int make_current(emq_store *st, int version)
         if ((rc = emq_store_exec(st, q)) != EMQ_OK)
             return rc;
     }
-    if (!st->memory &&
-        (rc = emq_store_exec(st, "PRAGMA journal_mode = WAL")) != EMQ_OK)
+    if (!st->memory && (rc = wal_mode(st)) != EMQ_OK)
         return rc;
     if (version == EMQ_SCHEMA_VERSION)
         return EMQ_OK;

@@ -532,6 +532,63 @@ START_TEST(a_file_past_2_gib_is_judged_not_refused)
 }
 END_TEST
 
+/* Many processes open one new file at the same instant (workers started
+ * together): each open succeeds. Between the look that finds no file and
+ * the look for a dangling symlink, another process may create it; that
+ * file was refused as "a symbolic link to a file that does not exist"
+ * (found by bench/emqlite-procs at K = 4). */
+START_TEST(a_new_file_opened_by_many_processes_at_once_opens_in_each)
+{
+    enum { K = 8, ROUNDS = 40 };
+    int bad = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        char name[32];
+        int go[2], ready[2];
+        pid_t pid[K];
+        snprintf(name, sizeof name, "race%d.db", r);
+        const char *p = in(name);
+        ck_assert_int_eq(pipe(go), 0);
+        ck_assert_int_eq(pipe(ready), 0);
+        for (int k = 0; k < K; k++) {
+            if ((pid[k] = fork()) == 0) {
+                char b, err[512];
+                emq_db *db;
+                close(go[1]);
+                close(ready[0]);
+                if (write(ready[1], "r", 1) != 1 || read(go[0], &b, 1) != 1)
+                    _exit(2);
+                emq_options o; /* the defaults: a 5 s busy timeout */
+                emq_options_init(&o);
+                if (emq_open_ex(p, &o, &db, err, sizeof err) != EMQ_OK) {
+                    fprintf(stderr, "round %d process %d: %s\n", r, k, err);
+                    _exit(1);
+                }
+                emq_close(db);
+                _exit(0);
+            }
+            ck_assert_int_ge(pid[k], 0);
+        }
+        close(go[0]);
+        close(ready[1]);
+        for (int k = 0; k < K; k++) {
+            char b;
+            ck_assert_int_eq(read(ready[0], &b, 1), 1);
+        }
+        for (int k = 0; k < K; k++)
+            ck_assert_int_eq(write(go[1], "g", 1), 1);
+        close(go[1]);
+        close(ready[0]);
+        for (int k = 0; k < K; k++) {
+            int st;
+            ck_assert_int_eq(waitpid(pid[k], &st, 0), pid[k]);
+            bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+    }
+    ck_assert_msg(bad == 0, "%d of %d opens of a new file failed (see the "
+                  "messages above)", bad, K * ROUNDS);
+}
+END_TEST
+
 Suite *suite_paths(void)
 {
     Suite *s = suite_create("paths");
@@ -542,6 +599,7 @@ Suite *suite_paths(void)
     tcase_add_test(t, a_file_with_two_hard_links_is_refused_untouched);
     tcase_add_test(t, a_dangling_symlink_is_refused_and_nothing_is_created);
     tcase_add_test(t, a_file_past_2_gib_is_judged_not_refused);
+    tcase_add_test(t, a_new_file_opened_by_many_processes_at_once_opens_in_each);
     suite_add_tcase(s, t);
     TCase *f = tcase_create("side files");
     tcase_add_checked_fixture(f, setup, teardown);
