@@ -161,14 +161,20 @@ static int64_t work_clock(void *ctx)
     (void)ctx;
     return work_pinned;
 }
-static volatile sig_atomic_t stops;
+/* Signals taken so far. Atomic, not a sig_atomic_t counted with ++: the
+ * pool's threads take signals too, so a SIGINT and a SIGTERM sent at once
+ * can run the handler on two threads at the same instant, and two
+ * unsynchronised increments both saw 0 (both "first": nothing stopped the
+ * COMMAND, and `work` waited for it for ever; seen by work_cli.sh under
+ * ASan). A lock-free atomic is async-signal-safe. */
+static _Atomic int stops;
 static _Atomic pid_t kids[MAX_KIDS];  /* running COMMANDs (process groups) */
 
 static void on_stop_signal(int sig)
 {
     int i;
     (void)sig;
-    if (stops++ == 0) {
+    if (atomic_fetch_add(&stops, 1) == 0) {
         if (the_pool) emq_pool_stop(the_pool);
         return;
     }
@@ -389,7 +395,7 @@ static void run_command(void *ctx, const char *q, const emq_job *job,
     /* A second signal that came before the command was registered (it
      * can start, and be seen started, before this line runs) found no
      * kid to stop: stop it now. */
-    if (stops > 1) kill(-pid, SIGTERM);
+    if (atomic_load(&stops) > 1) kill(-pid, SIGTERM);
     if (efd[0] >= 0) {
         pump_io(pid, fd[1], efd[0], job, &t, &st, &reaped);
     } else {
@@ -569,7 +575,7 @@ static int cmd_work(emq_cli *c, int argc, char **argv)
     rc = emq_pool_start(c->db_path, &o, &wo, &pool);
     if (rc == EMQ_OK) {
         the_pool = pool;
-        if (stops) emq_pool_stop(pool); /* a signal before it was set */
+        if (atomic_load(&stops)) emq_pool_stop(pool); /* a signal before it was set */
         rc = emq_pool_join(pool, &st);
         the_pool = NULL; /* before it is freed: a late signal finds none */
         emq_pool_free(pool);
@@ -594,7 +600,8 @@ static int cmd_work(emq_cli *c, int argc, char **argv)
                 (long long)st.retried, (long long)st.dead,
                 (long long)st.abandoned, (long long)st.stale);
     }
-    return st.claimed == 0 && stops == 0 ? EMQ_EXIT_EMPTY : EMQ_EXIT_OK;
+    return st.claimed == 0 && atomic_load(&stops) == 0 ? EMQ_EXIT_EMPTY
+                                                        : EMQ_EXIT_OK;
 }
 
 /* ----------------------------------------------------------- repeat */
