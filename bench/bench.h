@@ -120,6 +120,8 @@ int bench_server_start(bench_server *sv, const char *parent, int persist,
                        int cpu);
 /** Stop it by its pid and remove its directory. */
 void bench_server_stop(bench_server *sv);
+/** Remove a directory this program made (mkdtemp), recursively. */
+void bench_rmrf(const char *dir);
 
 /* ------------------------------------------------------------ workloads */
 

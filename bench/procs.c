@@ -313,13 +313,6 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double pct(double *v, int64_t n, double p)
-{
-    if (n <= 0) return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[(int64_t)(p * (double)(n - 1) + 0.5)];
-}
-
 /* Sum the slots; print the first failure. */
 static void tally(cell *c, int n, const char *what)
 {
@@ -372,8 +365,10 @@ static int run_cell(int sys, int k, cell *c)
     w = run_phase(&r);
     tally(c, k, what);
     if (w > 0) {
+        bench_lat l;
+        bench_lat_summary(lat, (size_t)O.jobs, &l); /* sorts: max last */
         c->rate[PH_PRODUCE] = (double)O.jobs / w;
-        c->wait_p99 = pct(lat, O.jobs, 0.99) / 1000;
+        c->wait_p99 = l.p99 / 1000;
         c->wait_max = lat[O.jobs - 1] / 1000;
     }
     /* Consume. */
@@ -395,9 +390,11 @@ static int run_cell(int sys, int k, cell *c)
     r.nprod = k / 2 > 0 ? k / 2 : 1;
     r.nwork = k / 2 > 0 ? k / 2 : 1;
     if (w > 0 && (w = run_phase(&r)) > 0) {
+        bench_lat l;
+        bench_lat_summary(lat + O.jobs, (size_t)O.mixed_jobs, &l);
         c->rate[PH_MIXED] = (double)O.mixed_jobs / w;
-        c->lat_p50 = pct(lat + O.jobs, O.mixed_jobs, 0.50) / 1000;
-        c->lat_p99 = pct(lat + O.jobs, O.mixed_jobs, 0.99) / 1000;
+        c->lat_p50 = l.p50 / 1000;
+        c->lat_p99 = l.p99 / 1000;
     }
     tally(c, r.nprod + r.nwork, what);
     for (bad = 0, n = O.jobs; n < O.jobs + O.mixed_jobs; n++)
@@ -409,12 +406,7 @@ static int run_cell(int sys, int k, cell *c)
     }
     if (sys != SYS_EMQ)
         bench_server_stop(&sv);
-    {
-        char cmd[800];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "emqlite-procs: could not remove %s\n", dir);
-    }
+    bench_rmrf(dir);
     c->ran = w > 0;
     return c->ran ? 0 : -1;
 }

@@ -146,7 +146,7 @@ int bench_server_start(bench_server *sv, const char *parent, int persist,
     return -1;
 }
 
-static void remove_tree(const char *dir)
+void bench_rmrf(const char *dir)
 {
     char cmd[1200];
     /* Our own mkdtemp directory: a plain recursive delete. */
@@ -164,7 +164,7 @@ void bench_server_stop(bench_server *sv)
         sv->pid = 0;
     }
     if (sv->dir[0]) {
-        remove_tree(sv->dir);
+        bench_rmrf(sv->dir);
         sv->dir[0] = 0;
     }
 }

@@ -596,10 +596,12 @@ static int has_wal(const emq_store *st)
  * by its directory's real path and its own name. *exists and *size say what
  * was found. Refused (EMQ_ECANTOPEN, the path in the message): a dangling
  * symlink, a missing directory, anything but a regular file, more than one
- * hard link; a missing file for a read-only open.
+ * hard link; a missing file for a read-only open. Returns 1, unless this
+ * is the `last` try, when a file appeared between the look that found none
+ * and the look for a dangling symlink (another process created it).
  */
-static int resolve(emq_store *st, const char *path, int *exists,
-                   int64_t *size)
+static int resolve_once(emq_store *st, const char *path, int *exists,
+                        int64_t *size, int last)
 {
     char dir[EMQ_PATH_MAX], real[PATH_MAX];
     struct stat sb;
@@ -637,8 +639,8 @@ static int resolve(emq_store *st, const char *path, int *exists,
     if (lstat(path, &sb) == 0) {
         /* Another process may have created the file between the two
          * looks (workers started together): judged again, as found. */
-        if (!S_ISLNK(sb.st_mode) && ++st->resolve_again < 8)
-            return resolve(st, path, exists, size);
+        if (!S_ISLNK(sb.st_mode) && !last)
+            return 1;
         return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: it is a "
                              "symbolic link to a file that does not exist",
                              path);
@@ -667,6 +669,16 @@ static int resolve(emq_store *st, const char *path, int *exists,
         return emq_store_err(st, EMQ_ECANTOPEN, "cannot open %s: the path is "
                              "too long", path);
     return EMQ_OK;
+}
+
+/* resolve_once, again while the file appears between its looks (1). */
+static int resolve(emq_store *st, const char *path, int *exists,
+                   int64_t *size)
+{
+    int rc, tries = 0;
+    while ((rc = resolve_once(st, path, exists, size, ++tries == 8)) == 1)
+        ;
+    return rc;
 }
 
 /* Remember what the database file is (side files copy its owner and

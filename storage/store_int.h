@@ -176,7 +176,6 @@ struct emq_store {
     struct emq_notify *notify;
     int notify_failed;   /* opening failed: commits skip this many more
                             before they try again                      */
-    int resolve_again;   /* resolve(): the file appeared while judged  */
     int wdirty_any;
     uint64_t wdirty[1024 / 64]; /* one bit per bucket (notify.h)        */
 };
