@@ -36,7 +36,7 @@ limit=${EMQ_TEST_LIMIT:-900}
 pid=
 stop() {
     [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null
-    [ -n "${watch:-}" ] && { kill "$watch"; pkill -P "$watch"; } 2>/dev/null
+    [ -n "${watch:-}" ] && { pkill -P "$watch"; kill "$watch"; } 2>/dev/null
     rm -f "$log" "$trs"
     exit "$1"
 }
@@ -60,7 +60,8 @@ if command -v gdb >/dev/null 2>&1 && [ "$limit" -gt 20 ]; then
 fi
 wait $pid
 rc=$?
-[ -n "${watch:-}" ] && { kill $watch 2>/dev/null; pkill -P $watch 2>/dev/null; }
+# Its sleep first: once the subshell is gone the sleep has another parent.
+[ -n "${watch:-}" ] && { pkill -P $watch 2>/dev/null; kill $watch 2>/dev/null; }
 wall=$(( $(date +%s) - start ))
 [ $rc -eq 99 ] && [ "$hard" = no ] && rc=1
 case $rc:$expect in
