@@ -864,13 +864,13 @@ static int64_t jumpy_ms(void *ctx)
 {
     jumpy *m = ctx;
     if (++m->reads == 20) emq_claim_wait_interrupt(m->d);
-    return m->t += 7;
+    return m->t += 7000; /* microseconds */
 }
 
 START_TEST(a_pinned_clock_claim_returns_when_real_time_overshoots)
 {
     emq_db *d = fopen_db(&clk);
-    jumpy m = {d, 1000, 0};
+    jumpy m = {d, 1000000, 0};
     emq_job j;
     emq_sched_set_mono(d, jumpy_ms, &m);
     ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 5, &j), EMQ_EMPTY);
@@ -881,6 +881,48 @@ START_TEST(a_pinned_clock_claim_returns_when_real_time_overshoots)
     m.reads = 0;
     ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 5, &j), EMQ_EMPTY);
     ck_assert_int_le(m.reads, 3);
+    emq_close(d);
+}
+END_TEST
+
+/* A real time read in the middle of a millisecond: the claim began at
+ * 1000.9 ms and the stand-in moves 1.1 ms a read. Counted in whole
+ * milliseconds, 1000 to 1005 looks like the 5 ms timeout at 1005.3 (4.4 ms
+ * after the start); the claim must wait until 5 ms have truly passed. */
+typedef struct finetime {
+    int64_t t0, t;
+} finetime;
+
+static int64_t fine_us(void *ctx)
+{
+    finetime *m = ctx;
+    if (m->t0 < 0) return m->t0 = m->t = 1000900;
+    return m->t += 1100;
+}
+
+START_TEST(a_pinned_clock_claim_waits_the_whole_timeout)
+{
+    emq_db *d = fopen_db(&clk);
+    finetime m = {-1, 0};
+    emq_job j;
+    struct timespec a, b;
+    int i;
+    emq_sched_set_mono(d, fine_us, &m);
+    ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 5, &j), EMQ_EMPTY);
+    ck_assert_int_ge(m.t - m.t0, 5000);
+    ck_assert_int_lt(m.t - m.t0, 5000 + 1100);
+    /* And on the real clock: never back before the timeout. */
+    emq_sched_set_mono(d, NULL, NULL);
+    for (i = 0; i < 10; i++) {
+        int64_t us;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 2, &j), EMQ_EMPTY);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        us = (int64_t)(b.tv_sec - a.tv_sec) * 1000000 +
+             (b.tv_nsec - a.tv_nsec) / 1000;
+        ck_assert_int_ge(us, 2000);
+    }
+    ck_assert_int_eq(clk.now, T0); /* pinned */
     emq_close(d);
 }
 END_TEST
@@ -1677,6 +1719,7 @@ Suite *suite_sched(void)
     tcase_add_test(t,
         a_job_scheduled_by_another_handle_ends_the_wait_at_its_run_at);
     tcase_add_test(t, a_pinned_clock_claim_returns_when_real_time_overshoots);
+    tcase_add_test(t, a_pinned_clock_claim_waits_the_whole_timeout);
     tcase_add_test(t, an_interrupt_ends_a_real_wait);
     tcase_add_test(t, a_pinned_clock_times_out_on_real_time_even_past_it);
     tcase_add_test(t, the_wake_file_is_made_like_the_database_and_checked);

@@ -46,7 +46,7 @@ typedef struct emq_sched {
     void *mint_ctx;
     emq_wait_hook wait;        /* NULL: the real wait (storage/notify)  */
     void *wait_ctx;
-    emq_clock_fn mono;         /* real time of the wait's timeout (ms);
+    emq_clock_fn mono;         /* real time of the wait's timeout (µs);
                                   NULL: CLOCK_MONOTONIC                 */
     void *mono_ctx;
     atomic_uint interrupt;     /* emq_claim_wait_interrupt() pending   */
@@ -88,7 +88,8 @@ int64_t emq_pump_beat(struct emq_db *db, const char *q, int64_t now,
 void emq_sched_set_mint_hook(struct emq_db *db, emq_mint_hook fn, void *ctx);
 void emq_sched_set_wait_hook(struct emq_db *db, emq_wait_hook fn, void *ctx);
 /** Stand in for the real time that bounds a waiting claim's timeout on a
- *  clock that does not move (tests: a real time that overshoots). */
+ *  clock that does not move, in microseconds (tests: a real time that
+ *  overshoots, or one read in the middle of a millisecond). */
 void emq_sched_set_mono(struct emq_db *db, emq_clock_fn fn, void *ctx);
 
 #endif /* EMQ_PLANE_H */

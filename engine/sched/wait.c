@@ -170,17 +170,20 @@ static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
     return EMQ_EMPTY;
 }
 
-static int64_t mono_ms(void)
+static int64_t mono_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The real time (plane.h: a test may stand in for it). */
-static int64_t real_ms(emq_db *db)
+/* The real time in microseconds (plane.h: a test may stand in for it).
+ * Finer than the timeout's milliseconds: from whole-millisecond readings
+ * a wait begun late in one millisecond and read early in another counts
+ * up to 1 ms too much, and the timeout ended that much early. */
+static int64_t real_us(emq_db *db)
 {
-    return db->sched.mono ? db->sched.mono(db->sched.mono_ctx) : mono_ms();
+    return db->sched.mono ? db->sched.mono(db->sched.mono_ctx) : mono_us();
 }
 
 void emq_set_wait_hook(emq_db *db, emq_wait_fn fn, void *ctx)
@@ -219,7 +222,7 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
     start = db->clock(db->clock_ctx);
     deadline = timeout_ms < 0 || start > INT64_MAX - timeout_ms
                    ? INT64_MAX : start + timeout_ms;
-    real0 = real_ms(db);
+    real0 = real_us(db);
     /* Real time bounds the timeout too (a pinned clock), unless a test
      * hook drives time. */
     real_bound = timeout_ms >= 0 && db->sched.wait == NULL;
@@ -233,9 +236,13 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
          * interrupt either is seen here or signals the bucket. */
         atomic_store(&db->sched.wait_bucket, b + 1);
         now = db->clock(db->clock_ctx);
-        /* The real time left; at or below 0 (a wait that overshot, a
-         * loaded machine, valgrind) the timeout has passed. */
-        left = real_bound ? timeout_ms - (real_ms(db) - real0) : -1;
+        /* The real time left, in microseconds; at or below 0 (a wait
+         * that overshot, a loaded machine, valgrind) the timeout has
+         * passed. */
+        left = real_bound ? (timeout_ms > INT64_MAX / 1000
+                                 ? INT64_MAX
+                                 : timeout_ms * 1000 - (real_us(db) - real0))
+                          : -1;
         if (atomic_exchange(&db->sched.interrupt, 0) || timeout_ms == 0 ||
             now >= deadline || (real_bound && left <= 0))
             break;
@@ -249,7 +256,10 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
             if ((double)dw < d) dw++; /* scores are integers: exact */
             if (w < 0 || dw < w) w = dw;
         }
-        if (real_bound && (w < 0 || left < w)) w = left;
+        if (real_bound) {
+            int64_t lw = left / 1000 + (left % 1000 != 0); /* round up */
+            if (w < 0 || lw < w) w = lw;
+        }
         if (db->sched.wait) {
             int h = db->sched.wait(db->sched.wait_ctx, db, w);
             if (h < 0) break;
