@@ -768,6 +768,17 @@ static void restore(void)
     ck_assert_int_eq(rel_write_file(path, tpl, tpl_len), 0);
 }
 
+/* The same, the file already grown by the headroom a writable handle keeps
+ * past its pages (storage/store.c, ROOM_HEAD), as a hole: the allocation
+ * sweep skips the growth's writes (a quarter of its time, one byte per
+ * block, and no allocation among them); the I/O sweep keeps them, each a
+ * write point. */
+static void restore_roomy(void)
+{
+    restore();
+    ck_assert_int_eq(truncate(path, (off_t)tpl_len + 2 * 1024 * 1024), 0);
+}
+
 /* Drop the connection's page cache so the transition reads from the file. */
 static void cold(emq_db *db)
 {
@@ -1380,11 +1391,11 @@ START_TEST(failed_allocations_at_every_point)
     heap = _i / (int)NSCEN;
     prepare(s);
     /* warm-up: the first open allocates process-wide state once */
-    restore();
+    restore_roomy();
     db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
     emq_close(db);
     base = in_use();
-    restore();
+    restore_roomy();
     db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
     cold(db);
     alloc_count = 0;
@@ -1394,7 +1405,7 @@ START_TEST(failed_allocations_at_every_point)
     assert_no_leak(base, s->name, 0);
     for (long n = 1; n <= total; n += stride()) {
         int rc;
-        restore();
+        restore_roomy();
         db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
         cold(db);
         alloc_count = 0;
