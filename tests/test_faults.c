@@ -13,7 +13,9 @@
  * reopens clean and every acknowledged transition is still there. The
  * allocation sweep fails the Nth SQLite allocation (SQLITE_CONFIG_MALLOC,
  * installed between sqlite3_shutdown and sqlite3_initialize), then the Nth
- * allocation of emqlite's own (emq_set_allocator), and asserts EMQ_ENOMEM
+ * allocation of emqlite's own (emq_set_allocator), for every N whose call
+ * path is new in the run (below: every path is failed once, a loop's later
+ * turns are not; EMQ_TEST_OOM_ALL=1 takes every N), and asserts EMQ_ENOMEM
  * or the verdict, no leak on either heap, and the same recovery.
  * Under EMQ_TEST_QUICK the sweeps take every 5th point. The files live in
  * memory when the machine has a /dev/shm (rel_mkdtemp_mem): the VFS, not the
@@ -21,11 +23,13 @@
  * cost (the sweep opens and restores a file thousands of times).
  */
 #include <check.h>
+#include <execinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sqlite3.h>
+#include <xxhash.h>
 #include "emqlite.h"
 #include "emqlite_protocol.h"
 #include "db.h"
@@ -1284,9 +1288,80 @@ static sqlite3_mem_methods real_mem;
 static long alloc_count, alloc_fail_at;
 static long emq_blocks; /* emqlite blocks outstanding */
 
+/*
+ * The points swept: each allocation whose call path (the return addresses
+ * of the stack, through SQLite and emqlite, as backtrace(3) gives them) the
+ * counting run had not met before it. A later allocation on a path already
+ * met is the same code failing again in a later turn of a loop (a row, a
+ * column, a page); the path's first one stands for it. Every distinct path
+ * is failed; EMQ_TEST_OOM_ALL=1 fails every allocation (the long mode, by
+ * hand: about 3 times the runs).
+ */
+static int counting;      /* the counting run: note each point's path */
+static int oom_all;       /* EMQ_TEST_OOM_ALL: every point */
+static long *sweep_at;    /* points to fail, ascending */
+static size_t nsweep, sweep_cap;
+static uint64_t *paths;   /* the paths met: an open-addressing set */
+static size_t npaths, paths_cap;
+
+static int path_insert(uint64_t h)
+{
+    size_t i;
+    if (2 * (npaths + 1) > paths_cap) {
+        size_t cap = paths_cap ? 2 * paths_cap : 1024;
+        uint64_t *t = calloc(cap, sizeof *t);
+        ck_assert_ptr_nonnull(t);
+        for (size_t j = 0; j < paths_cap; j++)
+            if (paths[j]) {
+                for (i = paths[j] & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
+                    ;
+                t[i] = paths[j];
+            }
+        free(paths);
+        paths = t;
+        paths_cap = cap;
+    }
+    for (i = h & (paths_cap - 1); paths[i]; i = (i + 1) & (paths_cap - 1))
+        if (paths[i] == h) return 0;
+    paths[i] = h;
+    npaths++;
+    return 1;
+}
+
+static void sweep_add(long n)
+{
+    if (nsweep == sweep_cap) {
+        sweep_cap = sweep_cap ? 2 * sweep_cap : 256;
+        sweep_at = realloc(sweep_at, sweep_cap * sizeof *sweep_at);
+        ck_assert_ptr_nonnull(sweep_at);
+    }
+    sweep_at[nsweep++] = n;
+}
+
+static void note_point(long n)
+{
+    void *fr[64];
+    int depth = backtrace(fr, 64);
+    uint64_t h = XXH3_64bits(fr, (size_t)depth * sizeof *fr);
+    if (oom_all || path_insert(h ? h : 1))
+        sweep_add(n);
+}
+
+/* Start counting: the sweep list and the paths met are emptied. */
+static void count_points(void)
+{
+    nsweep = npaths = 0;
+    if (paths) memset(paths, 0, paths_cap * sizeof *paths);
+    alloc_count = 0;
+    counting = 1;
+}
+
 static int fail_now(int h)
 {
-    return h == heap && ++alloc_count == alloc_fail_at;
+    if (h != heap) return 0;
+    ++alloc_count;
+    if (counting) note_point(alloc_count);
+    return alloc_count == alloc_fail_at;
 }
 
 static void *oom_malloc(int n)
@@ -1366,6 +1441,12 @@ static void oom_setup(void)
     ck_assert_int_eq(fv_install(), 0); /* simulated syncs: fast */
     alloc_fail_at = 0;
     emq_blocks = 0;
+    oom_all = rel_env_long("EMQ_TEST_OOM_ALL", 0) != 0;
+    {   /* backtrace(3) loads its unwinder at its first call: not while
+         * counting (an allocation of the C library's, not a point) */
+        void *fr[4];
+        (void)backtrace(fr, 4);
+    }
 }
 
 static void oom_teardown(void)
@@ -1378,6 +1459,11 @@ static void oom_teardown(void)
     sqlite3_initialize();
     free(tpl);
     tpl = NULL;
+    free(sweep_at);
+    free(paths);
+    sweep_at = NULL;
+    paths = NULL;
+    nsweep = sweep_cap = npaths = paths_cap = 0;
     rel_rmrf(dir);
 }
 
@@ -1398,12 +1484,14 @@ START_TEST(failed_allocations_at_every_point)
     restore_roomy();
     db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
     cold(db);
-    alloc_count = 0;
+    count_points();
     ck_assert_int_eq(run_op(db, s), s->verdict);
+    counting = 0;
     total = alloc_count;
     emq_close(db);
     assert_no_leak(base, s->name, 0);
-    for (long n = 1; n <= total; n += stride()) {
+    for (size_t k = 0; k < nsweep; k += (size_t)stride()) {
+        long n = sweep_at[k];
         int rc;
         restore_roomy();
         db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
@@ -1428,15 +1516,16 @@ START_TEST(failed_allocations_at_every_point)
         emq_close(db);
         assert_no_leak(base, s->name, n);
     }
-    fprintf(stderr, "oom: %-20s %ld %s allocations, %ld runs, %ld "
-            "EMQ_ENOMEM\n", s->name, total, heap_name[heap], runs, nomem);
+    fprintf(stderr, "oom: %-20s %ld %s allocations on %zu paths, %ld "
+            "runs, %ld EMQ_ENOMEM\n", s->name, total, heap_name[heap],
+            npaths, runs, nomem);
 }
 END_TEST
 
 /* Loop index: the heap. */
 START_TEST(failed_allocations_while_opening)
 {
-    long total, runs = 0;
+    long total, runs = 0, paths_all = 0, points_all = 0;
     emq_db *db;
     emq_options o;
     heap_use base;
@@ -1456,11 +1545,15 @@ START_TEST(failed_allocations_while_opening)
             emq_close(db);
         }
         base = in_use();
-        alloc_count = 0;
+        count_points();
         ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+        counting = 0;
         total = alloc_count;
         emq_close(db);
-        for (long n = 1; n <= total; n += stride()) {
+        paths_all += npaths;
+        points_all += total;
+        for (size_t k = 0; k < nsweep; k += (size_t)stride()) {
+            long n = sweep_at[k];
             if (fresh) {
                 unlink(path);
                 unlink_side();
@@ -1486,7 +1579,8 @@ START_TEST(failed_allocations_while_opening)
             emq_close(db);
         }
     }
-    fprintf(stderr, "oom: emq_open: %s heap: %ld runs\n", heap_name[heap],
+    fprintf(stderr, "oom: emq_open: %s heap: %ld allocations on %ld "
+            "paths, %ld runs\n", heap_name[heap], points_all, paths_all,
             runs);
 }
 END_TEST
