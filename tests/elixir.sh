@@ -35,7 +35,7 @@ mkdir -p "$out/home/mix" "$out/home/hex"
 echo "elixir: the NIF is $emq_libhow"
 cd "$out" || exit 1
 EMQLITE_LIBDIR=$emq_libdir MIX_HOME=$out/home/mix HEX_HOME=$out/home/hex HEX_OFFLINE=1 MIX_ENV=test \
-    EMQLITE_SRCDIR=$top EMQLITE_CLI=$OLDPWD/emqlite \
+    EMQLITE_SRCDIR=$top EMQLITE_CLI=${EMQLITE:-$OLDPWD/emqlite} \
     mix test --color=false >"$out/mix-test.log" 2>&1
 rc=$?
 cat "$out/mix-test.log"

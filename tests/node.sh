@@ -20,7 +20,7 @@ if [ -n "${EMQ_TEST_QUICK:-}" ]; then
     echo "node: the quick runs skip the Node package (its addon is not built with their flags): skipped"
     exit 77
 fi
-cli=$PWD/emqlite
+cli=${EMQLITE:-$PWD/emqlite}
 out=$PWD/tests/node-build
 rm -rf "$out" && mkdir -p "$out/pkg" || exit 1
 (cd "$pkg" && tar cf - --exclude=./build --exclude=./node_modules \

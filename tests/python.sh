@@ -37,7 +37,7 @@ import emqlite_build
 emqlite_build.ffibuilder.compile(tmpdir=sys.argv[2], verbose=False)
 ' "$pkg" "$out" >"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
 cd "$out" || exit 1
-EMQLITE_CLI=$OLDPWD/emqlite PYTHONPATH=$out "$py" -m pytest -q \
+EMQLITE_CLI=${EMQLITE:-$OLDPWD/emqlite} PYTHONPATH=$out "$py" -m pytest -q \
     -p emqlite.testing -p no:cacheprovider \
     "$pkg/tests" "$pkg/examples" >"$out/pytest.log" 2>&1
 rc=$?

@@ -19,7 +19,7 @@
 srcdir=${srcdir:-.}
 top=$(cd "$srcdir" && pwd)
 pkg=$top/bindings/python
-cli=$PWD/emqlite
+cli=${EMQLITE:-$PWD/emqlite}
 out=$PWD/tests/python-package
 [ -x "$cli" ] || { echo "python_package: no built emqlite tool"; exit 77; }
 if [ "${EMQ_TEST_QUICK:-}" = 1 ]; then

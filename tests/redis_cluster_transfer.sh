@@ -29,7 +29,7 @@ LC_ALL=C
 export LC_ALL
 unset EMQLITE_DB EMQLITE_NOW_MS EMQLITE_PROGRESS
 
-E=./emqlite
+E=${EMQLITE:-./emqlite}
 T=tests/redis_cluster_transfer
 lua=$srcdir/tests/lua
 w=$EMQ_CLUSTER_DIR/work

@@ -38,7 +38,7 @@ if [ -n "${EMQ_VALGRIND:-}" ]; then
         --errors-for-leak-kinds=definite,indirect,possible"
 fi
 [ -n "${EMQ_TEST_QUICK:-}" ] && seeds=2 steps=100
-E="$vg ./emqlite"
+E="$vg ${EMQLITE:-./emqlite}"
 T="$vg tests/redis_transfer"
 lua=$srcdir/tests/lua
 w=$EMQ_REDIS_DIR
