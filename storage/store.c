@@ -1121,6 +1121,7 @@ static int make_current(emq_store *st, int version)
  * blocks anyway): at open and after this handle's checkpoints. */
 static void reserve_wal(emq_store *st)
 {
+#ifdef FALLOC_FL_KEEP_SIZE /* Linux; elsewhere the WAL grows as it goes */
     char w[EMQ_PATH_MAX + 8];
     int64_t want = (st->opts.checkpoint_frames > 0
                         ? st->opts.checkpoint_frames
@@ -1145,6 +1146,9 @@ static void reserve_wal(emq_store *st)
             st->opts.checkpoint_frames = (int)(f / 2 - 64);
     }
     close(fd);
+#else
+    (void)st;
+#endif
 }
 
 /* A writable file handle: SQLite grows the file in chunks (and so can
