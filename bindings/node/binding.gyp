@@ -16,7 +16,7 @@
       "include_dirs": [
         "<!@(node scripts/sources.js --include)"
       ],
-      "defines": ["NAPI_VERSION=8", "_GNU_SOURCE"],
+      "defines": ["NAPI_VERSION=8", "_GNU_SOURCE", "_FILE_OFFSET_BITS=64"],
       "cflags_c": ["-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra"],
       "cflags!": ["-fno-exceptions"],
       "libraries": [

@@ -180,7 +180,8 @@ ffibuilder.set_source(
     '#include "emqlite_web.h"\n',
     sources=sources,
     include_dirs=include_dirs,
-    extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-fvisibility=hidden"],
+    extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-D_FILE_OFFSET_BITS=64",
+                        "-fvisibility=hidden"],
     **link
 )
 
