@@ -171,6 +171,12 @@ void emq_cli_json_str(FILE *f, const char *s);
 /* The per-queue figures of stats, as the members of a JSON array. */
 void emq_cli_json_stats(char *const *names, const emq_stats *st,
                         const int64_t *extra, size_t n);
+/* A history entry's details as JSON members, each when the entry has it:
+ * ,"attempts", ,"delay_ms", ,"run_at" (an instant object {"ms","utc"}
+ * when run_at_obj, else milliseconds), ,"error", ,"host" with ,"pid",
+ * ,"worker". */
+void emq_cli_json_hist_details(FILE *f, const emq_history_entry *e,
+                               int run_at_obj);
 /* 1 when the bytes are valid UTF-8. */
 int emq_cli_utf8_valid(const unsigned char *p, size_t len);
 /* Standard base64 (RFC 4648, padded) of `len` bytes to `f`. */

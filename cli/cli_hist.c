@@ -453,27 +453,7 @@ static int hist_print(void *ctx, const emq_history_entry *e)
         printf("%s{\"seq\":%lld,\"at\":", h->n ? "," : "", (long long)e->seq);
         json_time(e->at_ms);
         printf(",\"event\":\"%s\"", emq_history_kind_name(e->kind));
-        if (e->attempts >= 0)
-            printf(",\"attempts\":%lld", (long long)e->attempts);
-        if (e->delay_ms >= 0)
-            printf(",\"delay_ms\":%lld", (long long)e->delay_ms);
-        if (e->run_at_ms >= 0) {
-            fputs(",\"run_at\":", stdout);
-            json_time(e->run_at_ms);
-        }
-        if (e->error) {
-            fputs(",\"error\":", stdout);
-            emq_cli_json_bytes(stdout, e->error, e->error_len);
-        }
-        if (e->host) {
-            fputs(",\"host\":", stdout);
-            emq_cli_json_str(stdout, e->host);
-            printf(",\"pid\":%lld", (long long)e->pid);
-        }
-        if (e->worker) {
-            fputs(",\"worker\":", stdout);
-            emq_cli_json_str(stdout, e->worker);
-        }
+        emq_cli_json_hist_details(stdout, e, 1);
         fputc('}', stdout);
     } else {
         printf("%s  %s", iso(e->at_ms, b, sizeof b),

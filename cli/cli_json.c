@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "cli_time.h"
 
 /* ---------------------------------------------------------------- UTF-8 */
 
@@ -150,6 +151,36 @@ void emq_cli_json_bytes(FILE *f, const void *p, size_t len)
 void emq_cli_json_str(FILE *f, const char *s)
 {
     emq_cli_json_bytes(f, s, s ? strlen(s) : 0);
+}
+
+void emq_cli_json_hist_details(FILE *f, const emq_history_entry *e,
+                               int run_at_obj)
+{
+    if (e->attempts >= 0)
+        fprintf(f, ",\"attempts\":%lld", (long long)e->attempts);
+    if (e->delay_ms >= 0)
+        fprintf(f, ",\"delay_ms\":%lld", (long long)e->delay_ms);
+    if (e->run_at_ms >= 0 && run_at_obj) {
+        char b[48];
+        emq_cli_format_instant(b, sizeof b, e->run_at_ms);
+        fprintf(f, ",\"run_at\":{\"ms\":%lld,\"utc\":\"%s\"}",
+                (long long)e->run_at_ms, b);
+    } else if (e->run_at_ms >= 0) {
+        fprintf(f, ",\"run_at\":%lld", (long long)e->run_at_ms);
+    }
+    if (e->error) {
+        fputs(",\"error\":", f);
+        emq_cli_json_bytes(f, e->error, e->error_len);
+    }
+    if (e->host) {
+        fputs(",\"host\":", f);
+        emq_cli_json_str(f, e->host);
+        fprintf(f, ",\"pid\":%lld", (long long)e->pid);
+    }
+    if (e->worker) {
+        fputs(",\"worker\":", f);
+        emq_cli_json_str(f, e->worker);
+    }
 }
 
 void emq_cli_text_bytes(FILE *f, const void *p, size_t len)

@@ -795,22 +795,7 @@ static int print_hist(void *ctx, const emq_history_entry *e)
     emq_cli_json_str(stdout, e->queue);
     printf(",\"event\":\"%s\",\"job\":\"%s\"",
            emq_history_kind_name(e->kind), e->id);
-    if (e->attempts >= 0) printf(",\"attempts\":%lld", (long long)e->attempts);
-    if (e->delay_ms >= 0) printf(",\"delay_ms\":%lld", (long long)e->delay_ms);
-    if (e->run_at_ms >= 0) printf(",\"run_at\":%lld", (long long)e->run_at_ms);
-    if (e->error) {
-        fputs(",\"error\":", stdout);
-        emq_cli_json_bytes(stdout, e->error, e->error_len);
-    }
-    if (e->host) {
-        fputs(",\"host\":", stdout);
-        emq_cli_json_str(stdout, e->host);
-        printf(",\"pid\":%lld", (long long)e->pid);
-    }
-    if (e->worker) {
-        fputs(",\"worker\":", stdout);
-        emq_cli_json_str(stdout, e->worker);
-    }
+    emq_cli_json_hist_details(stdout, e, 0);
     puts("}");
     fflush(stdout);
     f->seen++;

@@ -49,6 +49,8 @@ cp "$tmp/out" "$tmp/job.txt"
 e --json job $J1
 json "job --json"
 out_has "job --json: history and kept" '"kept":\{"state":"dead",.*"last_error":"card declined".*"history":\[\{"seq":1,.*"event":"enqueued"'
+out_has "job --json: a claim's host, pid and worker" '"event":"claimed","attempts":1,"host":".*","pid":[0-9]+,"worker":"mailer-1"\}'
+out_has "job --json: a retry's details, run_at an instant" '"event":"retried","attempts":1,"delay_ms":5000,"run_at":\{"ms":1767225607000,"utc":"2026-01-01T00:00:07\.000Z"\},"error":"smtp 421 try later"'
 e job JOB0000000000Z
 rc_is "a job found nowhere exits 6" 6
 
