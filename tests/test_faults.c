@@ -13,9 +13,9 @@
  * reopens clean and every acknowledged transition is still there. The
  * allocation sweep fails the Nth SQLite allocation (SQLITE_CONFIG_MALLOC,
  * installed between sqlite3_shutdown and sqlite3_initialize), then the Nth
- * allocation of emqlite's own (emq_set_allocator), for every N whose call
- * path is new in the run (below: every path is failed once, a loop's later
- * turns are not; EMQ_TEST_OOM_ALL=1 takes every N), and asserts EMQ_ENOMEM
+ * allocation of emqlite's own (emq_set_allocator), for the first and the
+ * last N of every call path in the call (below: a loop's middle turns are
+ * not run; EMQ_TEST_OOM_ALL=1 takes every N), and asserts EMQ_ENOMEM
  * or the verdict, no leak on either heap, and the same recovery.
  * Under EMQ_TEST_QUICK the sweeps take every 5th point. The files live in
  * memory when the machine has a /dev/shm (rel_mkdtemp_mem): the VFS, not the
@@ -1289,43 +1289,53 @@ static long alloc_count, alloc_fail_at;
 static long emq_blocks; /* emqlite blocks outstanding */
 
 /*
- * The points swept: each allocation whose call path (the return addresses
- * of the stack, through SQLite and emqlite, as backtrace(3) gives them) the
- * counting run had not met before it. A later allocation on a path already
- * met is the same code failing again in a later turn of a loop (a row, a
- * column, a page); the path's first one stands for it. Every distinct path
- * is failed; EMQ_TEST_OOM_ALL=1 fails every allocation (the long mode, by
- * hand: about 3 times the runs).
+ * The points swept: the first and the last allocation of each call path
+ * (the return addresses of the stack, through SQLite and emqlite, as
+ * backtrace(3) gives them) in the counting run. The allocations between
+ * them on the same path are the same code failing in the middle turns of a
+ * loop (a row, a column, a page): the first turn stands for them, with
+ * nothing done yet, and the last, with all the turns before it done.
+ * Every distinct path is failed; EMQ_TEST_OOM_ALL=1 fails every allocation
+ * (the long mode, by hand).
  */
 static int counting;      /* the counting run: note each point's path */
 static int oom_all;       /* EMQ_TEST_OOM_ALL: every point */
 static long *sweep_at;    /* points to fail, ascending */
 static size_t nsweep, sweep_cap;
-static uint64_t *paths;   /* the paths met: an open-addressing set */
+typedef struct callpath {
+    uint64_t h;           /* the stack's hash; 0: a free slot */
+    long first, last;     /* its first and last point in the run */
+} callpath;
+static callpath *paths;       /* the paths met: an open-addressing table */
 static size_t npaths, paths_cap;
 
-static int path_insert(uint64_t h)
+static callpath *path_slot(callpath *t, size_t cap, uint64_t h)
 {
-    size_t i;
+    size_t i = h & (cap - 1);
+    while (t[i].h && t[i].h != h) i = (i + 1) & (cap - 1);
+    return &t[i];
+}
+
+static void path_note(uint64_t h, long n)
+{
+    callpath *p;
     if (2 * (npaths + 1) > paths_cap) {
         size_t cap = paths_cap ? 2 * paths_cap : 1024;
-        uint64_t *t = calloc(cap, sizeof *t);
+        callpath *t = calloc(cap, sizeof *t);
         ck_assert_ptr_nonnull(t);
         for (size_t j = 0; j < paths_cap; j++)
-            if (paths[j]) {
-                for (i = paths[j] & (cap - 1); t[i]; i = (i + 1) & (cap - 1))
-                    ;
-                t[i] = paths[j];
-            }
+            if (paths[j].h) *path_slot(t, cap, paths[j].h) = paths[j];
         free(paths);
         paths = t;
         paths_cap = cap;
     }
-    for (i = h & (paths_cap - 1); paths[i]; i = (i + 1) & (paths_cap - 1))
-        if (paths[i] == h) return 0;
-    paths[i] = h;
-    npaths++;
-    return 1;
+    p = path_slot(paths, paths_cap, h);
+    if (!p->h) {
+        p->h = h;
+        p->first = n;
+        npaths++;
+    }
+    p->last = n;
 }
 
 static void sweep_add(long n)
@@ -1343,17 +1353,40 @@ static void note_point(long n)
     void *fr[64];
     int depth = backtrace(fr, 64);
     uint64_t h = XXH3_64bits(fr, (size_t)depth * sizeof *fr);
-    if (oom_all || path_insert(h ? h : 1))
-        sweep_add(n);
+    path_note(h ? h : 1, n);
 }
 
-/* Start counting: the sweep list and the paths met are emptied. */
+/* Start counting: the paths met are forgotten. */
 static void count_points(void)
 {
-    nsweep = npaths = 0;
+    npaths = nsweep = 0;
     if (paths) memset(paths, 0, paths_cap * sizeof *paths);
     alloc_count = 0;
     counting = 1;
+}
+
+static int by_point(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* End counting: the points to fail, ascending: each path's first and last
+ * (every point under EMQ_TEST_OOM_ALL). */
+static void end_count(void)
+{
+    counting = 0;
+    nsweep = 0;
+    if (oom_all) {
+        for (long n = 1; n <= alloc_count; n++) sweep_add(n);
+        return;
+    }
+    for (size_t j = 0; j < paths_cap; j++)
+        if (paths[j].h) {
+            sweep_add(paths[j].first);
+            if (paths[j].last != paths[j].first) sweep_add(paths[j].last);
+        }
+    if (nsweep) qsort(sweep_at, nsweep, sizeof *sweep_at, by_point);
 }
 
 static int fail_now(int h)
@@ -1486,7 +1519,7 @@ START_TEST(failed_allocations_at_every_point)
     cold(db);
     count_points();
     ck_assert_int_eq(run_op(db, s), s->verdict);
-    counting = 0;
+    end_count();
     total = alloc_count;
     emq_close(db);
     assert_no_leak(base, s->name, 0);
@@ -1547,7 +1580,7 @@ START_TEST(failed_allocations_while_opening)
         base = in_use();
         count_points();
         ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
-        counting = 0;
+        end_count();
         total = alloc_count;
         emq_close(db);
         paths_all += npaths;
