@@ -608,6 +608,59 @@ START_TEST(delivery_count_stops_at_its_largest)
 }
 END_TEST
 
+/* Issue 33, item 3: a group read of many entries writes their PEL records
+ * 32 to a statement and the last few one by one. Every record is there,
+ * owned by the reader with count 1, both when new and when a record of
+ * the same id is replaced (the group's last id set back: Valkey gives the
+ * entry to the new reader, count 1, time now). */
+static void pel_all_owned(emq_db *db, const char *c, int64_t n)
+{
+    emq_reply r = {0};
+    ck_assert_int_eq(xc(db, &r, "XPENDING " SK " g - + 1000"), EMQ_OK);
+    ck_assert_int_eq(r.type, EMQ_REPLY_ARRAY);
+    ck_assert_uint_eq(r.n, (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        const emq_reply *e = &r.elem[i];
+        char id[32];
+        snprintf(id, sizeof id, "1-%d", (int)i + 1);
+        ck_assert_uint_eq(e->n, 4);
+        ck_assert_uint_eq(e->elem[0].len, strlen(id));
+        ck_assert(memcmp(e->elem[0].str, id, strlen(id)) == 0);
+        ck_assert_uint_eq(e->elem[1].len, strlen(c));
+        ck_assert(memcmp(e->elem[1].str, c, strlen(c)) == 0);
+        ck_assert_int_eq(e->elem[3].integer, 1);
+    }
+    emq_reply_clear(&r);
+}
+
+START_TEST(group_read_of_many_records_every_entry)
+{
+    emq_db *db = topen(&clk);
+    emq_reply r = {0};
+    char line[96];
+    for (int i = 1; i <= 70; i++) {
+        snprintf(line, sizeof line, "XADD " SK " 1-%d a %d", i, i);
+        ck_assert_int_eq(xc(db, &r, line), EMQ_OK);
+    }
+    ck_assert_int_eq(xc(db, &r, "XGROUP CREATE " SK " g 0"), EMQ_OK);
+    ck_assert_int_eq(xc(db, &r, "XREADGROUP GROUP g c1 COUNT 100 STREAMS "
+                                SK " >"), EMQ_OK);
+    ck_assert_int_eq(r.type, EMQ_REPLY_MAP); /* key, entries */
+    ck_assert_uint_eq(r.elem[1].n, 70);
+    pel_all_owned(db, "c1", 70);
+    ck_assert_int_eq(xc(db, &r, "XCLAIM " SK " g c1 0 1-5 1-40 1-70"),
+                     EMQ_OK); /* counts above 1: the replace resets them */
+    ck_assert_int_eq(xc(db, &r, "XGROUP SETID " SK " g 0"), EMQ_OK);
+    ck_assert_int_eq(xc(db, &r, "XREADGROUP GROUP g c2 COUNT 70 STREAMS "
+                                SK " >"), EMQ_OK);
+    ck_assert_uint_eq(r.elem[1].n, 70);
+    pel_all_owned(db, "c2", 70);
+    ck_assert_int_eq(xc_int(db, "XACK " SK " g 1-1 1-33 1-70 1-71"), 3);
+    emq_reply_clear(&r);
+    emq_close(db);
+}
+END_TEST
+
 /* ------------------------------------------------------------ transfer */
 
 typedef struct mem {
@@ -767,6 +820,7 @@ Suite *suite_stream(void)
     tcase_add_test(t, group_read_block_and_errors);
     tcase_add_test(t, consumer_loop_settles_at_least_once);
     tcase_add_test(t, delivery_count_stops_at_its_largest);
+    tcase_add_test(t, group_read_of_many_records_every_entry);
     tcase_add_test(t, export_import_round_trip);
     tcase_add_test(t, import_refuses_bad_stream_commands);
     tcase_add_test(t, the_checker_knows_stream_keys);
