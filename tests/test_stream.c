@@ -497,6 +497,56 @@ START_TEST(group_read_block_and_errors)
 }
 END_TEST
 
+/* Issue 33, item 3: a read of one stream leaves its key and group to the
+ * read itself; the errors and their order are Valkey's all the same (the
+ * group's error before the id's, a wrong type, one stream or two). */
+static void xerr(emq_db *db, const char *line, const char *want)
+{
+    emq_reply r = {0};
+    (void)xc(db, &r, line);
+    ck_assert_int_eq(r.type, EMQ_REPLY_ERROR);
+    ck_assert_str_eq(r.str, want);
+    emq_reply_clear(&r);
+}
+
+START_TEST(group_read_errors_in_order)
+{
+    emq_db *db = topen(&clk);
+    emq_reply r = {0};
+    static const char nog[] = "NOGROUP No such key '" SK "' or consumer "
+                              "group 'g' in XREADGROUP with GROUP option";
+    static const char dollar[] = "ERR The $ ID is meaningless in the "
+        "context of XREADGROUP: you want to read the history of this "
+        "consumer by specifying a proper ID, or use the > ID to get new "
+        "messages. The $ ID would just return an empty result set.";
+    static const char badid[] = "ERR Invalid stream ID specified as stream "
+                                "command argument";
+    const char *const lines[] = {
+        "XREADGROUP GROUP g c STREAMS " SK " >",
+        "XREADGROUP GROUP g c STREAMS " SK " $",
+        "XREADGROUP GROUP g c STREAMS " SK " nonsense",
+        "XREADGROUP GROUP g c STREAMS " SK " " SK " > >",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        xerr(db, lines[i], nog); /* no key */
+    ck_assert_int_eq(xc(db, &r, "XADD " SK " 1-1 a 1"), EMQ_OK);
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        xerr(db, lines[i], nog); /* no group */
+    ck_assert_int_eq(xc(db, &r, "XGROUP CREATE " SK " g 0"), EMQ_OK);
+    xerr(db, lines[1], dollar);
+    xerr(db, lines[2], badid);
+    tk_set(db, "emq:{" Q "}:stream:w", "str");
+    xerr(db, "XREADGROUP GROUP g c STREAMS emq:{" Q "}:stream:w >",
+         EMQ_WRONGTYPE_MSG);
+    ck_assert_int_eq(xc(db, &r, "XREADGROUP GROUP g c STREAMS " SK " >"),
+                     EMQ_OK);
+    ck_assert_int_eq(r.type, EMQ_REPLY_MAP);
+    ck_assert_uint_eq(r.elem[1].n, 1);
+    emq_reply_clear(&r);
+    emq_close(db);
+}
+END_TEST
+
 typedef struct settled {
     char seen[16][EMQ_XID_SIZE];
     int64_t attempts[16];
@@ -818,6 +868,7 @@ Suite *suite_stream(void)
     tcase_add_test(t, read_shapes_records);
     tcase_add_test(t, approximate_trim_removes_whole_blocks);
     tcase_add_test(t, group_read_block_and_errors);
+    tcase_add_test(t, group_read_errors_in_order);
     tcase_add_test(t, consumer_loop_settles_at_least_once);
     tcase_add_test(t, delivery_count_stops_at_its_largest);
     tcase_add_test(t, group_read_of_many_records_every_entry);
