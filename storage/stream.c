@@ -34,7 +34,7 @@ enum {
     X_C_GET, X_C_INSERT, X_C_TOUCH, X_C_DEL, X_C_ALL, X_C_COUNT, X_C_DROPG,
     X_P_GET, X_P_PUT, X_P_DEL, X_P_COUNT, X_P_COUNT_C, X_P_DEL_C, X_P_DROPG,
     X_P_RANGE, X_P_RANGE_C, X_P_OWNERS, X_P_FIRST, X_P_LAST, X_P_NEXT,
-    X_P_PUT_RUN,
+    X_P_PUT_RUN, X_C_SEEN,
     X_COUNT
 };
 
@@ -128,6 +128,12 @@ static const char *const xsql[X_COUNT] = {
     [X_P_NEXT] = "SELECT ms, seq, consumer, dtime, dcount FROM xpel"
                  " WHERE gid = ?1 AND (ms, seq) >= (?2, ?3)"
                  " ORDER BY ms, seq LIMIT 1",
+    /* A group read's consumer, created if new, seen now (and active now
+     * when ?4 >= 0): one statement where a look and a write were two. */
+    [X_C_SEEN] = "INSERT INTO xconsumer(gid, name, seen, active)"
+                 " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(gid, name) DO UPDATE"
+                 " SET seen = excluded.seen, active = CASE WHEN"
+                 " excluded.active < 0 THEN active ELSE excluded.active END",
     /* X_RUN new deliveries (count 1) of consumer ?2 at ?3; a record of
      * the same id is replaced, row by row, as X_P_PUT does. */
     [X_P_PUT_RUN] = "INSERT OR REPLACE INTO xpel(gid, ms, seq, consumer,"
@@ -973,6 +979,22 @@ static int consumer_touch(emq_store *st, int64_t gid, const void *c,
     return run(st, s);
 }
 
+/* consumer_ensure then consumer_touch in one statement (a new consumer
+ * is seen now and active now or never): a group read's, which reads no
+ * consumer row in between. */
+static int consumer_seen(emq_store *st, int64_t gid, const void *c,
+                         size_t clen, int active)
+{
+    sqlite3_stmt *s = xstmt(st, X_C_SEEN);
+    if (!s)
+        return nostmt(st);
+    sqlite3_bind_int64(s, 1, gid);
+    emq_bind_blob(s, 2, c, clen);
+    sqlite3_bind_int64(s, 3, st->now);
+    sqlite3_bind_int64(s, 4, active ? st->now : -1);
+    return run(st, s);
+}
+
 int emq_xs_consumer_create(emq_store *st, const void *key, size_t klen,
                            const void *g, size_t glen, const void *c,
                            size_t clen, int *created)
@@ -1214,12 +1236,12 @@ int emq_xs_readgroup(emq_store *st, const void *key, size_t klen,
 {
     xstream x;
     xgroup grp;
-    int created, rc = find_group(st, key, klen, g, glen, &x, &grp);
+    int rc = find_group(st, key, klen, g, glen, &x, &grp);
     *served = 0;
     if (rc != EMQ_OK)
         return rc;
-    if ((rc = consumer_ensure(st, grp.gid, c, clen, &created)) != EMQ_OK)
-        return rc;
+    /* The consumer row (created if new, seen, active) is written last,
+     * consumer_seen: nothing here reads it. */
     if (!after) {
         deliver d = { st, &x.m, &grp, c, clen, noack, cb, ctx, 0, {{0, 0}},
                       0 };
@@ -1242,7 +1264,7 @@ int emq_xs_readgroup(emq_store *st, const void *key, size_t klen,
         *served = d.served;
         if (d.served && (rc = group_put(st, &grp)) != EMQ_OK)
             return rc;
-        return consumer_touch(st, grp.gid, c, clen, d.served > 0);
+        return consumer_seen(st, grp.gid, c, clen, d.served > 0);
     }
     /* History: the consumer's own PEL above `after`. */
     idlist l = { NULL, 0, 0 };
@@ -1265,16 +1287,22 @@ int emq_xs_readgroup(emq_store *st, const void *key, size_t klen,
     emq_mem_free(l.v);
     if (rc != EMQ_OK)
         return rc;
-    return consumer_touch(st, grp.gid, c, clen, 0);
+    return consumer_seen(st, grp.gid, c, clen, 0);
 }
 
 int emq_xs_ack(emq_store *st, const void *key, size_t klen, const void *g,
                size_t glen, const emq_xid *ids, size_t n, int64_t *acked)
 {
-    xstream x;
+    emq_keyrow kr;
     xgroup grp;
-    int rc = find_group(st, key, klen, g, glen, &x, &grp);
+    /* The key and the group, not the stream's metadata (find would read
+     * it): an ack needs the group's id alone. */
+    int rc = emq_key_lookup(st, key, klen, EMQ_T_STREAM, &kr, 0);
     *acked = 0;
+    if (rc == EMQ_OK && kr.type != EMQ_T_STREAM)
+        rc = EMQ_NOTFOUND;
+    if (rc == EMQ_OK)
+        rc = group_get(st, kr.kid, g, glen, &grp);
     if (rc == EMQ_NOTFOUND || rc == EMQ_XNOGROUP)
         return EMQ_OK;
     for (size_t i = 0; rc == EMQ_OK && i < n; i++) {
