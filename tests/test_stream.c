@@ -497,6 +497,56 @@ START_TEST(group_read_block_and_errors)
 }
 END_TEST
 
+/* Issue 33, item 3: a read of one stream leaves its key and group to the
+ * read itself; the errors and their order are Valkey's all the same (the
+ * group's error before the id's, a wrong type, one stream or two). */
+static void xerr(emq_db *db, const char *line, const char *want)
+{
+    emq_reply r = {0};
+    (void)xc(db, &r, line);
+    ck_assert_int_eq(r.type, EMQ_REPLY_ERROR);
+    ck_assert_str_eq(r.str, want);
+    emq_reply_clear(&r);
+}
+
+START_TEST(group_read_errors_in_order)
+{
+    emq_db *db = topen(&clk);
+    emq_reply r = {0};
+    static const char nog[] = "NOGROUP No such key '" SK "' or consumer "
+                              "group 'g' in XREADGROUP with GROUP option";
+    static const char dollar[] = "ERR The $ ID is meaningless in the "
+        "context of XREADGROUP: you want to read the history of this "
+        "consumer by specifying a proper ID, or use the > ID to get new "
+        "messages. The $ ID would just return an empty result set.";
+    static const char badid[] = "ERR Invalid stream ID specified as stream "
+                                "command argument";
+    const char *const lines[] = {
+        "XREADGROUP GROUP g c STREAMS " SK " >",
+        "XREADGROUP GROUP g c STREAMS " SK " $",
+        "XREADGROUP GROUP g c STREAMS " SK " nonsense",
+        "XREADGROUP GROUP g c STREAMS " SK " " SK " > >",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        xerr(db, lines[i], nog); /* no key */
+    ck_assert_int_eq(xc(db, &r, "XADD " SK " 1-1 a 1"), EMQ_OK);
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        xerr(db, lines[i], nog); /* no group */
+    ck_assert_int_eq(xc(db, &r, "XGROUP CREATE " SK " g 0"), EMQ_OK);
+    xerr(db, lines[1], dollar);
+    xerr(db, lines[2], badid);
+    tk_set(db, "emq:{" Q "}:stream:w", "str");
+    xerr(db, "XREADGROUP GROUP g c STREAMS emq:{" Q "}:stream:w >",
+         EMQ_WRONGTYPE_MSG);
+    ck_assert_int_eq(xc(db, &r, "XREADGROUP GROUP g c STREAMS " SK " >"),
+                     EMQ_OK);
+    ck_assert_int_eq(r.type, EMQ_REPLY_MAP);
+    ck_assert_uint_eq(r.elem[1].n, 1);
+    emq_reply_clear(&r);
+    emq_close(db);
+}
+END_TEST
+
 typedef struct settled {
     char seen[16][EMQ_XID_SIZE];
     int64_t attempts[16];
@@ -603,6 +653,59 @@ START_TEST(delivery_count_stops_at_its_largest)
     ck_assert_int_eq(pending_count(db), INT64_MAX - 1);
     ck_assert_int_eq(xc(db, &r, "XCLAIM " SK " g c1 0 1-1"), EMQ_OK);
     ck_assert_int_eq(pending_count(db), INT64_MAX);
+    emq_reply_clear(&r);
+    emq_close(db);
+}
+END_TEST
+
+/* Issue 33, item 3: a group read of many entries writes their PEL records
+ * 32 to a statement and the last few one by one. Every record is there,
+ * owned by the reader with count 1, both when new and when a record of
+ * the same id is replaced (the group's last id set back: Valkey gives the
+ * entry to the new reader, count 1, time now). */
+static void pel_all_owned(emq_db *db, const char *c, int64_t n)
+{
+    emq_reply r = {0};
+    ck_assert_int_eq(xc(db, &r, "XPENDING " SK " g - + 1000"), EMQ_OK);
+    ck_assert_int_eq(r.type, EMQ_REPLY_ARRAY);
+    ck_assert_uint_eq(r.n, (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        const emq_reply *e = &r.elem[i];
+        char id[32];
+        snprintf(id, sizeof id, "1-%d", (int)i + 1);
+        ck_assert_uint_eq(e->n, 4);
+        ck_assert_uint_eq(e->elem[0].len, strlen(id));
+        ck_assert(memcmp(e->elem[0].str, id, strlen(id)) == 0);
+        ck_assert_uint_eq(e->elem[1].len, strlen(c));
+        ck_assert(memcmp(e->elem[1].str, c, strlen(c)) == 0);
+        ck_assert_int_eq(e->elem[3].integer, 1);
+    }
+    emq_reply_clear(&r);
+}
+
+START_TEST(group_read_of_many_records_every_entry)
+{
+    emq_db *db = topen(&clk);
+    emq_reply r = {0};
+    char line[96];
+    for (int i = 1; i <= 70; i++) {
+        snprintf(line, sizeof line, "XADD " SK " 1-%d a %d", i, i);
+        ck_assert_int_eq(xc(db, &r, line), EMQ_OK);
+    }
+    ck_assert_int_eq(xc(db, &r, "XGROUP CREATE " SK " g 0"), EMQ_OK);
+    ck_assert_int_eq(xc(db, &r, "XREADGROUP GROUP g c1 COUNT 100 STREAMS "
+                                SK " >"), EMQ_OK);
+    ck_assert_int_eq(r.type, EMQ_REPLY_MAP); /* key, entries */
+    ck_assert_uint_eq(r.elem[1].n, 70);
+    pel_all_owned(db, "c1", 70);
+    ck_assert_int_eq(xc(db, &r, "XCLAIM " SK " g c1 0 1-5 1-40 1-70"),
+                     EMQ_OK); /* counts above 1: the replace resets them */
+    ck_assert_int_eq(xc(db, &r, "XGROUP SETID " SK " g 0"), EMQ_OK);
+    ck_assert_int_eq(xc(db, &r, "XREADGROUP GROUP g c2 COUNT 70 STREAMS "
+                                SK " >"), EMQ_OK);
+    ck_assert_uint_eq(r.elem[1].n, 70);
+    pel_all_owned(db, "c2", 70);
+    ck_assert_int_eq(xc_int(db, "XACK " SK " g 1-1 1-33 1-70 1-71"), 3);
     emq_reply_clear(&r);
     emq_close(db);
 }
@@ -765,8 +868,10 @@ Suite *suite_stream(void)
     tcase_add_test(t, read_shapes_records);
     tcase_add_test(t, approximate_trim_removes_whole_blocks);
     tcase_add_test(t, group_read_block_and_errors);
+    tcase_add_test(t, group_read_errors_in_order);
     tcase_add_test(t, consumer_loop_settles_at_least_once);
     tcase_add_test(t, delivery_count_stops_at_its_largest);
+    tcase_add_test(t, group_read_of_many_records_every_entry);
     tcase_add_test(t, export_import_round_trip);
     tcase_add_test(t, import_refuses_bad_stream_commands);
     tcase_add_test(t, the_checker_knows_stream_keys);

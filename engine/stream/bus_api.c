@@ -65,13 +65,33 @@ static char *dup_bytes(const char *p, size_t n)
     return s;
 }
 
+/* An entry's fields are one allocation: the emq_field array, then each
+ * name and value with its NUL (entry_from), so an entry costs one malloc
+ * and one free, not 1 + 2 per field. */
 void emq_stream_entries_free(emq_stream_entry *e, size_t n)
 {
     if (!e)
         return;
     for (size_t i = 0; i < n; i++)
-        emq_fields_free(e[i].fields, e[i].nfields);
+        emq_mem_free(e[i].fields);
     emq_mem_free(e);
+}
+
+/* 1 when the field at fv->elem[at] goes into the entry: every one in the
+ * raw forms; in the read forms (idat: the first `id` field's index, taken
+ * into e->id, or fv->n) every other name once, at its first place. */
+static int kept(const emq_reply *fv, size_t at, int read, size_t idat)
+{
+    const emq_reply *f = &fv->elem[at];
+    if (!read)
+        return 1;
+    if (at == idat)
+        return 0;
+    for (size_t k = 0; k < at; k += 2)
+        if (k != idat && fv->elem[k].len == f->len &&
+            memcmp(fv->elem[k].str, f->str, f->len) == 0)
+            return 0;
+    return 1;
 }
 
 /* Fill one entry from a raw [xid, [f, v, ...] | nil] (read: the first
@@ -79,7 +99,8 @@ void emq_stream_entries_free(emq_stream_entry *e, size_t n)
 static int entry_from(emq_stream_entry *e, const emq_reply *r, int read)
 {
     const emq_reply *fv;
-    int took = 0;
+    size_t nf = 0, bytes = 0, idat;
+    char *at;
     memset(e, 0, sizeof *e);
     if (r->type != EMQ_REPLY_ARRAY || r->n != 2)
         return EMQ_EINTERNAL;
@@ -90,32 +111,40 @@ static int entry_from(emq_stream_entry *e, const emq_reply *r, int read)
         e->gone = 1;
         return EMQ_OK;
     }
-    if (fv->n && !(e->fields = emq_mem_calloc(fv->n / 2, sizeof *e->fields)))
+    for (idat = 0; read && idat + 1 < fv->n; idat += 2)
+        if (fv->elem[idat].len == 2 && memcmp(fv->elem[idat].str, "id", 2) == 0)
+            break;
+    if (!read || idat + 1 >= fv->n)
+        idat = fv->n;
+    else if (fv->elem[idat + 1].len == EMQ_ID_LEN)
+        memcpy(e->id, fv->elem[idat + 1].str, EMQ_ID_LEN);
+    for (size_t i = 0; i + 1 < fv->n; i += 2)
+        if (kept(fv, i, read, idat)) {
+            nf++;
+            bytes += fv->elem[i].len + fv->elem[i + 1].len + 2;
+        }
+    if (nf == 0)
+        return EMQ_OK;
+    if (!(e->fields = emq_mem_malloc(nf * sizeof *e->fields + bytes)))
         return EMQ_ENOMEM;
+    at = (char *)(e->fields + nf);
     for (size_t i = 0; i + 1 < fv->n; i += 2) {
         const emq_reply *f = &fv->elem[i], *v = &fv->elem[i + 1];
-        int seen = 0;
-        if (read && !took && f->len == 2 && memcmp(f->str, "id", 2) == 0) {
-            took = 1;
-            if (v->len == EMQ_ID_LEN)
-                memcpy(e->id, v->str, EMQ_ID_LEN);
+        if (!kept(fv, i, read, idat))
             continue;
-        }
-        for (size_t k = 0; read && k < e->nfields && !seen; k++)
-            seen = e->fields[k].name_len == f->len &&
-                   memcmp(e->fields[k].name, f->str, f->len) == 0;
-        if (seen)
-            continue;
-        emq_field *o = &e->fields[e->nfields];
-        if (!(o->name = dup_bytes(f->str, f->len)) ||
-            !(o->value = dup_bytes(v->str, v->len))) {
-            emq_mem_free(o->name);
-            o->name = NULL;
-            return EMQ_ENOMEM;
-        }
+        emq_field *o = &e->fields[e->nfields++];
+        o->name = at;
         o->name_len = f->len;
+        if (f->len)
+            memcpy(at, f->str, f->len);
+        at[f->len] = '\0';
+        at += f->len + 1;
+        o->value = at;
         o->value_len = v->len;
-        e->nfields++;
+        if (v->len)
+            memcpy(at, v->str, v->len);
+        at[v->len] = '\0';
+        at += v->len + 1;
     }
     return EMQ_OK;
 }

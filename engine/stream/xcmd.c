@@ -670,6 +670,17 @@ static int nogroup(xc *x, size_t ki, size_t gi, const char *tail)
                 A(x, ki), A(x, gi), tail);
 }
 
+/* Stream ki's key and group exist: EMQ_OK; else the NOGROUP reply's code
+ * (or a store failure's). */
+static int group_check(xc *x, size_t ki, size_t gi)
+{
+    int rc = emq_xs_group_exists(x->st, A(x, ki), x->len[ki], A(x, gi),
+                                 x->len[gi]);
+    if (rc == EMQ_NOTFOUND || rc == EMQ_XNOGROUP)
+        return nogroup(x, ki, gi, " in XREADGROUP with GROUP option");
+    return rc == EMQ_OK ? EMQ_OK : store_rc(x, rc);
+}
+
 static int x_readgroup(xc *x)
 {
     size_t gi = 0, sa = 0, ns = 0, i;
@@ -723,18 +734,18 @@ static int x_readgroup(xc *x)
         rc = EMQ_ENOMEM;
         goto done;
     }
-    /* Every key, group and id is checked before anything is served. */
+    /* Every key, group and id is checked before anything is served. With
+     * one stream the key and group are checked by the read itself (its
+     * first step, before any write: one lookup of the group row, not two),
+     * here only when the id is refused, as the group's error comes first. */
+    int pre = ns > 1;
     for (i = 0; i < ns; i++) {
         size_t ki = sa + i, ii = sa + ns + i;
-        rc = emq_xs_group_exists(x->st, A(x, ki), x->len[ki], A(x, gi),
-                                 x->len[gi]);
-        if (rc == EMQ_NOTFOUND || rc == EMQ_XNOGROUP) {
-            rc = nogroup(x, ki, gi, " in XREADGROUP with GROUP option");
+        if (pre && (rc = group_check(x, ki, gi)) != EMQ_OK)
             goto done;
-        }
-        if (rc != EMQ_OK)
-            goto store;
         if (strcmp(A(x, ii), "$") == 0) {
+            if (!pre && (rc = group_check(x, ki, gi)) != EMQ_OK)
+                goto done;
             rc = err(x, EMQ_EENGINE, "ERR The $ ID is meaningless in the "
                      "context of XREADGROUP: you want to read the history of "
                      "this consumer by specifying a proper ID, or use the > "
@@ -748,6 +759,11 @@ static int x_readgroup(xc *x)
         }
         if (get_id(x, ii, 0, ID_STRICT, &ids[i])) {
             rc = EMQ_EENGINE;
+            if (!pre) {
+                int g = group_check(x, ki, gi);
+                if (g != EMQ_OK)
+                    rc = g;
+            }
             goto done;
         }
         /* The maximum id is how Valkey marks `>`. */
@@ -774,6 +790,10 @@ static int x_readgroup(xc *x)
                 *v = entries, memset(&entries, 0, sizeof entries);
         }
         emq_reply_clear(&entries);
+        if (rc == EMQ_NOTFOUND || rc == EMQ_XNOGROUP) { /* one stream */
+            rc = nogroup(x, ki, gi, " in XREADGROUP with GROUP option");
+            goto done;
+        }
         if (rc != EMQ_OK)
             goto store;
     }
