@@ -965,27 +965,13 @@ static int consumer_ensure(emq_store *st, int64_t gid, const void *c,
     return rc;
 }
 
-/* The consumer was seen now (and, when `active`, did work now). */
-static int consumer_touch(emq_store *st, int64_t gid, const void *c,
-                          size_t clen, int active)
+/* The consumer was seen now (and, when `active`, did work now): statement
+ * `which`, X_C_TOUCH (an existing consumer) or X_C_SEEN (created if new:
+ * a group read's, which reads no consumer row before it). */
+static int consumer_mark(emq_store *st, int which, int64_t gid,
+                         const void *c, size_t clen, int active)
 {
-    sqlite3_stmt *s = xstmt(st, X_C_TOUCH);
-    if (!s)
-        return nostmt(st);
-    sqlite3_bind_int64(s, 1, gid);
-    emq_bind_blob(s, 2, c, clen);
-    sqlite3_bind_int64(s, 3, st->now);
-    sqlite3_bind_int64(s, 4, active ? st->now : -1);
-    return run(st, s);
-}
-
-/* consumer_ensure then consumer_touch in one statement (a new consumer
- * is seen now and active now or never): a group read's, which reads no
- * consumer row in between. */
-static int consumer_seen(emq_store *st, int64_t gid, const void *c,
-                         size_t clen, int active)
-{
-    sqlite3_stmt *s = xstmt(st, X_C_SEEN);
+    sqlite3_stmt *s = xstmt(st, which);
     if (!s)
         return nostmt(st);
     sqlite3_bind_int64(s, 1, gid);
@@ -1241,7 +1227,7 @@ int emq_xs_readgroup(emq_store *st, const void *key, size_t klen,
     if (rc != EMQ_OK)
         return rc;
     /* The consumer row (created if new, seen, active) is written last,
-     * consumer_seen: nothing here reads it. */
+     * consumer_mark(X_C_SEEN): nothing here reads it. */
     if (!after) {
         deliver d = { st, &x.m, &grp, c, clen, noack, cb, ctx, 0, {{0, 0}},
                       0 };
@@ -1264,7 +1250,7 @@ int emq_xs_readgroup(emq_store *st, const void *key, size_t klen,
         *served = d.served;
         if (d.served && (rc = group_put(st, &grp)) != EMQ_OK)
             return rc;
-        return consumer_seen(st, grp.gid, c, clen, d.served > 0);
+        return consumer_mark(st, X_C_SEEN, grp.gid, c, clen, d.served > 0);
     }
     /* History: the consumer's own PEL above `after`. */
     idlist l = { NULL, 0, 0 };
@@ -1287,7 +1273,7 @@ int emq_xs_readgroup(emq_store *st, const void *key, size_t klen,
     emq_mem_free(l.v);
     if (rc != EMQ_OK)
         return rc;
-    return consumer_seen(st, grp.gid, c, clen, 0);
+    return consumer_mark(st, X_C_SEEN, grp.gid, c, clen, 0);
 }
 
 int emq_xs_ack(emq_store *st, const void *key, size_t klen, const void *g,
@@ -1452,7 +1438,7 @@ int emq_xs_claim(emq_store *st, const void *key, size_t klen, const void *g,
     emq_buf_free(&r.owner);
     if (rc != EMQ_OK)
         return rc;
-    return consumer_touch(st, grp.gid, c, clen, claimed > 0);
+    return consumer_mark(st, X_C_TOUCH, grp.gid, c, clen, claimed > 0);
 }
 
 int emq_xs_pel_restore(emq_store *st, const void *key, size_t klen,
@@ -1537,7 +1523,7 @@ int emq_xs_autoclaim(emq_store *st, const void *key, size_t klen,
         if (emq_xid_incr(&at) != 0)
             break; /* the last possible id was scanned */
     }
-    return consumer_touch(st, grp.gid, c, clen, active);
+    return consumer_mark(st, X_C_TOUCH, grp.gid, c, clen, active);
 }
 
 /* ---------------------------------------------------------------- info */
