@@ -1300,72 +1300,45 @@ static long emq_blocks; /* emqlite blocks outstanding */
  */
 static int counting;      /* the counting run: note each point's path */
 static int oom_all;       /* EMQ_TEST_OOM_ALL: every point */
+typedef struct point {
+    uint64_t h;           /* the hash of its stack */
+    long n;               /* its number in the run */
+} point;
+static point *points;     /* the counting run's points, in order */
+static size_t npoints, points_cap;
 static long *sweep_at;    /* points to fail, ascending */
-static size_t nsweep, sweep_cap;
-typedef struct callpath {
-    uint64_t h;           /* the stack's hash; 0: a free slot */
-    long first, last;     /* its first and last point in the run */
-} callpath;
-static callpath *paths;       /* the paths met: an open-addressing table */
-static size_t npaths, paths_cap;
-
-static callpath *path_slot(callpath *t, size_t cap, uint64_t h)
-{
-    size_t i = h & (cap - 1);
-    while (t[i].h && t[i].h != h) i = (i + 1) & (cap - 1);
-    return &t[i];
-}
-
-static void path_note(uint64_t h, long n)
-{
-    callpath *p;
-    if (2 * (npaths + 1) > paths_cap) {
-        size_t cap = paths_cap ? 2 * paths_cap : 1024;
-        callpath *t = calloc(cap, sizeof *t);
-        ck_assert_ptr_nonnull(t);
-        for (size_t j = 0; j < paths_cap; j++)
-            if (paths[j].h) *path_slot(t, cap, paths[j].h) = paths[j];
-        free(paths);
-        paths = t;
-        paths_cap = cap;
-    }
-    p = path_slot(paths, paths_cap, h);
-    if (!p->h) {
-        p->h = h;
-        p->first = n;
-        npaths++;
-    }
-    p->last = n;
-}
-
-static void sweep_add(long n)
-{
-    if (nsweep == sweep_cap) {
-        sweep_cap = sweep_cap ? 2 * sweep_cap : 256;
-        sweep_at = realloc(sweep_at, sweep_cap * sizeof *sweep_at);
-        ck_assert_ptr_nonnull(sweep_at);
-    }
-    sweep_at[nsweep++] = n;
-}
+static size_t nsweep;
+static size_t npaths;     /* distinct paths among the points */
 
 static void note_point(long n)
 {
     void *fr[64];
     int depth = backtrace(fr, 64);
-    uint64_t h = XXH3_64bits(fr, (size_t)depth * sizeof *fr);
-    path_note(h ? h : 1, n);
+    if (npoints == points_cap) {
+        points_cap = points_cap ? 2 * points_cap : 1024;
+        points = realloc(points, points_cap * sizeof *points);
+        ck_assert_ptr_nonnull(points);
+    }
+    points[npoints].h = XXH3_64bits(fr, (size_t)depth * sizeof *fr);
+    points[npoints++].n = n;
 }
 
-/* Start counting: the paths met are forgotten. */
+/* Start counting. */
 static void count_points(void)
 {
-    npaths = nsweep = 0;
-    if (paths) memset(paths, 0, paths_cap * sizeof *paths);
+    npoints = 0;
     alloc_count = 0;
     counting = 1;
 }
 
-static int by_point(const void *a, const void *b)
+static int by_path(const void *a, const void *b)
+{
+    const point *x = a, *y = b;
+    if (x->h != y->h) return x->h < y->h ? -1 : 1;
+    return (x->n > y->n) - (x->n < y->n);
+}
+
+static int by_number(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;
     return (x > y) - (x < y);
@@ -1376,17 +1349,19 @@ static int by_point(const void *a, const void *b)
 static void end_count(void)
 {
     counting = 0;
-    nsweep = 0;
-    if (oom_all) {
-        for (long n = 1; n <= alloc_count; n++) sweep_add(n);
-        return;
+    nsweep = npaths = 0;
+    free(sweep_at);
+    sweep_at = calloc(npoints ? npoints : 1, sizeof *sweep_at);
+    ck_assert_ptr_nonnull(sweep_at);
+    if (npoints) qsort(points, npoints, sizeof *points, by_path);
+    for (size_t i = 0, j; i < npoints; i = j) {
+        for (j = i + 1; j < npoints && points[j].h == points[i].h; j++)
+            if (oom_all) sweep_at[nsweep++] = points[j].n;
+        npaths++;
+        sweep_at[nsweep++] = points[i].n;
+        if (!oom_all && j - 1 > i) sweep_at[nsweep++] = points[j - 1].n;
     }
-    for (size_t j = 0; j < paths_cap; j++)
-        if (paths[j].h) {
-            sweep_add(paths[j].first);
-            if (paths[j].last != paths[j].first) sweep_add(paths[j].last);
-        }
-    if (nsweep) qsort(sweep_at, nsweep, sizeof *sweep_at, by_point);
+    qsort(sweep_at, nsweep, sizeof *sweep_at, by_number);
 }
 
 static int fail_now(int h)
@@ -1493,10 +1468,10 @@ static void oom_teardown(void)
     free(tpl);
     tpl = NULL;
     free(sweep_at);
-    free(paths);
+    free(points);
     sweep_at = NULL;
-    paths = NULL;
-    nsweep = sweep_cap = npaths = paths_cap = 0;
+    points = NULL;
+    nsweep = npoints = points_cap = npaths = 0;
     rel_rmrf(dir);
 }
 
