@@ -42,10 +42,14 @@ fi
 ELL=$(printf '\342\200\246')
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/emqlite-toptmux.XXXXXX") || exit 1
-sock=$tmp/tmux.sock
+# Each session has its own tmux server (start sets sock): a new session
+# never meets the previous server while it is still exiting.
+sock=$tmp/none.sock
 T() { LC_ALL=$utf8 tmux -S "$sock" "$@"; }
 cleanup() {
-    T kill-server 2>/dev/null
+    for s in "$tmp"/*.sock; do
+        [ -S "$s" ] && LC_ALL=$utf8 tmux -S "$s" kill-server 2>/dev/null
+    done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -132,6 +136,19 @@ await_rows() {
         sleep 0.05
     done
 }
+# settle S: capture until two captures 50 ms apart agree (deadline 30 s),
+# so the checks that follow read a whole frame, not one half drawn.
+settle() {
+    end=$(($(date +%s) + 30))
+    screen "$1"
+    while :; do
+        cp "$tmp/screen" "$tmp/screen.prev"
+        sleep 0.05
+        screen "$1"
+        cmp -s "$tmp/screen" "$tmp/screen.prev" && return 0
+        [ "$(date +%s)" -ge "$end" ] && return 0
+    done
+}
 # cnt Q NAME: one figure of `emqlite counts Q` (schedule: the set's name).
 cnt() { E counts "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
 # widest: the widest line of the screen in columns (the ellipsis is one).
@@ -146,6 +163,7 @@ pinned() {  # the header on line 1, the column titles on line 3
 export TERM=${TERM:-xterm}
 [ "$TERM" = dumb ] && TERM=xterm
 start() {  # start SESSION WIDTH HEIGHT
+    sock=$tmp/$1.sock
     T new-session -d -s "$1" -x "$2" -y "$3" \
         "LC_ALL=$utf8 '$EMQLITE' --db '$db' top --interval 200ms; echo \$? >'$tmp/$1.rc'" ||
         { echo "top_tmux: tmux new-session failed"; exit 1; }
@@ -165,6 +183,8 @@ quit() {  # quit SESSION: q until the session is gone (deadline 30 s)
 
 start s80 80 24
 await s80 "the view draws" 'q006 '
+await s80 "the key line, the last, is drawn" '^q quit '
+settle s80
 check "80x24: header and column titles pinned" pinned
 check "80x24: no line wider than 80 (widest $(widest))" '[ "$(widest)" -le 80 ]'
 check "80x24: 24 lines" '[ "$(wc -l <"$tmp/screen")" -le 24 ]'
@@ -192,6 +212,7 @@ while [ $pages -lt 20 ] && ! status | grep -q '^queue 100/100'; do
     while screen s80; [ "$(status)" = "$prev" ] && [ "$(date +%s)" -lt "$end" ]; do
         sleep 0.05
     done
+    settle s80
     prev=$(status)
     pinned || { fail "page $pages: the header or titles moved"; break; }
     grep -q '^> q[0-9]' "$tmp/screen" || { fail "page $pages: the selection is not in view"; break; }
