@@ -379,7 +379,9 @@ typedef int64_t (*emq_clock_fn)(void *ctx);
 #define EMQ_CLOCK_FAILED INT64_MIN
 
 #define EMQ_SYNC_NORMAL 1 /**< WAL + synchronous=NORMAL (default)           */
-#define EMQ_SYNC_FULL   2 /**< WAL + synchronous=FULL: every commit is synced */
+/** Every commit synced before its call returns; shared handles share the
+ *  syncs (group commit, doc/RELIABILITY.md). */
+#define EMQ_SYNC_FULL   2
 
 /** Open options; initialise with emq_options_init() and change fields. */
 typedef struct emq_options {

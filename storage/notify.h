@@ -28,7 +28,8 @@
 #include <stdint.h>
 
 #define EMQ_NOTIFY_BUCKETS 1024
-/* The writers' turn (turn.c): a region after the buckets. */
+/* The writers' turn (turn.c), then the group sync (gsync.c): a region
+ * after the buckets, each in its half. */
 #define EMQ_NOTIFY_TURN_BYTES 4096
 #define EMQ_NOTIFY_SUFFIX "-emqwake"
 

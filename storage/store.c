@@ -974,7 +974,11 @@ static int set_pragmas(emq_store *st)
     snprintf(q, sizeof q,
              "PRAGMA synchronous = %s; PRAGMA wal_autocheckpoint = 0;"
              " PRAGMA foreign_keys = OFF; PRAGMA trusted_schema = OFF;",
-             st->opts.synchronous == EMQ_SYNC_FULL ? "FULL" : "NORMAL");
+             /* FULL through group commit (gsync.c) runs SQLite at
+              * NORMAL and syncs after the writers' turn */
+             st->opts.synchronous == EMQ_SYNC_FULL && !emq_gsync_on(st)
+                 ? "FULL"
+                 : "NORMAL");
     if ((rc = emq_store_exec(st, q)) != EMQ_OK)
         return rc;
     if ((rc = emq_rowsum_register(st)) != EMQ_OK ||
@@ -1347,6 +1351,8 @@ int emq_store_begin(emq_store *st, int write, int64_t now_ms)
     /* A writer takes its turn (first come, first served), then the gate,
      * then SQLite's write lock: the three waits share the busy timeout. */
     int waited = 0, w = 0, rc = EMQ_OK, budget = st->opts.busy_timeout_ms;
+    if (write && emq_gsync_on(st) && (rc = emq_gsync_ready(st)) != EMQ_OK)
+        return rc;
     if (write && (rc = emq_wturn_enter(st, budget, &waited)) == EMQ_OK &&
         (rc = emq_wgate_enter(st, waited < budget ? budget - waited : 0,
                               &w)) != EMQ_OK)
@@ -1433,14 +1439,21 @@ int emq_store_commit(emq_store *st)
     st->in_tx = 0;
     if (st->tx_write) {
         st->kc_version = data_version(st); /* our own commit moved it */
+        if (emq_gsync_on(st))
+            emq_gsync_mark(st); /* numbered inside the turn */
         emq_wgate_leave(st);
         emq_wturn_leave(st);
+        rc = emq_gsync_wait(st); /* the next writer commits meanwhile */
     }
     emq_store_watch_end(st, 1); /* visible to every reader now */
     if (st->tx_write && st->opts.checkpoint_frames > 0 &&
-        st->wal_frames >= st->opts.checkpoint_frames)
+        st->wal_frames >= st->opts.checkpoint_frames) {
+        char keep[sizeof st->errmsg];
+        memcpy(keep, st->errmsg, sizeof keep);
         emq_store_checkpoint(st); /* best effort: a busy reader defers it */
-    return EMQ_OK;
+        memcpy(st->errmsg, keep, sizeof keep);
+    }
+    return rc;
 }
 
 void emq_store_rollback(emq_store *st)

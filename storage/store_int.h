@@ -178,6 +178,11 @@ struct emq_store {
                             before they try again                      */
     int wdirty_any;
     uint64_t wdirty[1024 / 64]; /* one bit per bucket (notify.h)        */
+    /* Group commit (gsync.c): the last commit's number and whether it
+     * still waits for its sync; the -wal syncs this handle made. */
+    uint32_t gs_seq;
+    int gs_pending, gs_shared, gs_failed;
+    long gs_syncs;
 };
 
 /* A key row as stored in kv. */
@@ -236,6 +241,19 @@ int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms);
 void emq_wturn_leave(emq_store *st);
 void emq_wgate_leave(emq_store *st);
 int emq_wgate_try_exclusive(emq_store *st);
+
+/** Group commit for synchronous FULL (gsync.c): on for this handle (it
+ *  then runs SQLite at NORMAL); number a commit (inside the writers' turn,
+ *  after COMMIT); wait until a sync covers it (after the turn: EMQ_OK, or
+ *  EMQ_EIO when the sync failed: the commit is made, its durability
+ *  unknown). */
+int emq_gsync_on(const emq_store *st);
+void emq_gsync_mark(emq_store *st);
+int emq_gsync_wait(emq_store *st);
+/** Before a write transaction of a group-commit handle: EMQ_OK, or after
+ *  a failed sync (this handle's or any on the file) a checkpoint first,
+ *  and EMQ_EIO when it cannot complete (nothing is applied). */
+int emq_gsync_ready(emq_store *st);
 
 /** The WAL write coalescer (walbuf.c): the name of the shim VFS over
  *  SQLite's current default VFS (registered on first use), or NULL when

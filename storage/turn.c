@@ -62,7 +62,7 @@ typedef struct turn_area {
     _Atomic uint64_t cell[TURN_RING]; /* ticket << 32 | state << 30 | pid */
 } turn_area;
 
-_Static_assert(sizeof(turn_area) <= EMQ_NOTIFY_TURN_BYTES,
+_Static_assert(sizeof(turn_area) <= EMQ_NOTIFY_TURN_BYTES / 2,
                "the turn fits its region of the wake file");
 
 #define PID_MASK UINT64_C(0x3FFFFFFF)

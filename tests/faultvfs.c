@@ -10,6 +10,7 @@
  * the bytes a write replaced, read back through the real file first.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -158,7 +159,7 @@ static int save(fv_file *f, int64_t off, int64_t n)
     return SQLITE_OK;
 }
 
-static int fv_close(sqlite3_file *f)
+static int u_close(sqlite3_file *f)
 {
     fv_file *p = (fv_file *)f;
     int rc = p->real->pMethods ? p->real->pMethods->xClose(p->real)
@@ -168,7 +169,7 @@ static int fv_close(sqlite3_file *f)
     return rc;
 }
 
-static int fv_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
+static int u_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
 {
     int e;
     if (g.dead) return SQLITE_IOERR_READ;
@@ -177,7 +178,7 @@ static int fv_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
     return REAL(f)->pMethods->xRead(REAL(f), buf, n, off);
 }
 
-static int fv_write(sqlite3_file *f, const void *buf, int n,
+static int u_write(sqlite3_file *f, const void *buf, int n,
                     sqlite3_int64 off)
 {
     int e;
@@ -187,7 +188,7 @@ static int fv_write(sqlite3_file *f, const void *buf, int n,
     return REAL(f)->pMethods->xWrite(REAL(f), buf, n, off);
 }
 
-static int fv_truncate(sqlite3_file *f, sqlite3_int64 size)
+static int u_truncate(sqlite3_file *f, sqlite3_int64 size)
 {
     int e;
     if (g.dead) return SQLITE_IOERR_TRUNCATE;
@@ -195,7 +196,7 @@ static int fv_truncate(sqlite3_file *f, sqlite3_int64 size)
     return REAL(f)->pMethods->xTruncate(REAL(f), size);
 }
 
-static int fv_sync(sqlite3_file *f, int flags)
+static int u_sync(sqlite3_file *f, int flags)
 {
     fv_file *p = (fv_file *)f;
     int e, rc;
@@ -272,6 +273,35 @@ static int fv_shm_unmap(sqlite3_file *f, int del)
     return REAL(f)->pMethods->xShmUnmap(REAL(f), del);
 }
 
+/* Handles in several threads (tests of group commit) share the counters,
+ * the undo logs and the power switch: one lock around every method that
+ * reads or writes them. */
+static pthread_mutex_t fv_mu = PTHREAD_MUTEX_INITIALIZER;
+#define LOCKED(call)                                                       \
+    do {                                                                   \
+        int rc_;                                                           \
+        pthread_mutex_lock(&fv_mu);                                        \
+        rc_ = (call);                                                      \
+        pthread_mutex_unlock(&fv_mu);                                      \
+        return rc_;                                                        \
+    } while (0)
+
+static int fv_close(sqlite3_file *f) { LOCKED(u_close(f)); }
+static int fv_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
+{
+    LOCKED(u_read(f, buf, n, off));
+}
+static int fv_write(sqlite3_file *f, const void *buf, int n,
+                    sqlite3_int64 off)
+{
+    LOCKED(u_write(f, buf, n, off));
+}
+static int fv_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+    LOCKED(u_truncate(f, size));
+}
+static int fv_sync(sqlite3_file *f, int flags) { LOCKED(u_sync(f, flags)); }
+
 static const sqlite3_io_methods fv_io = {
     2, /* no xFetch/xUnfetch: no memory-mapped reads */
     fv_close, fv_read, fv_write, fv_truncate, fv_sync, fv_size, fv_lock,
@@ -281,7 +311,7 @@ static const sqlite3_io_methods fv_io = {
 
 /* -------------------------------------------------------------- the VFS */
 
-static int fv_open(sqlite3_vfs *v, const char *name, sqlite3_file *f,
+static int u_open(sqlite3_vfs *v, const char *name, sqlite3_file *f,
                    int flags, int *out)
 {
     fv_file *p = (fv_file *)f;
@@ -306,7 +336,7 @@ static int fv_open(sqlite3_vfs *v, const char *name, sqlite3_file *f,
     return SQLITE_OK;
 }
 
-static int fv_delete(sqlite3_vfs *v, const char *name, int dirsync)
+static int u_delete(sqlite3_vfs *v, const char *name, int dirsync)
 {
     ulog *l;
     (void)v;
@@ -314,6 +344,17 @@ static int fv_delete(sqlite3_vfs *v, const char *name, int dirsync)
     if ((l = log_for(name, 0)) != NULL) log_clear(l);
     (void)dirsync; /* directory entries are durable in the model */
     return g.real->xDelete(g.real, name, 0);
+}
+
+static int fv_open(sqlite3_vfs *v, const char *name, sqlite3_file *f,
+                   int flags, int *out)
+{
+    LOCKED(u_open(v, name, f, flags, out));
+}
+
+static int fv_delete(sqlite3_vfs *v, const char *name, int dirsync)
+{
+    LOCKED(u_delete(v, name, dirsync));
 }
 
 static int fv_access(sqlite3_vfs *v, const char *name, int flags, int *out)
@@ -433,7 +474,11 @@ void fv_count_reset(void)
 
 long fv_count(int kind)
 {
-    return g.count[kind];
+    long n;
+    pthread_mutex_lock(&fv_mu);
+    n = g.count[kind];
+    pthread_mutex_unlock(&fv_mu);
+    return n;
 }
 
 void fv_arm(int kind, long nth, int err, int sticky)
@@ -472,7 +517,9 @@ long fv_unsynced(void)
 
 void fv_power_off(void)
 {
+    pthread_mutex_lock(&fv_mu);
     g.dead = 1;
+    pthread_mutex_unlock(&fv_mu);
 }
 
 /* xorshift64*: the draw of the kept prefix. */

@@ -1114,9 +1114,23 @@ START_TEST(persistence_across_close_and_reopen)
                                         "PRAGMA synchronous", -1, &q, NULL),
                      SQLITE_OK);
     ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
-    ck_assert_int_eq(sqlite3_column_int(q, 0), 2); /* FULL */
+    /* FULL on a shared handle is group commit (storage/gsync.c): SQLite
+     * runs at NORMAL and the store syncs the -wal after each commit. */
+    ck_assert(emq_gsync_on(s));
+    ck_assert_int_eq(sqlite3_column_int(q, 0), 1); /* NORMAL */
     sqlite3_finalize(q);
     emq_store_rollback(s);
+    emq_store_close(s);
+    /* An exclusive handle keeps SQLite's own FULL. */
+    o.exclusive = 1;
+    ck_assert_int_eq(emq_store_open(p, &o, &s, NULL, 0), EMQ_OK);
+    ck_assert(!emq_gsync_on(s));
+    ck_assert_int_eq(sqlite3_prepare_v2(emq_store_sqlite(s),
+                                        "PRAGMA synchronous", -1, &q, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(q, 0), 2); /* FULL */
+    sqlite3_finalize(q);
     emq_store_close(s);
     emq_buf_free(&b);
 }
