@@ -1152,6 +1152,19 @@ START_TEST(disk_full_persists_then_recovers)
 }
 END_TEST
 
+/* Run s on db (unsynced writes tracked from here) with its last sync,
+ * counted by measure(), failing: the call answers EMQ_EIO. */
+static void run_with_the_last_sync_failing(emq_db *db, const scen *s,
+                                           const long counts[FV_NKIND])
+{
+    fv_track(1);
+    fv_count_reset();
+    fv_arm(FV_SYNC, counts[FV_SYNC], SQLITE_IOERR_FSYNC, 0);
+    ck_assert_int_eq(run_op(db, s), EMQ_EIO);
+    ck_assert(fv_fired());
+    fv_disarm();
+}
+
 /*
  * The limit of "nothing was applied": a commit whose WAL sync fails answers
  * EMQ_EIO and is invisible to every handle of the running system, but its
@@ -1171,12 +1184,7 @@ START_TEST(failed_commit_sync_can_still_reach_the_disk)
     measure(s, counts);
     restore();
     db = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
-    fv_track(1);
-    fv_count_reset();
-    fv_arm(FV_SYNC, counts[FV_SYNC], SQLITE_IOERR_FSYNC, 0); /* the commit's */
-    ck_assert_int_eq(run_op(db, s), EMQ_EIO);
-    ck_assert(fv_fired());
-    fv_disarm();
+    run_with_the_last_sync_failing(db, s, counts); /* the commit's */
     ck_assert(!made_not_durable(db, EMQ_EIO));
     ck_assert_uint_eq(digest(db), d_before);
     fv_power_off();
@@ -1213,12 +1221,7 @@ START_TEST(a_failed_group_sync_holds_writes_until_a_checkpoint)
     node_id = 8;
     db2 = open_db(EMQ_SYNC_FULL, s->ckpt_frames);
     node_id = 7;
-    fv_track(1);
-    fv_count_reset();
-    fv_arm(FV_SYNC, counts[FV_SYNC], SQLITE_IOERR_FSYNC, 0); /* the group's */
-    ck_assert_int_eq(run_op(db, s), EMQ_EIO);
-    ck_assert(fv_fired());
-    fv_disarm();
+    run_with_the_last_sync_failing(db, s, counts); /* the group's */
     ck_assert_msg(made_not_durable(db, EMQ_EIO), "%s", emq_errmsg(db));
     ck_assert_uint_eq(digest(db), d_after); /* made, and visible */
     ck_assert_uint_eq(digest(db2), d_after);
