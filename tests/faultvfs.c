@@ -179,7 +179,7 @@ static int u_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
 }
 
 static int u_write(sqlite3_file *f, const void *buf, int n,
-                    sqlite3_int64 off)
+                   sqlite3_int64 off)
 {
     int e;
     if (g.dead) return SQLITE_IOERR_WRITE;
@@ -312,7 +312,7 @@ static const sqlite3_io_methods fv_io = {
 /* -------------------------------------------------------------- the VFS */
 
 static int u_open(sqlite3_vfs *v, const char *name, sqlite3_file *f,
-                   int flags, int *out)
+                  int flags, int *out)
 {
     fv_file *p = (fv_file *)f;
     int rc;
