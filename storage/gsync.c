@@ -52,12 +52,9 @@
  * itself. Exclusive, in-memory and read-only handles keep SQLite's own
  * FULL (or have nothing to sync).
  */
-#include <errno.h>
 #include <stdio.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "store_int.h"
 #include "notify.h"
@@ -70,24 +67,17 @@ typedef struct gsync_area {
     _Atomic uint32_t committed; /* numbers handed to commits so far       */
     _Atomic uint32_t synced;    /* commits up to this number are on disk  */
     _Atomic uint32_t syncer;    /* pid of the process syncing now, or 0   */
-    _Atomic uint32_t syncs;     /* group syncs done (statistics)          */
     _Atomic uint32_t failed;    /* a sync failed; no checkpoint since     */
 } gsync_area;
 
 _Static_assert(sizeof(gsync_area) <= EMQ_NOTIFY_TURN_BYTES / 2,
                "the group sync fits the second half of the turn region");
 
+/* The shared area, or NULL for a handle without a wake file. */
 static gsync_area *area(emq_store *st)
 {
-    unsigned char *t = emq_notify_turn_area(st->notify);
+    unsigned char *t = st->notify ? emq_notify_turn_area(st->notify) : NULL;
     return t ? (gsync_area *)(t + EMQ_NOTIFY_TURN_BYTES / 2) : NULL;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* a is at or past b, in wrapping 32-bit numbers. */
@@ -122,7 +112,6 @@ static int sync_wal(emq_store *st)
         return emq_store_err(st, EMQ_EIO, "%s: no -wal to sync after a "
                              "commit (synchronous FULL)", st->path);
     rc = f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
-    st->gs_syncs++;
     if (rc != SQLITE_OK)
         return made_not_durable(st, rc);
     return EMQ_OK;
@@ -136,10 +125,9 @@ int emq_gsync_on(const emq_store *st)
 
 void emq_gsync_mark(emq_store *st)
 {
-    gsync_area *a = st->notify ? area(st) : NULL;
+    gsync_area *a = area(st);
     st->gs_pending = 1;
     st->gs_seq = a ? atomic_fetch_add(&a->committed, 1) + 1 : 0;
-    st->gs_shared = a != NULL;
 }
 
 int emq_gsync_wait(emq_store *st)
@@ -150,12 +138,12 @@ int emq_gsync_wait(emq_store *st)
     int rc;
     if (!st->gs_pending) return EMQ_OK;
     st->gs_pending = 0;
-    if (!st->gs_shared || (a = area(st)) == NULL)
+    if ((a = area(st)) == NULL)
         return sync_wal(st);
-    start = last_move = mono_ms();
+    start = last_move = emq_mono_ms();
     done = atomic_load(&a->synced);
     while (!reached(done, want)) {
-        int64_t now = mono_ms();
+        int64_t now = emq_mono_ms();
         who = 0;
         if (now - start >= GS_OWN_MS ||
             atomic_compare_exchange_strong(&a->syncer, &who, me)) {
@@ -173,7 +161,6 @@ int emq_gsync_wait(emq_store *st)
             while (!reached(done, target) &&
                    !atomic_compare_exchange_weak(&a->synced, &done, target))
                 ;
-            atomic_fetch_add(&a->syncs, 1);
             emq_plat_wake(&a->synced, 1);
             if (!owner) break; /* its own sync covered its commit */
             done = atomic_load(&a->synced);
@@ -183,13 +170,12 @@ int emq_gsync_wait(emq_store *st)
             return made_not_durable(st, 0);
         /* Another syncs: wait for its publish. A syncer that is gone (or
          * stopped) gives its role up after GS_LOOK_MS of no progress. */
-        if (now - last_move >= GS_LOOK_MS && who != 0 && who != me &&
-            kill((pid_t)who, 0) != 0 && errno == ESRCH)
+        if (now - last_move >= GS_LOOK_MS && who != me && emq_pid_gone(who))
             atomic_compare_exchange_strong(&a->syncer, &who, 0);
         emq_plat_wait(&a->synced, done, GS_LOOK_MS, 1);
         {
             uint32_t d = atomic_load(&a->synced);
-            if (d != done) last_move = mono_ms();
+            if (d != done) last_move = emq_mono_ms();
             done = d;
         }
     }
@@ -198,7 +184,7 @@ int emq_gsync_wait(emq_store *st)
 
 int emq_gsync_ready(emq_store *st)
 {
-    gsync_area *a = st->notify ? area(st) : NULL;
+    gsync_area *a = area(st);
     char why[sizeof st->errmsg];
     if (!st->gs_failed && !(a && atomic_load(&a->failed)))
         return EMQ_OK;

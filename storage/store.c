@@ -1414,6 +1414,16 @@ int64_t emq_store_now(const emq_store *st)
     return st->now;
 }
 
+/* A best-effort checkpoint after a commit: its own failure (a busy reader
+ * defers it) does not replace the message the commit leaves. */
+static void checkpoint_keeping_message(emq_store *st)
+{
+    char keep[sizeof st->errmsg];
+    memcpy(keep, st->errmsg, sizeof keep);
+    (void)emq_store_checkpoint(st);
+    memcpy(st->errmsg, keep, sizeof keep);
+}
+
 int emq_store_commit(emq_store *st)
 {
     if (!st->in_tx)
@@ -1428,12 +1438,8 @@ int emq_store_commit(emq_store *st)
         emq_store_rollback(st);
         /* A WAL that could not grow: a checkpoint lets the next commit
          * start the WAL over, in blocks it already owns. */
-        if (rc == EMQ_EFULL && st->room) {
-            char keep[sizeof st->errmsg];
-            memcpy(keep, st->errmsg, sizeof keep);
-            (void)emq_store_checkpoint(st);
-            memcpy(st->errmsg, keep, sizeof keep);
-        }
+        if (rc == EMQ_EFULL && st->room)
+            checkpoint_keeping_message(st);
         return rc;
     }
     st->in_tx = 0;
@@ -1447,12 +1453,8 @@ int emq_store_commit(emq_store *st)
     }
     emq_store_watch_end(st, 1); /* visible to every reader now */
     if (st->tx_write && st->opts.checkpoint_frames > 0 &&
-        st->wal_frames >= st->opts.checkpoint_frames) {
-        char keep[sizeof st->errmsg];
-        memcpy(keep, st->errmsg, sizeof keep);
-        emq_store_checkpoint(st); /* best effort: a busy reader defers it */
-        memcpy(st->errmsg, keep, sizeof keep);
-    }
+        st->wal_frames >= st->opts.checkpoint_frames)
+        checkpoint_keeping_message(st); /* a busy reader defers it */
     return rc;
 }
 

@@ -178,11 +178,10 @@ struct emq_store {
                             before they try again                      */
     int wdirty_any;
     uint64_t wdirty[1024 / 64]; /* one bit per bucket (notify.h)        */
-    /* Group commit (gsync.c): the last commit's number and whether it
-     * still waits for its sync; the -wal syncs this handle made. */
+    /* Group commit (gsync.c): the last commit's number, whether it still
+     * waits for its sync, and whether this handle saw a sync fail. */
     uint32_t gs_seq;
-    int gs_pending, gs_shared, gs_failed;
-    long gs_syncs;
+    int gs_pending, gs_failed;
 };
 
 /* A key row as stored in kv. */
@@ -235,6 +234,10 @@ int emq_hash_cached(const emq_store *st, const void *key, size_t klen,
 int emq_wgate_open(emq_store *st);
 void emq_wgate_close(emq_store *st);
 int emq_wgate_enter(emq_store *st, int budget_ms, int *waited_ms);
+/* CLOCK_MONOTONIC in ms; whether process `pid` (not 0) no longer exists
+ * (turn.c, also for gsync.c's syncer). */
+int64_t emq_mono_ms(void);
+int emq_pid_gone(uint32_t pid);
 /* The writers' turn (turn.c): first come, first served across handles and
  * processes; waits at most `budget_ms` (EMQ_EBUSY). */
 int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms);

@@ -75,14 +75,14 @@ static uint32_t ticket_of(uint64_t c) { return (uint32_t)(c >> 32); }
 static unsigned state_of(uint64_t c) { return (unsigned)(c >> 30) & 3u; }
 static uint32_t pid_of(uint64_t c) { return (uint32_t)(c & PID_MASK); }
 
-static int64_t mono_ms(void)
+int64_t emq_mono_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int pid_gone(uint32_t pid)
+int emq_pid_gone(uint32_t pid)
 {
     return pid != 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
@@ -110,7 +110,7 @@ static void reap(turn_area *a, int64_t now)
     if (s == atomic_load(&a->next) || pid_of(v) == 0 || ticket_of(v) != s)
         return; /* nobody queued, or the head is registering */
     if (state_of(v) == GONE ||
-        (idle >= TURN_LOOK_MS && pid_gone(pid_of(v)) &&
+        (idle >= TURN_LOOK_MS && emq_pid_gone(pid_of(v)) &&
          atomic_compare_exchange_strong(c, &v, pack(s, GONE, pid_of(v)))) ||
         (state_of(v) == WAIT && idle >= TURN_SKIP_MS &&
          atomic_compare_exchange_strong(c, &v, pack(s, GONE, pid_of(v)))))
@@ -134,7 +134,7 @@ static int arrive(turn_area *a, uint32_t pid, uint32_t *ticket,
         s = atomic_load(&a->serving);
         if (pid_of(v) != 0 && (int32_t)(ticket_of(v) - s) >= 0) {
             /* TURN_RING writers queued: wait for the queue to move */
-            int64_t now = mono_ms();
+            int64_t now = emq_mono_ms();
             if (now >= deadline) return -1;
             reap(a, now);
             emq_plat_wait(&a->serving, s,
@@ -147,7 +147,7 @@ static int arrive(turn_area *a, uint32_t pid, uint32_t *ticket,
             uint32_t want = t;
             atomic_compare_exchange_strong(&a->next, &want, t + 1);
             if (atomic_load(&a->serving) == t)
-                atomic_store(&a->since_ms, mono_ms()); /* at the head */
+                atomic_store(&a->since_ms, emq_mono_ms()); /* at the head */
             *ticket = t;
             return 0;
         }
@@ -159,7 +159,7 @@ int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms)
     emq_notify *n;
     turn_area *a;
     uint32_t pid = (uint32_t)getpid(), t, s;
-    int64_t start = mono_ms(), deadline = start + budget_ms, now;
+    int64_t start = emq_mono_ms(), deadline = start + budget_ms, now;
     uint64_t v, held;
 
     *waited_ms = 0;
@@ -188,7 +188,7 @@ int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms)
                 break;
             continue;
         }
-        now = mono_ms();
+        now = emq_mono_ms();
         if (now >= deadline) {
             /* give the place up; the head moves past it */
             if (atomic_compare_exchange_strong(c, &v, pack(t, GONE, pid)) &&
@@ -205,10 +205,10 @@ int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms)
     }
     st->turn_held = 1;
     st->turn_ticket = t;
-    *waited_ms = (int)(mono_ms() - start);
+    *waited_ms = (int)(emq_mono_ms() - start);
     return EMQ_OK;
 busy:
-    *waited_ms = (int)(mono_ms() - start);
+    *waited_ms = (int)(emq_mono_ms() - start);
     s = atomic_load(&a->serving);
     held = atomic_load(&a->cell[s % TURN_RING]);
     return emq_store_err(st, EMQ_EBUSY, "the writers' queue of %s did not "
@@ -229,5 +229,5 @@ void emq_wturn_leave(emq_store *st)
     a = emq_notify_turn_area(st->notify);
     atomic_store(&a->cell[t % TURN_RING],
                  pack(t, GONE, (uint32_t)getpid()));
-    advance(a, t, mono_ms());
+    advance(a, t, emq_mono_ms());
 }
