@@ -69,7 +69,7 @@ typedef struct cell {
 static struct {
     int64_t jobs, mixed_jobs;
     double mixed_rate;
-    int sync, rounds, nk, ks[16], sys_on[NSYS];
+    int sync, rounds, nk, ks[16], sys_on[NSYS], page_size;
     const char *dir;
 } O;
 
@@ -346,6 +346,7 @@ static int run_cell(int sys, int k, cell *c)
     r.sys = sys;
     r.k = k;
     r.conf.sync = O.sync;
+    r.conf.page_size = O.page_size;
     snprintf(path, sizeof path, "%s/bench.db", dir);
     r.conf.path = path;
     if (sys != SYS_EMQ) {
@@ -503,11 +504,13 @@ static void usage(FILE *f)
 "usage: emqlite-procs [--k 1,2,4,8,16] [--jobs 40000] [--mixed-jobs 10000]\n"
 "                     [--mixed-rate 2000] [--rounds 3] [--full]\n"
 "                     [--only emqlite|peer-unix|peer-tcp] [--dir DIR]\n"
+"                     [--page-size BYTES]\n"
 "Many processes on one file against K clients of one redis/valkey server\n"
 "(Unix socket and TCP) running the reference's Lua: K producers enqueue\n"
 "--jobs jobs, K workers claim and complete them, then K/2 producers offer\n"
 "--mixed-rate jobs/s in all while K/2 workers take them (emqlite: the\n"
 "waiting claim). --full: synchronous FULL against appendfsync always.\n"
+"--page-size: the page size of emqlite's file (default: the library's).\n"
 "Prints markdown tables: medians (min–max) over --rounds interleaved\n"
 "rounds; exits 1 when any call failed or any job was not claimed exactly\n"
 "once.\n");
@@ -566,6 +569,15 @@ int main(int argc, char **argv)
                         "peer-unix or peer-tcp\n", v);
                 return 2;
             }
+            i++;
+        } else if (v && !strcmp(a, "--page-size")) {
+            long n = strtol(v, NULL, 10);
+            if (n < 512 || n > 65536 || (n & (n - 1))) {
+                fprintf(stderr, "emqlite-procs: --page-size %s: a power of "
+                        "two from 512 to 65536\n", v);
+                return 2;
+            }
+            O.page_size = (int)n;
             i++;
         } else if (v && !strcmp(a, "--dir")) {
             O.dir = v;

@@ -53,6 +53,27 @@ void emq_plat_wait(_Atomic uint32_t *w, uint32_t seen, int64_t timeout_ms,
 /** Wake every waiter of `w` (after changing it). Async-signal-safe. */
 void emq_plat_wake(_Atomic uint32_t *w, int shared);
 
+/**
+ * emq_plat_wait and emq_plat_wake on a shared word, for waiters that need
+ * not all wake: a waiter names the `bits` it waits for, and a wake reaches
+ * only the waiters whose bits meet its own (emq_plat_wake reaches every
+ * waiter). The writers' turn wakes the next ticket only, not every writer
+ * queued behind it. The portable build polls, and ignores the bits.
+ */
+void emq_plat_wait_bits(_Atomic uint32_t *w, uint32_t seen,
+                        int64_t timeout_ms, uint32_t bits);
+void emq_plat_wake_bits(_Atomic uint32_t *w, uint32_t bits);
+
+/** A hint inside a spin loop that this CPU waits on another. */
+static inline void emq_plat_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || (defined(__arm__) && __ARM_ARCH >= 7)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /* ------------------------------------------------------------ byte locks */
 
 typedef struct emq_plock emq_plock;

@@ -50,6 +50,37 @@ void emq_plat_wake(_Atomic uint32_t *w, int shared)
             0);
 }
 
+void emq_plat_wait_bits(_Atomic uint32_t *w, uint32_t seen,
+                        int64_t timeout_ms, uint32_t bits)
+{
+    struct timespec ts, now, *tp = NULL;
+    if (atomic_load(w) != seen || timeout_ms == 0 || bits == 0) return;
+    if (timeout_ms > 0) {
+        /* FUTEX_WAIT_BITSET's timeout is an instant of CLOCK_MONOTONIC */
+        emq_notify_timespec(timeout_ms, &ts);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (ts.tv_sec > (time_t)INT32_MAX - now.tv_sec) {
+            ts.tv_sec = (time_t)INT32_MAX;
+        } else {
+            ts.tv_sec += now.tv_sec;
+            ts.tv_nsec += now.tv_nsec;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+        }
+        tp = &ts;
+    }
+    syscall(SYS_futex, (uint32_t *)(void *)w, FUTEX_WAIT_BITSET, seen, tp,
+            NULL, bits);
+}
+
+void emq_plat_wake_bits(_Atomic uint32_t *w, uint32_t bits)
+{
+    syscall(SYS_futex, (uint32_t *)(void *)w, FUTEX_WAKE_BITSET, INT_MAX,
+            NULL, NULL, bits);
+}
+
 struct emq_plock {
     int fd;
 };

@@ -92,6 +92,19 @@ void emq_plat_wake(_Atomic uint32_t *w, int shared)
     (void)shared;
 }
 
+void emq_plat_wait_bits(_Atomic uint32_t *w, uint32_t seen,
+                        int64_t timeout_ms, uint32_t bits)
+{
+    (void)bits;
+    emq_plat_wait(w, seen, timeout_ms, 1);
+}
+
+void emq_plat_wake_bits(_Atomic uint32_t *w, uint32_t bits)
+{
+    (void)bits;
+    emq_plat_wake(w, 1);
+}
+
 /* ------------------------------------------------------------ byte locks */
 
 typedef struct hold {

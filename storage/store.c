@@ -1312,6 +1312,7 @@ void emq_store_close(emq_store *st)
         return;
     if (st->in_tx)
         emq_store_rollback(st);
+    emq_wturn_release(st);
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
     emq_xs_close(st);

@@ -130,6 +130,9 @@ struct emq_store {
     struct emq_plock *gate; /* the writer gate (gate.c), or NULL          */
     int turn_held;       /* this handle holds the writers' turn (turn.c)  */
     uint32_t turn_ticket;
+    uint32_t turn_pid;   /* getpid() at the first turn (no fork crossing) */
+    int turn_linger;     /* it lingers on the turn after its last write  */
+    int turn_burst;      /* writes in a row on one turn                  */
     emq_busy busy;       /* SQLite's busy handler's bound (store.c)       */
     /* The database file as opened: its resolved name (symlinks followed,
      * side files are named after it) and what stat said of it. */
@@ -242,6 +245,8 @@ int emq_pid_gone(uint32_t pid);
  * processes; waits at most `budget_ms` (EMQ_EBUSY). */
 int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms);
 void emq_wturn_leave(emq_store *st);
+/** Hand a turn this handle lingers on to the next writer (closing). */
+void emq_wturn_release(emq_store *st);
 void emq_wgate_leave(emq_store *st);
 int emq_wgate_try_exclusive(emq_store *st);
 

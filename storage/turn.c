@@ -14,7 +14,8 @@
  *   WAIT  queued; the writer takes its turn by moving its cell from WAIT
  *         to HOLD once `serving` reached its ticket;
  *   HOLD  the writer holds the turn (its BEGIN IMMEDIATE ... COMMIT);
- *   GONE  released, given up at the busy timeout, or skipped.
+ *   GONE  released, given up at the busy timeout, or skipped; or, while
+ *         `linger` names its ticket, lingering (below).
  * A writer registers its cell for the ticket `next` shows, then moves
  * `next` on (any arriver that sees a registered cell for `next` moves it
  * on too, so a writer killed between the two steps stalls nobody).
@@ -32,6 +33,30 @@
  * A holder that is stopped (SIGSTOP, a debugger) keeps the turn, as it
  * keeps SQLite's write lock: the writers behind it answer EMQ_EBUSY at
  * their busy timeout, and the queue moves on when it runs again or dies.
+ *
+ * Handing the turn over (issue 33 item 1). SQLite throws a connection's
+ * whole page cache away when another connection has written the file, so
+ * a write after another process's write reads every page it touches again
+ * (about 25 reads of a 1 KiB page for an enqueue): three to four times
+ * the work of a write after one's own. And a sleeping writer woken on
+ * another CPU takes as long again to run. So, on a machine with more than
+ * one CPU:
+ *   - a writer lingers: after its commit its cell says GONE and `linger`
+ *     names its ticket, with the instant; its handle's next write within
+ *     TURN_LINGER_NS (20 µs: a worker's claim
+ *     then its complete, a producer's next enqueue) takes the turn back
+ *     without queueing, its cache still good; at most TURN_BURST writes
+ *     in a row, then it hands the turn on and queues at the tail. The next
+ *     writer in line takes the turn from a head that lingered longer (it
+ *     will not write soon: working, stopped or gone);
+ *   - the next writer in line watches `serving` (and the lingering head)
+ *     for up to TURN_SPIN_NS before it sleeps, so a hand-over costs no
+ *     wake-up; a hand-over wakes the writer whose turn it is and the one
+ *     behind it, who becomes the next in line. Each waiter sleeps on its
+ *     ticket's bit of `serving` (FUTEX_WAIT_BITSET): a hand-over wakes two
+ *     writers, not every writer queued.
+ * Group commit (gsync.c) does not linger: its writer waits for a sync
+ * after the turn.
  *
  * Handles in exclusive locking mode, read-only and in-memory handles take
  * no turn; nor does a handle that could not open its wake file (a full
@@ -51,6 +76,14 @@
 #define TURN_RING 128
 #define TURN_LOOK_MS 10   /* a waiter's longest sleep between looks      */
 #define TURN_SKIP_MS 250  /* a head that did not take its turn by then   */
+#ifndef TURN_SPIN_NS
+#define TURN_SPIN_NS 50000 /* the next in line watches before it sleeps  */
+#endif
+
+#ifndef TURN_LINGER_NS
+#define TURN_LINGER_NS 20000 /* a holder's turn waits for its next write */
+#endif
+#define TURN_BURST 32        /* writes in a row before the turn moves on  */
 
 enum { WAIT = 0, HOLD = 1, GONE = 2 };
 
@@ -58,7 +91,9 @@ typedef struct turn_area {
     _Atomic uint32_t next;       /* the ticket the next writer takes       */
     _Atomic uint32_t serving;    /* the ticket whose turn it is            */
     _Atomic int64_t since_ms;    /* CLOCK_MONOTONIC ms `serving` moved     */
-    unsigned char pad[48];
+    _Atomic int64_t linger_ns;   /* CLOCK_MONOTONIC ns the head lingered   */
+    _Atomic uint32_t linger;     /* the head's ticket while it lingers     */
+    unsigned char pad[36];
     _Atomic uint64_t cell[TURN_RING]; /* ticket << 32 | state << 30 | pid */
 } turn_area;
 
@@ -82,22 +117,71 @@ int64_t emq_mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int emq_pid_gone(uint32_t pid)
 {
     return pid != 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-/* Move `serving` from `s` to the next ticket, and wake the waiters. */
+/* The bit a waiter for ticket `t` waits on: the wake that gives the turn
+ * to `t` reaches it, and the writers queued behind it sleep on (one in 32
+ * tickets shares its bit; they look, and wait again). */
+static uint32_t bit_of(uint32_t t) { return UINT32_C(1) << (t % 32); }
+
+/* Move `serving` from `s` to the next ticket, past the writers that gave
+ * their place up, and wake the writer whose turn it is. */
 static void advance(turn_area *a, uint32_t s, int64_t now)
 {
+    for (;;) {
+        uint32_t want = s;
+        uint64_t v;
+        atomic_store(&a->since_ms, now);
+        if (!atomic_compare_exchange_strong(&a->serving, &want, s + 1))
+            return;
+        s++;
+        /* No system call when nobody queued behind: a writer that
+         * registers after the load of `next` loads `serving` after our
+         * store, so it sees its turn and does not sleep. */
+        if (atomic_load(&a->next) == s) return;
+        /* `next` moved past `s` only once its cell was registered */
+        v = atomic_load(&a->cell[s % TURN_RING]);
+        if (ticket_of(v) == s && pid_of(v) != 0 && state_of(v) == GONE)
+            continue;
+        /* the writer whose turn it is, and the next in line, who
+         * watches from now on (spin_for_turn) */
+        emq_plat_wake_bits(&a->serving, bit_of(s) | bit_of(s + 1));
+        return;
+    }
+}
+
+/* Whether the head `s`, whose cell reads `v`, lingers (its GONE cell is
+ * not to be passed until TURN_LINGER_NS has gone by). A build before the
+ * linger passes it as GONE: harmless, SQLite's lock still orders the
+ * writes. */
+static int lingers(turn_area *a, uint32_t s, uint64_t v)
+{
+    return state_of(v) == GONE && ticket_of(v) == s &&
+           atomic_load(&a->linger) == s;
+}
+
+/* Take the turn from a head that lingered past TURN_LINGER_NS: claim the
+ * linger (the head's own retake claims it the same way, so one of the two
+ * wins), and move on. 1 when the turn moved. */
+static int end_linger(turn_area *a, uint32_t s, uint64_t v)
+{
     uint32_t want = s;
-    atomic_store(&a->since_ms, now);
-    /* No system call when nobody queued behind: a writer that registers
-     * after the load of `next` loads `serving` after our store, so it
-     * sees its turn and does not sleep. */
-    if (atomic_compare_exchange_strong(&a->serving, &want, s + 1) &&
-        atomic_load(&a->next) != s + 1)
-        emq_plat_wake(&a->serving, 1);
+    if (!lingers(a, s, v) ||
+        mono_ns() - atomic_load(&a->linger_ns) < TURN_LINGER_NS ||
+        !atomic_compare_exchange_strong(&a->linger, &want, s - 1))
+        return 0;
+    advance(a, s, emq_mono_ms());
+    return 1;
 }
 
 /* Move past the head when it will not take or end its turn. */
@@ -109,6 +193,10 @@ static void reap(turn_area *a, int64_t now)
     int64_t idle = now - atomic_load(&a->since_ms);
     if (s == atomic_load(&a->next) || pid_of(v) == 0 || ticket_of(v) != s)
         return; /* nobody queued, or the head is registering */
+    if (lingers(a, s, v)) {
+        end_linger(a, s, v);
+        return;
+    }
     if (state_of(v) == GONE ||
         (idle >= TURN_LOOK_MS && emq_pid_gone(pid_of(v)) &&
          atomic_compare_exchange_strong(c, &v, pack(s, GONE, pid_of(v)))) ||
@@ -137,10 +225,10 @@ static int arrive(turn_area *a, uint32_t pid, uint32_t *ticket,
             int64_t now = emq_mono_ms();
             if (now >= deadline) return -1;
             reap(a, now);
-            emq_plat_wait(&a->serving, s,
-                          deadline - now < TURN_LOOK_MS ? deadline - now
-                                                        : TURN_LOOK_MS,
-                          1);
+            emq_plat_wait_bits(&a->serving, s,
+                               deadline - now < TURN_LOOK_MS ? deadline - now
+                                                             : TURN_LOOK_MS,
+                               UINT32_MAX); /* any move of the queue */
             continue;
         }
         if (atomic_compare_exchange_strong(c, &v, pack(t, WAIT, pid))) {
@@ -154,17 +242,83 @@ static int arrive(turn_area *a, uint32_t pid, uint32_t *ticket,
     }
 }
 
+/* Whether another CPU can run a writer while this one watches: on one
+ * CPU, a writer neither spins nor lingers. */
+static int many_cpus(void)
+{
+    static _Atomic int cpus; /* 0: not read yet */
+    int n = atomic_load_explicit(&cpus, memory_order_relaxed);
+    if (n == 0) {
+        n = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+        atomic_store_explicit(&cpus, n, memory_order_relaxed);
+    }
+    return n > 1;
+}
+
+/* The writer next in line watches the head for up to TURN_SPIN_NS before
+ * it sleeps, when another CPU can run the holder meanwhile: a transaction
+ * takes tens of microseconds, and a sleeper's wake-up on another CPU
+ * costs about as much again at every hand-over. It takes the turn from a
+ * head that lingered too long. 1 when the turn moved. */
+static int spin_for_turn(turn_area *a, uint32_t s)
+{
+    int64_t t0, now;
+    if (!many_cpus() || TURN_SPIN_NS <= 0) return 0;
+    t0 = mono_ns();
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            if (atomic_load_explicit(&a->serving, memory_order_acquire) != s)
+                return 1;
+            emq_plat_relax();
+        }
+        if (end_linger(a, s, atomic_load(&a->cell[s % TURN_RING])))
+            return 1;
+        now = mono_ns();
+        if (now - t0 >= TURN_SPIN_NS) return 0;
+    }
+}
+
+/* Take the turn back without queueing: this handle lingered on it since
+ * its last write and nobody took it meanwhile. Past TURN_BURST writes in
+ * a row, hand it on instead. 1 when held. */
+static int retake(emq_store *st, turn_area *a)
+{
+    uint32_t t = st->turn_ticket, want = t;
+    uint64_t v = pack(t, GONE, st->turn_pid);
+    _Atomic uint64_t *c = &a->cell[t % TURN_RING];
+    st->turn_linger = 0;
+    if (atomic_compare_exchange_strong(&a->linger, &want, t - 1)) {
+        if (st->turn_burst >= TURN_BURST) {
+            advance(a, t, emq_mono_ms());
+        } else if (atomic_load(&a->serving) == t &&
+                   atomic_compare_exchange_strong(c, &v,
+                                                  pack(t, HOLD, st->turn_pid))) {
+            if (atomic_load(&a->serving) == t) {
+                st->turn_burst++;
+                return 1;
+            }
+            /* an earlier build's writer passed the GONE head meanwhile */
+            atomic_store(c, pack(t, GONE, st->turn_pid));
+        }
+    }
+    st->turn_burst = 0;
+    return 0;
+}
+
 int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms)
 {
     emq_notify *n;
     turn_area *a;
-    uint32_t pid = (uint32_t)getpid(), t, s;
+    uint32_t pid, t, s;
     int64_t start = emq_mono_ms(), deadline = start + budget_ms, now;
     uint64_t v, held;
+    int64_t nap;
 
     *waited_ms = 0;
     st->turn_held = 0;
     if (st->memory || st->opts.exclusive || st->opts.readonly) return EMQ_OK;
+    if (st->turn_pid == 0) st->turn_pid = (uint32_t)getpid();
+    pid = st->turn_pid;
     if (st->notify == NULL) {
         if (st->notify_failed > 0) return EMQ_OK;
         if (emq_store_notifier(st, &n) != EMQ_OK) {
@@ -173,6 +327,10 @@ int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms)
         }
     }
     if ((a = emq_notify_turn_area(st->notify)) == NULL) return EMQ_OK;
+    if (st->turn_linger && retake(st, a)) {
+        st->turn_held = 1;
+        return EMQ_OK;
+    }
     if (arrive(a, pid, &t, deadline) != 0) goto busy;
     for (;;) {
         _Atomic uint64_t *c = &a->cell[t % TURN_RING];
@@ -198,10 +356,13 @@ int emq_wturn_enter(emq_store *st, int budget_ms, int *waited_ms)
         }
         reap(a, now);
         if (atomic_load(&a->serving) != s) continue;
-        emq_plat_wait(&a->serving, s,
-                      deadline - now < TURN_LOOK_MS ? deadline - now
-                                                    : TURN_LOOK_MS,
-                      1);
+        if (t - s == 1 && spin_for_turn(a, s)) continue;
+        /* the next in line behind a lingering head looks again soon */
+        nap = t - s == 1 && lingers(a, s, atomic_load(&a->cell[s % TURN_RING]))
+                  ? 1 : TURN_LOOK_MS;
+        emq_plat_wait_bits(&a->serving, s,
+                           deadline - now < nap ? deadline - now : nap,
+                           bit_of(t));
     }
     st->turn_held = 1;
     st->turn_ticket = t;
@@ -227,7 +388,33 @@ void emq_wturn_leave(emq_store *st)
     if (!st->turn_held) return;
     st->turn_held = 0;
     a = emq_notify_turn_area(st->notify);
-    atomic_store(&a->cell[t % TURN_RING],
-                 pack(t, GONE, (uint32_t)getpid()));
+    /* Linger: the handle that wrote last has the pages of its write in its
+     * cache, which any other writer's commit would throw away (SQLite
+     * drops a connection's whole cache when another changed the file).
+     * Its next write within TURN_LINGER_NS takes the turn back at once.
+     * Not for group commit: the writer waits for a sync after the turn. */
+    if (st->turn_burst < TURN_BURST && !emq_gsync_on(st) && many_cpus()) {
+        atomic_store(&a->linger_ns, mono_ns());
+        atomic_store(&a->linger, t); /* before the cell says GONE */
+        atomic_store(&a->cell[t % TURN_RING], pack(t, GONE, st->turn_pid));
+        st->turn_linger = 1;
+        if (atomic_load(&a->next) != t + 1) /* the next in line watches */
+            emq_plat_wake_bits(&a->serving, bit_of(t + 1));
+        return;
+    }
+    st->turn_burst = 0;
+    atomic_store(&a->cell[t % TURN_RING], pack(t, GONE, st->turn_pid));
     advance(a, t, emq_mono_ms());
+}
+
+void emq_wturn_release(emq_store *st)
+{
+    turn_area *a;
+    uint32_t t = st->turn_ticket;
+    if (!st->turn_linger) return;
+    st->turn_linger = 0;
+    st->turn_burst = 0;
+    a = emq_notify_turn_area(st->notify);
+    if (atomic_compare_exchange_strong(&a->linger, &t, t - 1))
+        advance(a, st->turn_ticket, emq_mono_ms());
 }

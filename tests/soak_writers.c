@@ -407,6 +407,83 @@ static void stopped_and_killed(void)
     cleanup(dir);
 }
 
+/*
+ * Round "stopped between writes": process A commits an enqueue (its handle
+ * lingers on the turn, waiting for its next write: turn.c) and stops
+ * (SIGSTOP) before writing again. A writer with a 300 ms busy timeout
+ * takes the turn from the lingering head and commits at once; A,
+ * continued, queues again, commits its second enqueue and closes.
+ */
+static void stopped_between_writes(void)
+{
+    char dir[300], path[400], id[EMQ_ID_SIZE];
+    emq_options o;
+    emq_db *db;
+    emq_stats n;
+    pid_t a;
+    int st, ok = 1, rc = -1;
+    int64_t t0, took = -1;
+    if (setup(dir, sizeof dir, path, sizeof path, 0) != 0) {
+        printf("FAIL: stopped between writes: cannot set up a file\n");
+        failed++;
+        return;
+    }
+    if ((a = fork()) == 0) {
+        if (emq_open(path, NULL, &db) != EMQ_OK || emq_mint(db, "JOB", id) ||
+            emq_enqueue(db, Q, id, "a1", 2) != EMQ_ENQUEUED)
+            _exit(1);
+        raise(SIGSTOP); /* between two writes, lingering on the turn */
+        if (emq_mint(db, "JOB", id) ||
+            emq_enqueue(db, Q, id, "a2", 2) != EMQ_ENQUEUED)
+            _exit(1);
+        emq_close(db);
+        _exit(0);
+    }
+    if (!(waitpid(a, &st, WUNTRACED) == a && WIFSTOPPED(st))) {
+        printf("FAIL: stopped between writes: process A did not stop\n");
+        ok = 0;
+    } else {
+        emq_options_init(&o);
+        o.busy_timeout_ms = 300;
+        t0 = mono_us();
+        if ((rc = emq_open(path, &o, &db)) == EMQ_OK) {
+            if ((rc = emq_mint(db, "JOB", id)) == EMQ_OK)
+                rc = emq_enqueue(db, Q, id, "b", 1);
+            emq_close(db);
+        }
+        took = ms_since(t0);
+        if (rc != EMQ_ENQUEUED || took >= 250) {
+            printf("FAIL: stopped between writes: the open and enqueue "
+                   "behind a stopped process's lingering turn answered %d "
+                   "after %lld ms (busy timeout 300 ms)\n", rc,
+                   (long long)took);
+            ok = 0;
+        }
+    }
+    kill(a, SIGCONT);
+    if (!(waitpid(a, &st, 0) == a && WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        printf("FAIL: stopped between writes: process A, continued, did not "
+               "commit its second enqueue\n");
+        ok = 0;
+    }
+    if (emq_open(path, NULL, &db) == EMQ_OK) {
+        if (emq_stats_get(db, Q, &n) != EMQ_OK || n.pending != 3) {
+            printf("FAIL: stopped between writes: %lld jobs pending, not "
+                   "3\n", (long long)n.pending);
+            ok = 0;
+        }
+        emq_close(db);
+    }
+    printf("stopped between writes: the open and enqueue behind a stopped "
+           "process's lingering turn took %lld ms\n", (long long)took);
+    if (ok) {
+        printf("PASS: stopped between writes\n");
+        passed++;
+    } else
+        failed++;
+    cleanup(dir);
+}
+
 static void soak(int secs, int k)
 {
     char dir[300], path[400], a[200], b[200];
@@ -460,6 +537,7 @@ int main(int argc, char **argv)
     } else {
         contention();
         stopped_and_killed();
+        stopped_between_writes();
     }
     printf("writers: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
