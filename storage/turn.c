@@ -83,7 +83,9 @@
 #ifndef TURN_LINGER_NS
 #define TURN_LINGER_NS 20000 /* a holder's turn waits for its next write */
 #endif
-#define TURN_BURST 32        /* writes in a row before the turn moves on  */
+#ifndef TURN_BURST
+#define TURN_BURST 32 /* writes in a row before the turn moves on   */
+#endif
 
 enum { WAIT = 0, HOLD = 1, GONE = 2 };
 
