@@ -60,9 +60,16 @@ typedef struct slot {
                                     deadline (CLOCK_MONOTONIC ms, 40 bits);
                                     0: free                             */
     _Atomic uint32_t lease_pid;  /* the holder's process (death check)   */
+    _Atomic uint64_t claimers;   /* waiting claims claiming now: count <<
+                                    48 | CLOCK_MONOTONIC ms of the last
+                                    change (48 bits); stale past
+                                    CLAIMERS_STALE_MS                   */
 } slot;
 
 _Static_assert(sizeof(slot) <= SLOT, "a slot fits its 64 bytes");
+
+#define CLAIMERS_MS_MASK ((UINT64_C(1) << 48) - 1)
+#define CLAIMERS_STALE_MS 100
 
 #define LEASE_MS_BITS 40
 #define LEASE_MS_MASK ((UINT64_C(1) << LEASE_MS_BITS) - 1)
@@ -277,6 +284,43 @@ static int pid_gone(uint32_t pid)
 {
     return pid != 0 && (pid_t)pid != getpid() && kill((pid_t)pid, 0) != 0 &&
            errno == ESRCH;
+}
+
+int emq_notify_claim(emq_notify *n, uint32_t b, int64_t want,
+                     int64_t now_ms)
+{
+    _Atomic uint64_t *c;
+    uint64_t v, count;
+    if (n == NULL || n->priv || want <= 0) return 1;
+    c = &slot_of(n, b)->claimers;
+    for (;;) {
+        v = atomic_load(c);
+        count = v >> 48;
+        /* a count nobody moved for CLAIMERS_STALE_MS was left by claimers
+         * that died or stopped before they ended: it counts as none */
+        if (now_ms - (int64_t)(v & CLAIMERS_MS_MASK) > CLAIMERS_STALE_MS)
+            count = 0;
+        if ((int64_t)count >= want) return 0;
+        if (count >= 0xFFFF) return 1; /* saturated: claim uncounted */
+        if (atomic_compare_exchange_weak(
+                c, &v, (count + 1) << 48 |
+                           ((uint64_t)now_ms & CLAIMERS_MS_MASK)))
+            return 2;
+    }
+}
+
+void emq_notify_unclaim(emq_notify *n, uint32_t b)
+{
+    _Atomic uint64_t *c;
+    uint64_t v;
+    if (n == NULL || n->priv) return;
+    c = &slot_of(n, b)->claimers;
+    v = atomic_load(c);
+    while (v >> 48 != 0 &&
+           !atomic_compare_exchange_weak(c, &v,
+                                         ((v >> 48) - 1) << 48 |
+                                             (v & CLAIMERS_MS_MASK)))
+        ;
 }
 
 int emq_notify_lease(emq_notify *n, uint32_t b, int64_t lease_ms,

@@ -91,6 +91,21 @@ int emq_notify_lease(emq_notify *n, uint32_t b, int64_t lease_ms,
                      int64_t now_ms);
 void emq_notify_unlease(emq_notify *n, uint32_t b);
 
+/**
+ * The waiting claims woken by one commit share out what it made claimable
+ * instead of all claiming (each claim is a write transaction, and all but
+ * the first find nothing): a waiter whose look saw `want` claimable jobs
+ * counts itself among the bucket's claimers when fewer than `want` are
+ * claiming, and returns 2 (it claims, then calls emq_notify_unclaim); 0
+ * when `want` or more are claiming already (it waits a little, then looks
+ * again); 1 when not counted (no shared region: it claims). `now_ms` on
+ * CLOCK_MONOTONIC: a count left by claimers that died or stopped expires
+ * 100 ms after its last change.
+ */
+int emq_notify_claim(emq_notify *n, uint32_t b, int64_t want,
+                     int64_t now_ms);
+void emq_notify_unclaim(emq_notify *n, uint32_t b);
+
 /** The writers' turn region of the wake file (turn.c), EMQ_NOTIFY_TURN_BYTES
  *  zeroed bytes at first; NULL for a private region (one handle). */
 void *emq_notify_turn_area(emq_notify *n);

@@ -1169,6 +1169,72 @@ START_TEST(leases_have_one_holder_and_die_with_it)
 }
 END_TEST
 
+/* Issue 33: the waiting claims one commit wakes share out the jobs their
+ * look saw: as many count themselves claimers as there are jobs, the rest
+ * are told to nap; a count nobody moved for 100 ms (its claimers died or
+ * stopped) counts as none. Times are given, so nothing sleeps. */
+START_TEST(claimers_share_out_what_a_look_saw)
+{
+    emq_db *a = fopen_db(&clk), *b = fopen_db(&clk);
+    emq_notify *na, *nb;
+    uint32_t k = emq_notify_bucket(Q, strlen(Q));
+    ck_assert_int_eq(emq_store_notifier(emq_db_store(a), &na), EMQ_OK);
+    ck_assert_int_eq(emq_store_notifier(emq_db_store(b), &nb), EMQ_OK);
+    ck_assert_int_eq(emq_notify_claim(na, k, 2, 1000), 2);
+    ck_assert_int_eq(emq_notify_claim(nb, k, 2, 1000), 2);
+    ck_assert_int_eq(emq_notify_claim(nb, k, 2, 1001), 0); /* 2 claiming */
+    ck_assert_int_eq(emq_notify_claim(nb, k + 1, 1, 1001), 2); /* apart */
+    ck_assert_int_eq(emq_notify_claim(na, k, 3, 1002), 2);
+    emq_notify_unclaim(na, k); /* 3 claiming, then 1 */
+    emq_notify_unclaim(nb, k);
+    ck_assert_int_eq(emq_notify_claim(nb, k, 2, 1003), 2);
+    ck_assert_int_eq(emq_notify_claim(na, k, 2, 1003), 0);
+    emq_notify_unclaim(na, k);
+    emq_notify_unclaim(nb, k); /* none */
+    ck_assert_int_eq(emq_notify_claim(nb, k, 1, 1004), 2);
+    ck_assert_int_eq(emq_notify_claim(na, k, 1, 1050), 0);
+    /* the claimers die: 100 ms after the last change the count is none */
+    ck_assert_int_eq(emq_notify_claim(na, k, 1, 1104), 0);
+    ck_assert_int_eq(emq_notify_claim(na, k, 1, 1105), 2);
+    ck_assert_int_eq(emq_notify_claim(nb, k, 1, 1105), 0);
+    emq_notify_unclaim(na, k);
+    ck_assert_int_eq(emq_notify_claim(nb, k, 1, 1106), 2);
+    emq_notify_unclaim(nb, k);
+    emq_notify_unclaim(nb, k); /* one too many: stays at none */
+    ck_assert_int_eq(emq_notify_claim(nb, k, 1, 1107), 2);
+    ck_assert_int_eq(emq_notify_claim(nb, k, 0, 1107), 1); /* nothing seen */
+    emq_notify_unclaim(nb, k + 1);
+    emq_close(a);
+    emq_close(b);
+}
+END_TEST
+
+/* A waiting claim that finds the bucket's claimers counted above what it
+ * saw (claimers that died a moment ago, or another queue's on a shared
+ * bucket) naps and looks again, and claims the job all the same. */
+START_TEST(a_waiting_claim_claims_past_a_count_left_by_dead_claimers)
+{
+    emq_db *d = fopen_db(NULL);
+    emq_notify *n;
+    emq_job j;
+    char id[EMQ_ID_SIZE];
+    struct timespec ts;
+    uint32_t k = emq_notify_bucket(Q, strlen(Q));
+    ck_assert_int_eq(emq_store_notifier(emq_db_store(d), &n), EMQ_OK);
+    ck_assert_int_eq(emq_mint(d, "JOB", id), EMQ_OK);
+    ck_assert_int_eq(emq_enqueue(d, Q, id, "p", 1), EMQ_ENQUEUED);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    for (int i = 0; i < 50; i++)
+        ck_assert_int_eq(emq_notify_claim(n, k, 50,
+                                          (int64_t)ts.tv_sec * 1000 +
+                                              ts.tv_nsec / 1000000), 2);
+    ck_assert_int_eq(emq_claim_wait(d, Q, 1000, 30000, &j), EMQ_OK);
+    ck_assert(memcmp(j.id, id, EMQ_ID_SIZE) == 0);
+    emq_job_clear(&j);
+    emq_close(d);
+}
+END_TEST
+
 /* Issue 27 item 6: a lease holder that stops renewing (a process stopped
  * by SIGSTOP, a debugger, a stalled VM) loses the role when its lease
  * lapses; when it comes back its renewal answers 0 and it must stop. Times
@@ -1724,6 +1790,8 @@ Suite *suite_sched(void)
     tcase_add_test(t, a_pinned_clock_times_out_on_real_time_even_past_it);
     tcase_add_test(t, the_wake_file_is_made_like_the_database_and_checked);
     tcase_add_test(t, leases_have_one_holder_and_die_with_it);
+    tcase_add_test(t, claimers_share_out_what_a_look_saw);
+    tcase_add_test(t, a_waiting_claim_claims_past_a_count_left_by_dead_claimers);
     tcase_add_test(t, a_stopped_lease_holder_loses_the_lease_within_its_time);
     suite_add_tcase(s, t);
     t = tcase_create("pool");

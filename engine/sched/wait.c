@@ -117,9 +117,15 @@ static int claim_by(emq_db *db, int id, const char *q, int64_t lease_ms,
  * at going first so neither starves the other. EMQ_OK with `*job`,
  * EMQ_EMPTY with `*again` = 1 when something moved (look again at once),
  * else with `*until` the earliest due instant (INFINITY: none).
+ * `*yield` on entry: whether this waiter may leave the jobs it saw to the
+ * other waiters already claiming them (emq_notify_claim); on return,
+ * whether it did (it naps, then looks again).
  */
+static int64_t mono_us(void);
+
 static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
-                   int *again, double *until)
+                   int *again, double *until, emq_notify *nf, uint32_t b,
+                   int *yield)
 {
     const emq_verb_info *lane = NULL;
     look l;
@@ -128,7 +134,9 @@ static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
     int64_t n, tries;
     int rc, turn;
 
+    int may = *yield;
     *again = 0;
+    *yield = 0;
     memset(&l, 0, sizeof l);
     l.q = q;
     if ((rc = emq_db_run(db, 0, look_tx, &l)) < 0) return rc;
@@ -155,7 +163,17 @@ static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
     for (int pass = 0; pass < 2; pass++) {
         if ((pass == 0) == (turn == 0)) {
             if ((l.pending > 0 || *again) && !db->sched.lanes_only) {
+                /* One commit wakes every waiter of the bucket; as many
+                 * claim as the look saw jobs, the others nap */
+                int counted = 1;
+                if (may && !*again && l.ring == 0 &&
+                    (counted = emq_notify_claim(nf, b, l.pending,
+                                                mono_us() / 1000)) == 0) {
+                    *yield = 1;
+                    return EMQ_EMPTY;
+                }
                 rc = claim_by(db, EMQ_V_CLAIM, q, lease_ms, job);
+                if (counted == 2) emq_notify_unclaim(nf, b);
                 if (rc != EMQ_EMPTY) return rc;
             }
         } else if (lane) {
@@ -169,6 +187,8 @@ static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
     }
     return EMQ_EMPTY;
 }
+
+#define WAIT_YIELD_US 10000
 
 static int64_t mono_us(void)
 {
@@ -205,7 +225,8 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
     uint32_t b, seen;
     int64_t start, deadline, real0, now, w, left;
     double until = INFINITY;
-    int again, rc, real_bound;
+    int again, rc, real_bound, yield;
+    int64_t yield_since = -1; /* real µs of the first of a run of naps */
 
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((rc = emq_gate_q(db, q)) < 0) return rc;
@@ -229,8 +250,16 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
     atomic_store(&db->sched.wait_notify, nf);
     for (;;) {
         seen = emq_notify_seq(nf, b);
-        rc = attempt(db, q, lease_ms, job, &again, &until);
+        /* A waiter leaves jobs to the claimers before it for at most
+         * WAIT_YIELD_US in a row (a queue sharing the bucket may keep
+         * its count up), and never under a test's wait hook. */
+        yield = db->sched.wait == NULL &&
+                (yield_since < 0 ||
+                 mono_us() - yield_since < WAIT_YIELD_US);
+        rc = attempt(db, q, lease_ms, job, &again, &until, nf, b, &yield);
         if (rc != EMQ_EMPTY) break;
+        if (!yield) yield_since = -1;
+        else if (yield_since < 0) yield_since = mono_us();
         if (again) continue;
         /* Publish the bucket before reading the interrupt counter, so an
          * interrupt either is seen here or signals the bucket. */
@@ -260,6 +289,8 @@ int emq_claim_wait(emq_db *db, const char *q, int64_t lease_ms,
             int64_t lw = left / 1000 + (left % 1000 != 0); /* round up */
             if (w < 0 || lw < w) w = lw;
         }
+        if (yield && (w < 0 || w > 1))
+            w = 1; /* a nap: the claimers before it end in microseconds */
         if (db->sched.wait) {
             int h = db->sched.wait(db->sched.wait_ctx, db, w);
             if (h < 0) break;
