@@ -18,6 +18,15 @@
  * every commit that schedules a job (B.schedule), because the sleep's
  * bound is the earliest run-at the look saw and a new one may come first.
  *
+ * Many waiters, one job: a commit wakes every waiter of its bucket, and
+ * before, each one's claim (a write transaction, taken in the writers'
+ * turn) ran, all but the first finding nothing. Now a waiter whose look
+ * saw N claimable jobs claims only while fewer than N waiters are
+ * claiming (emq_notify_claim: a count in the bucket's slot); the others
+ * nap 1 ms (or until the next signal) and look again. Bounded twice: a
+ * waiter naps for 10 ms in a row at most, then claims, and a count left by
+ * claimers that died or stopped expires 100 ms after its last change.
+ *
  * Time: what is due is judged on the handle's clock, inside the look's
  * transaction; the sleep is bounded by the earliest of the timeout, the
  * earliest scheduled run-at and the earliest lease deadline (so a
