@@ -282,26 +282,30 @@ static int spin_for_turn(turn_area *a, uint32_t s)
 
 /* Take the turn back without queueing: this handle lingered on it since
  * its last write and nobody took it meanwhile. Past TURN_BURST writes in
- * a row, hand it on instead. 1 when held. */
+ * a row, hand it on instead. 1 when held.
+ * The cell says HOLD before the linger is claimed, so a waiter never sees
+ * a GONE head whose linger is over while its writer takes it back; a
+ * waiter that claimed the linger first (end_linger) is moving the turn
+ * on, and this writer queues. */
 static int retake(emq_store *st, turn_area *a)
 {
     uint32_t t = st->turn_ticket, want = t;
     uint64_t v = pack(t, GONE, st->turn_pid);
     _Atomic uint64_t *c = &a->cell[t % TURN_RING];
     st->turn_linger = 0;
-    if (atomic_compare_exchange_strong(&a->linger, &want, t - 1)) {
-        if (st->turn_burst >= TURN_BURST) {
+    if (st->turn_burst >= TURN_BURST) {
+        if (atomic_compare_exchange_strong(&a->linger, &want, t - 1))
             advance(a, t, emq_mono_ms());
-        } else if (atomic_load(&a->serving) == t &&
-                   atomic_compare_exchange_strong(c, &v,
-                                                  pack(t, HOLD, st->turn_pid))) {
-            if (atomic_load(&a->serving) == t) {
-                st->turn_burst++;
-                return 1;
-            }
-            /* an earlier build's writer passed the GONE head meanwhile */
-            atomic_store(c, pack(t, GONE, st->turn_pid));
+    } else if (atomic_load(&a->serving) == t &&
+               atomic_compare_exchange_strong(c, &v,
+                                              pack(t, HOLD, st->turn_pid))) {
+        if (atomic_compare_exchange_strong(&a->linger, &want, t - 1) &&
+            atomic_load(&a->serving) == t) {
+            st->turn_burst++;
+            return 1;
         }
+        /* taken over (or passed by an earlier build's writer) */
+        atomic_store(c, pack(t, GONE, st->turn_pid));
     }
     st->turn_burst = 0;
     return 0;
