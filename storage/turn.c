@@ -50,9 +50,11 @@
  *     writer in line takes the turn from a head that lingered longer (it
  *     will not write soon: working, stopped or gone);
  *   - the next writer in line watches `serving` (and the lingering head)
- *     for up to TURN_SPIN_NS before it sleeps, so a hand-over costs no
- *     wake-up; a hand-over wakes the writer whose turn it is and the one
- *     behind it, who becomes the next in line. Each waiter sleeps on its
+ *     before it sleeps, for as long as the head keeps writing (a write at
+ *     least every TURN_SPIN_NS, TURN_SPIN_MAX_NS at most), so a hand-over
+ *     costs no wake-up, and the head's writes wake nobody while it spins;
+ *     a hand-over wakes the writer whose turn it is and the one behind
+ *     it, who becomes the next in line. Each waiter sleeps on its
  *     ticket's bit of `serving` (FUTEX_WAIT_BITSET): a hand-over wakes two
  *     writers, not every writer queued.
  * Group commit (gsync.c) does not linger: its writer waits for a sync
@@ -77,7 +79,11 @@
 #define TURN_LOOK_MS 10   /* a waiter's longest sleep between looks      */
 #define TURN_SKIP_MS 250  /* a head that did not take its turn by then   */
 #ifndef TURN_SPIN_NS
-#define TURN_SPIN_NS 50000 /* the next in line watches before it sleeps  */
+#define TURN_SPIN_NS 50000 /* the next in line watches a head this idle  */
+#endif
+
+#ifndef TURN_SPIN_MAX_NS
+#define TURN_SPIN_MAX_NS 1000000 /* ... while the head's burst goes on */
 #endif
 
 #ifndef TURN_LINGER_NS
@@ -95,7 +101,9 @@ typedef struct turn_area {
     _Atomic int64_t since_ms;    /* CLOCK_MONOTONIC ms `serving` moved     */
     _Atomic int64_t linger_ns;   /* CLOCK_MONOTONIC ns the head lingered   */
     _Atomic uint32_t linger;     /* the head's ticket while it lingers     */
-    unsigned char pad[36];
+    _Atomic uint32_t spinner;    /* 1 + the ticket of the next in line
+                                    while it spins (0: none)            */
+    unsigned char pad[32];
     _Atomic uint64_t cell[TURN_RING]; /* ticket << 32 | state << 30 | pid */
 } turn_area;
 
@@ -257,27 +265,42 @@ static int many_cpus(void)
     return n > 1;
 }
 
-/* The writer next in line watches the head for up to TURN_SPIN_NS before
- * it sleeps, when another CPU can run the holder meanwhile: a transaction
- * takes tens of microseconds, and a sleeper's wake-up on another CPU
- * costs about as much again at every hand-over. It takes the turn from a
- * head that lingered too long. 1 when the turn moved. */
+/* The writer next in line watches the head before it sleeps, when another
+ * CPU can run the holder meanwhile: a transaction takes tens of
+ * microseconds, and a sleeper's wake-up on another CPU costs about as much
+ * again at every hand-over. It watches while the head makes progress (a
+ * write of its burst at least every TURN_SPIN_NS) for TURN_SPIN_MAX_NS at
+ * most (a burst), and takes the turn from a head that lingered too long.
+ * While it spins, the head's writes need not wake it. 1 when the turn
+ * moved. */
 static int spin_for_turn(turn_area *a, uint32_t s)
 {
-    int64_t t0, now;
+    int64_t t0, last, now, seen, at;
+    uint32_t me = s + 2; /* 1 + this waiter's ticket, s + 1 */
+    int moved = 0;
     if (!many_cpus() || TURN_SPIN_NS <= 0) return 0;
-    t0 = mono_ns();
+    atomic_store(&a->spinner, me);
+    t0 = last = mono_ns();
+    seen = atomic_load(&a->linger_ns);
     for (;;) {
-        for (int i = 0; i < 64; i++) {
-            if (atomic_load_explicit(&a->serving, memory_order_acquire) != s)
-                return 1;
+        for (int i = 0; i < 64 && !moved; i++) {
+            moved = atomic_load_explicit(&a->serving,
+                                         memory_order_acquire) != s;
             emq_plat_relax();
         }
-        if (end_linger(a, s, atomic_load(&a->cell[s % TURN_RING])))
-            return 1;
+        if (moved ||
+            (moved = end_linger(a, s, atomic_load(&a->cell[s % TURN_RING]))))
+            break;
         now = mono_ns();
-        if (now - t0 >= TURN_SPIN_NS) return 0;
+        if ((at = atomic_load(&a->linger_ns)) != seen) {
+            seen = at; /* the head wrote again: its burst goes on */
+            last = now;
+        }
+        if (now - last >= TURN_SPIN_NS || now - t0 >= TURN_SPIN_MAX_NS)
+            break;
     }
+    atomic_compare_exchange_strong(&a->spinner, &me, 0);
+    return moved;
 }
 
 /* Take the turn back without queueing: this handle lingered on it since
@@ -404,7 +427,10 @@ void emq_wturn_leave(emq_store *st)
         atomic_store(&a->linger, t); /* before the cell says GONE */
         atomic_store(&a->cell[t % TURN_RING], pack(t, GONE, st->turn_pid));
         st->turn_linger = 1;
-        if (atomic_load(&a->next) != t + 1) /* the next in line watches */
+        /* the next in line watches: wake it unless it spins (one that
+         * stops spinning just now naps 1 ms at most, behind a lingerer) */
+        if (atomic_load(&a->next) != t + 1 &&
+            atomic_load(&a->spinner) != t + 2)
             emq_plat_wake_bits(&a->serving, bit_of(t + 1));
         return;
     }
