@@ -56,6 +56,7 @@ typedef struct result {
 typedef struct run {
     const char *workdir;
     int smoke, pin, repeat, exclusive, page_size, ckpt_frames, with[4];
+    int no_history;
     counts normal, full;
     int64_t depths[MAX_DEPTHS];
     int ndepth;
@@ -232,6 +233,7 @@ static int run_throughput(run *R, result *r)
         c.path = path;
         c.sync = r->sync;
         c.exclusive = R->exclusive;
+        c.no_history = R->no_history;
         c.page_size = R->page_size;
         c.ckpt_frames = R->ckpt_frames;
         remove_db(path);
@@ -263,6 +265,7 @@ static int run_depths(run *R, result *r)
     c.path = path;
     c.sync = r->sync;
     c.exclusive = R->exclusive;
+    c.no_history = R->no_history;
     c.page_size = R->page_size;
     c.ckpt_frames = R->ckpt_frames;
     remove_db(path);
@@ -551,6 +554,8 @@ static void report(run *R, FILE *f, FILE *tsv)
                    : "no pinning", R->repeat,
             R->exclusive ? "; emqlite and raw SQL with locking_mode "
                            "EXCLUSIVE (one process per file)" : "");
+    if (R->no_history)
+        fprintf(f, "emqlite's job history off (emq_history_config_set)\n");
     if (R->page_size || R->ckpt_frames)
         fprintf(f, "page size %d, checkpoint every %d WAL frames\n",
                 R->page_size ? R->page_size : 4096,
@@ -570,7 +575,8 @@ static void usage(FILE *f)
             "[--scale F] [--repeat K] [--no-pin] [--exclusive]\n"
             "                     [--systems emqlite,raw,peer] "
             "[--depths N,N,...]\n"
-            "                     [--page-size B] [--checkpoint-frames F]\n"
+            "                     [--page-size B] [--checkpoint-frames F] "
+            "[--no-history]\n"
             "       emqlite-bench --instr WHAT [-n N] [--dir DIR] "
             "[--exclusive]\n"
             "       emqlite-bench --pages [--dir DIR]\n"
@@ -628,6 +634,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--smoke") == 0) R.smoke = 1;
         else if (strcmp(a, "--no-pin") == 0) R.pin = 0;
         else if (strcmp(a, "--exclusive") == 0) R.exclusive = 1;
+        else if (strcmp(a, "--no-history") == 0) R.no_history = 1;
         else if (strcmp(a, "--pages") == 0) pages = 1;
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
