@@ -49,6 +49,22 @@ for d in 1000 2000; do
         fail=1
     fi
 done
+# --no-history: emqlite alone, its job history off, said in the report.
+if ! $vg "$bin" --smoke --systems emqlite --no-history --dir "$tmp" \
+        --out "$tmp/nohist" >>"$tmp/stdout" 2>>"$tmp/stderr"; then
+    echo "FAIL: emqlite-bench --smoke --no-history exited non-zero"
+    fail=1
+fi
+if ! grep -q "job history off" "$tmp/nohist/report.md" 2>/dev/null; then
+    echo "FAIL: the --no-history report does not say the history was off"
+    fail=1
+fi
+n=$(grep -F "| full cycle, cycles/s" "$tmp/nohist/report.md" 2>/dev/null |
+    awk -F'|' '$3 ~ /^ *[0-9.]+ *$/' | wc -l)
+if [ "$n" -ne 2 ]; then
+    echo "FAIL: the --no-history report's emqlite cycle figures are missing ($n of 2 tables)"
+    fail=1
+fi
 if [ -s "$tmp/stderr" ]; then sed 's/^/  /' "$tmp/stderr"; fi
 if [ "$fail" -ne 0 ]; then
     sed 's/^/  /' "$tmp/stdout"
