@@ -1152,13 +1152,22 @@ START_TEST(the_wake_file_is_made_like_the_database_and_checked)
 }
 END_TEST
 
+/* Two handles on the file, their wake files, and Q's bucket. */
+static uint32_t two_notifiers(emq_db **a, emq_db **b, emq_notify **na,
+                              emq_notify **nb)
+{
+    *a = fopen_db(&clk);
+    *b = fopen_db(&clk);
+    ck_assert_int_eq(emq_store_notifier(emq_db_store(*a), na), EMQ_OK);
+    ck_assert_int_eq(emq_store_notifier(emq_db_store(*b), nb), EMQ_OK);
+    return emq_notify_bucket(Q, strlen(Q));
+}
+
 START_TEST(leases_have_one_holder_and_die_with_it)
 {
-    emq_db *a = fopen_db(&clk), *b = fopen_db(&clk);
+    emq_db *a, *b;
     emq_notify *na, *nb;
-    uint32_t k = emq_notify_bucket(Q, strlen(Q));
-    ck_assert_int_eq(emq_store_notifier(emq_db_store(a), &na), EMQ_OK);
-    ck_assert_int_eq(emq_store_notifier(emq_db_store(b), &nb), EMQ_OK);
+    uint32_t k = two_notifiers(&a, &b, &na, &nb);
     ck_assert_int_eq(emq_notify_lease(na, k, 300, 1000), 1);
     ck_assert_int_eq(emq_notify_lease(na, k, 300, 1000), 1);
     ck_assert_int_eq(emq_notify_lease(nb, k, 300, 1000), 0);
@@ -1175,11 +1184,9 @@ END_TEST
  * stopped) counts as none. Times are given, so nothing sleeps. */
 START_TEST(claimers_share_out_what_a_look_saw)
 {
-    emq_db *a = fopen_db(&clk), *b = fopen_db(&clk);
+    emq_db *a, *b;
     emq_notify *na, *nb;
-    uint32_t k = emq_notify_bucket(Q, strlen(Q));
-    ck_assert_int_eq(emq_store_notifier(emq_db_store(a), &na), EMQ_OK);
-    ck_assert_int_eq(emq_store_notifier(emq_db_store(b), &nb), EMQ_OK);
+    uint32_t k = two_notifiers(&a, &b, &na, &nb);
     ck_assert_int_eq(emq_notify_claim(na, k, 2, 1000), 2);
     ck_assert_int_eq(emq_notify_claim(nb, k, 2, 1000), 2);
     ck_assert_int_eq(emq_notify_claim(nb, k, 2, 1001), 0); /* 2 claiming */
