@@ -15,8 +15,9 @@
  * a file of the first layout, without them, is grown: zeros are an empty
  * queue).
  * A slot also holds the count of the waiting claims claiming from its
- * bucket now (emq_notify_claim), and its bucket's lease (a holder token and deadline in one
- * 64-bit word, and the holder's pid): leases are timed, so a holder that is
+ * bucket now (emq_notify_claim), and its bucket's lease (a holder token
+ * and deadline in one 64-bit word, and the holder's pid): leases are
+ * timed, so a holder that is
  * stopped loses its role when its deadline passes (before, an OFD lock held
  * the role for as long as the stopped process lived: issue 27 item 6).
  *

@@ -43,9 +43,9 @@
  * one CPU:
  *   - a writer lingers: after its commit its cell says GONE and `linger`
  *     names its ticket, with the instant; its handle's next write within
- *     TURN_LINGER_NS (20 µs: a worker's claim
- *     then its complete, a producer's next enqueue) takes the turn back
- *     without queueing, its cache still good; at most TURN_BURST writes
+ *     TURN_LINGER_NS (20 µs: a worker's complete after its claim, a
+ *     producer's next enqueue) takes the turn back without queueing, its
+ *     cache still good; at most TURN_BURST writes
  *     in a row, then it hands the turn on and queues at the tail. The next
  *     writer in line takes the turn from a head that lingered longer (it
  *     will not write soon: working, stopped or gone);
@@ -304,8 +304,8 @@ static int spin_for_turn(turn_area *a, uint32_t s)
 }
 
 /* Take the turn back without queueing: this handle lingered on it since
- * its last write and nobody took it meanwhile. Past TURN_BURST writes in
- * a row, hand it on instead. 1 when held.
+ * its last write (fewer than TURN_BURST in a row: emq_wturn_leave) and
+ * nobody took it meanwhile. 1 when held.
  * The cell says HOLD before the linger is claimed, so a waiter never sees
  * a GONE head whose linger is over while its writer takes it back; a
  * waiter that claimed the linger first (end_linger) is moving the turn
@@ -316,12 +316,8 @@ static int retake(emq_store *st, turn_area *a)
     uint64_t v = pack(t, GONE, st->turn_pid);
     _Atomic uint64_t *c = &a->cell[t % TURN_RING];
     st->turn_linger = 0;
-    if (st->turn_burst >= TURN_BURST) {
-        if (atomic_compare_exchange_strong(&a->linger, &want, t - 1))
-            advance(a, t, emq_mono_ms());
-    } else if (atomic_load(&a->serving) == t &&
-               atomic_compare_exchange_strong(c, &v,
-                                              pack(t, HOLD, st->turn_pid))) {
+    if (atomic_load(&a->serving) == t &&
+        atomic_compare_exchange_strong(c, &v, pack(t, HOLD, st->turn_pid))) {
         if (atomic_compare_exchange_strong(&a->linger, &want, t - 1) &&
             atomic_load(&a->serving) == t) {
             st->turn_burst++;
