@@ -69,7 +69,7 @@ typedef struct cell {
 static struct {
     int64_t jobs, mixed_jobs;
     double mixed_rate;
-    int sync, rounds, nk, ks[16], sys_on[NSYS], page_size;
+    int sync, rounds, nk, ks[16], sys_on[NSYS], page_size, ckpt_frames;
     const char *dir;
 } O;
 
@@ -347,6 +347,7 @@ static int run_cell(int sys, int k, cell *c)
     r.k = k;
     r.conf.sync = O.sync;
     r.conf.page_size = O.page_size;
+    r.conf.ckpt_frames = O.ckpt_frames;
     snprintf(path, sizeof path, "%s/bench.db", dir);
     r.conf.path = path;
     if (sys != SYS_EMQ) {
@@ -504,13 +505,14 @@ static void usage(FILE *f)
 "usage: emqlite-procs [--k 1,2,4,8,16] [--jobs 40000] [--mixed-jobs 10000]\n"
 "                     [--mixed-rate 2000] [--rounds 3] [--full]\n"
 "                     [--only emqlite|peer-unix|peer-tcp] [--dir DIR]\n"
-"                     [--page-size BYTES]\n"
+"                     [--page-size BYTES] [--checkpoint-frames F]\n"
 "Many processes on one file against K clients of one redis/valkey server\n"
 "(Unix socket and TCP) running the reference's Lua: K producers enqueue\n"
 "--jobs jobs, K workers claim and complete them, then K/2 producers offer\n"
 "--mixed-rate jobs/s in all while K/2 workers take them (emqlite: the\n"
 "waiting claim). --full: synchronous FULL against appendfsync always.\n"
-"--page-size: the page size of emqlite's file (default: the library's).\n"
+"--page-size, --checkpoint-frames: emqlite's page size and checkpoint\n"
+"interval (default: the library's).\n"
 "Prints markdown tables: medians (min–max) over --rounds interleaved\n"
 "rounds; exits 1 when any call failed or any job was not claimed exactly\n"
 "once.\n");
@@ -578,6 +580,15 @@ int main(int argc, char **argv)
                 return 2;
             }
             O.page_size = (int)n;
+            i++;
+        } else if (v && !strcmp(a, "--checkpoint-frames")) {
+            long n = strtol(v, NULL, 10);
+            if (n < 1 || n > 1000000000) {
+                fprintf(stderr, "emqlite-procs: --checkpoint-frames %s: a "
+                        "count of WAL frames, above 0\n", v);
+                return 2;
+            }
+            O.ckpt_frames = (int)n;
             i++;
         } else if (v && !strcmp(a, "--dir")) {
             O.dir = v;

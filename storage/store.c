@@ -1119,10 +1119,11 @@ static int make_current(emq_store *st, int version)
 #define ROOM_RESERVE (256 * 1024) /* kept for the spending transactions */
 
 /* The WAL's room: (checkpoint_frames + 64) frames, or as much of it as
- * the disk gives, halving down to 128 frames; then the handle checkpoints
- * before the WAL outgrows it. Best effort, and only when the disk has less
- * than 64 times that free (a WAL that went once round its cycle owns the
- * blocks anyway): at open and after this handle's checkpoints. */
+ * the disk gives, never more than an eighth of its free space, halving
+ * down to 128 frames; then the handle checkpoints before the WAL outgrows
+ * it. Best effort, and only when the disk has less than 64 times that
+ * free (a WAL that went once round its cycle owns the blocks anyway): at
+ * open and after this handle's checkpoints. */
 static void reserve_wal(emq_store *st)
 {
 #ifdef FALLOC_FL_KEEP_SIZE /* Linux; elsewhere the WAL grows as it goes */
@@ -1130,19 +1131,28 @@ static void reserve_wal(emq_store *st)
     int64_t want = (st->opts.checkpoint_frames > 0
                         ? st->opts.checkpoint_frames
                         : EMQ_CHECKPOINT_FRAMES) + 64;
+    int64_t frame = st->page_size + 24, free_b;
     struct statvfs vb;
     int fd, got = 0;
-    if (!st->room || statvfs(st->path, &vb) != 0 ||
-        (int64_t)vb.f_bavail * (int64_t)vb.f_frsize >
-            64 * want * (st->page_size + 24))
+    if (!st->room || statvfs(st->path, &vb) != 0)
         return;
+    free_b = (int64_t)vb.f_bavail * (int64_t)vb.f_frsize;
+    if (want <= free_b / 64 / frame)
+        return; /* room enough */
+    /* Never more than an eighth of the free space: a huge checkpoint
+     * interval must not take the disk (the interval follows the room). */
+    if (want > free_b / 8 / frame) {
+        want = free_b / 8 / frame;
+        if (want >= 128 && st->opts.checkpoint_frames > want - 64)
+            st->opts.checkpoint_frames = (int)(want - 64);
+    }
     snprintf(w, sizeof w, "%s-wal", st->path);
     fd = open(w, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return;
     for (int64_t f = want; f >= 128 && !got; f /= 2) {
-        if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0,
-                      (off_t)(f * (st->page_size + 24) + 32)) == 0)
+        if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)(f * frame + 32)) ==
+            0)
             got = 1;
         else if (errno != ENOSPC)
             break;

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <check.h>
 #include "emqlite.h"
@@ -455,6 +456,41 @@ START_TEST(cross_queue_children_complete_on_a_full_disk)
 }
 END_TEST
 
+/* The WAL's room is reserved up front (storage/store.c, reserve_wal), as
+ * many frames as the checkpoint interval. A huge interval must not take
+ * the disk: before, the reservation halved until it fitted, so a
+ * million-frame interval took all but the last few blocks of a 16 MiB
+ * disk and the next enqueue answered EMQ_EFULL. Now it takes an eighth
+ * of the free space at most, and the interval follows what it got. */
+START_TEST(a_huge_checkpoint_interval_does_not_take_the_disk)
+{
+    emq_options o;
+    emq_db *db;
+    struct statvfs vb;
+    char id[EMQ_ID_SIZE], p[200];
+    int64_t before, after;
+    if (!mount_tmpfs("16m", "the huge checkpoint interval case")) return;
+    ck_assert_int_eq(statvfs(mnt, &vb), 0);
+    before = (int64_t)vb.f_bavail * (int64_t)vb.f_frsize;
+    emq_options_init(&o);
+    o.clock = rel_clock_fn;
+    o.clock_ctx = &clk;
+    o.checkpoint_frames = 1000000; /* about 1 GiB of 1 KiB frames */
+    ck_assert_int_eq(emq_open(path, &o, &db), EMQ_OK);
+    ck_assert_int_eq(statvfs(mnt, &vb), 0);
+    after = (int64_t)vb.f_bavail * (int64_t)vb.f_frsize;
+    ck_assert_msg(after >= before / 2, "the open left %lld of %lld bytes "
+                  "free", (long long)after, (long long)before);
+    for (int i = 0; i < 200; i++) {
+        payload(p, i);
+        ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+        ck_assert_msg(emq_enqueue(db, "q", id, p, sizeof p) == EMQ_ENQUEUED,
+                      "enqueue %d: %s", i, emq_errmsg(db));
+    }
+    emq_close(db);
+}
+END_TEST
+
 Suite *suite_fulldisk(void)
 {
     Suite *s = suite_create("fulldisk");
@@ -483,6 +519,11 @@ Suite *suite_fulldisk(void)
     tcase_add_unchecked_fixture(t, setup, teardown);
     tcase_set_timeout(t, 30);
     tcase_add_test(t, cross_queue_children_complete_on_a_full_disk);
+    suite_add_tcase(s, t);
+    t = tcase_create("walroom");
+    tcase_add_unchecked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 30);
+    tcase_add_test(t, a_huge_checkpoint_interval_does_not_take_the_disk);
     suite_add_tcase(s, t);
     return s;
 }
