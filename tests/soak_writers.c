@@ -411,7 +411,8 @@ static void stopped_and_killed(void)
  * Round "stopped between writes": process A commits an enqueue (its handle
  * lingers on the turn, waiting for its next write: turn.c) and stops
  * (SIGSTOP) before writing again. A writer with a 300 ms busy timeout
- * takes the turn from the lingering head and commits at once; A,
+ * takes the turn from the lingering head and commits (no time asserted:
+ * a head it could not pass would make it answer EMQ_EBUSY); A,
  * continued, queues again, commits its second enqueue and closes.
  */
 static void stopped_between_writes(void)
@@ -452,7 +453,7 @@ static void stopped_between_writes(void)
             emq_close(db);
         }
         took = ms_since(t0);
-        if (rc != EMQ_ENQUEUED || took >= 250) {
+        if (rc != EMQ_ENQUEUED) { /* EMQ_EBUSY at 300 ms: not passed */
             printf("FAIL: stopped between writes: the open and enqueue "
                    "behind a stopped process's lingering turn answered %d "
                    "after %lld ms (busy timeout 300 ms)\n", rc,
