@@ -17,9 +17,9 @@
  * A slot also holds the count of the waiting claims claiming from its
  * bucket now (emq_notify_claim), and its bucket's lease (a holder token
  * and deadline in one 64-bit word, and the holder's pid): leases are
- * timed, so a holder that is
- * stopped loses its role when its deadline passes (before, an OFD lock held
- * the role for as long as the stopped process lived: issue 27 item 6).
+ * timed, so a holder that is stopped loses its role when its deadline
+ * passes (before, an OFD lock held the role for as long as the stopped
+ * process lived: issue 27 item 6).
  *
  * Waiting on a sequence word and waking its waiters go through
  * platform.h: a futex on the shared mapping on Linux (one FUTEX_WAKE

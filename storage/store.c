@@ -1151,8 +1151,8 @@ static void reserve_wal(emq_store *st)
     if (fd < 0)
         return;
     for (int64_t f = want; f >= 128 && !got; f /= 2) {
-        if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)(f * frame + 32)) ==
-            0)
+        off_t len = (off_t)(f * frame + 32);
+        if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, len) == 0)
             got = 1;
         else if (errno != ENOSPC)
             break;

@@ -120,18 +120,16 @@ static uint32_t ticket_of(uint64_t c) { return (uint32_t)(c >> 32); }
 static unsigned state_of(uint64_t c) { return (unsigned)(c >> 30) & 3u; }
 static uint32_t pid_of(uint64_t c) { return (uint32_t)(c & PID_MASK); }
 
-int64_t emq_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int64_t mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t emq_mono_ms(void)
+{
+    return mono_ns() / 1000000;
 }
 
 int emq_pid_gone(uint32_t pid)

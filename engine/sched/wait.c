@@ -63,6 +63,17 @@ void emq_sched_set_wait_hook(emq_db *db, emq_wait_hook fn, void *ctx)
     db->sched.wait_ctx = fn ? ctx : NULL;
 }
 
+/* A waiter leaves the jobs it saw to the claimers before it for this long
+ * in a row at most (emq_claim_wait). */
+#define WAIT_YIELD_US 10000
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* What the look saw. */
 typedef struct look {
     const char *q;
@@ -130,8 +141,6 @@ static int claim_by(emq_db *db, int id, const char *q, int64_t lease_ms,
  * other waiters already claiming them (emq_notify_claim); on return,
  * whether it did (it naps, then looks again).
  */
-static int64_t mono_us(void);
-
 static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
                    int *again, double *until, emq_notify *nf, uint32_t b,
                    int *yield)
@@ -197,14 +206,6 @@ static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
     return EMQ_EMPTY;
 }
 
-#define WAIT_YIELD_US 10000
-
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /* The real time in microseconds (plane.h: a test may stand in for it).
  * Finer than the timeout's milliseconds: from whole-millisecond readings
