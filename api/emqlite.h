@@ -2287,9 +2287,10 @@ typedef struct emq_history_entry {
     int64_t run_at_ms;    /**< scheduled, retried, delayed                */
     const void *error;    /**< retried, dead: the error bytes             */
     size_t error_len;
-    const char *host;     /**< claimed: the claiming host (NUL-terminated) */
-    int64_t pid;          /**< claimed: its process id                    */
-    const char *worker;   /**< claimed: the handle's worker name, or NULL */
+    const char *host;     /**< claimed, and retried or dead by a retry:
+                               the host of the handle (NUL-terminated)   */
+    int64_t pid;          /**< ... its process id                         */
+    const char *worker;   /**< ... the handle's worker name, or NULL      */
 } emq_history_entry;
 
 /** Called per entry; a nonzero return stops the walk and is returned. The
@@ -2316,9 +2317,16 @@ int emq_history_read(emq_db *db, const char *q, int64_t after, size_t max,
  *  cursor of a reader that wants only what comes next. */
 int emq_history_last(emq_db *db, int64_t *seq);
 
+/** What the history records (emq_history_config.enabled). */
+#define EMQ_HISTORY_OFF 0      /**< nothing, and no job is kept           */
+#define EMQ_HISTORY_ALL 1      /**< every transition (the default)        */
+#define EMQ_HISTORY_FAILURES 2 /**< what went wrong: retried, dead,
+                                    reaped, stalled, removed, requeued;
+                                    dead jobs kept, completed ones not    */
+
 /** The file's history settings (host configuration, one for the file). */
 typedef struct emq_history_config {
-    int enabled;          /**< 1 (default): record; 0: record nothing     */
+    int enabled;          /**< EMQ_HISTORY_ALL (default), _FAILURES, _OFF */
     int64_t per_job;      /**< entries kept per job (64)                  */
     int64_t per_queue;    /**< entries kept per queue (100000)            */
     int64_t max_age_ms;   /**< entries older than this go (7 days)        */
@@ -2327,8 +2335,9 @@ typedef struct emq_history_config {
 /** The settings in force for `db` (the defaults when none were set). */
 int emq_history_config_get(emq_db *db, emq_history_config *cfg);
 /**
- * Store settings for the file (`cfg` NULL: back to the defaults). Every
- * number must be >= 1 (EMQ_EINVAL names it). This handle follows them at
+ * Store settings for the file (`cfg` NULL: back to the defaults). `enabled`
+ * is one of EMQ_HISTORY_*; every number must be >= 1 (EMQ_EINVAL names
+ * it). This handle follows them at
  * once, other handles at their next open.
  */
 int emq_history_config_set(emq_db *db, const emq_history_config *cfg);

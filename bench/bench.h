@@ -75,7 +75,8 @@ typedef struct bench_conf {
     int sync;             /* EMQ_SYNC_NORMAL or EMQ_SYNC_FULL              */
     int exclusive;        /* emqlite / raw: locking_mode = EXCLUSIVE       */
     int checksums;        /* emqlite: emq_options.checksums (row sums)     */
-    int no_history;       /* emqlite: job history off (emq_history_config) */
+    int no_history;       /* emqlite: job history off (1) or at its
+                             failures level (2) (emq_history_config)      */
     int hist_full;        /* emqlite: history at its bounds (per_queue and
                              the completed jobs kept 1000): every entry
                              and kept job pushes an old one out          */

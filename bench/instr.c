@@ -15,6 +15,8 @@
  *   emq-cycle-sums             (emq_options.checksums: the option's cost)
  *   emq-enqueue-nohist,        the same two with the job history off
  *   emq-cycle-nohist           (emq_history_config: its cost, issue 34)
+ *   emq-enqueue-histfail,      the same two at the history's failures level
+ *   emq-cycle-histfail         (EMQ_HISTORY_FAILURES: its cost)
  *   emq-enqueue-histfull,      the same two with the history at its bounds
  *   emq-cycle-histfull         (per_queue 1000, 1000 completed jobs kept:
  *                              every entry and kept job pushes one out, as
@@ -107,7 +109,7 @@ static int sys_loop(int raw, int cycle, int sums, int excl, const char *path,
     c.path = path;
     c.sync = EMQ_SYNC_NORMAL;
     c.checksums = sums & 1;
-    c.no_history = (sums & 2) != 0;
+    c.no_history = (sums & 8) ? 2 : (sums & 2) != 0;
     c.hist_full = (sums & 4) != 0;
     c.exclusive = excl;
     c.page_size = bench_instr_page_size;
@@ -200,6 +202,10 @@ int bench_instr_main(const char *what, const char *dir, int64_t n, int excl)
         rc = sys_loop(0, 0, 2, excl, path, n);
     else if (strcmp(what, "emq-cycle-nohist") == 0)
         rc = sys_loop(0, 1, 2, excl, path, n);
+    else if (strcmp(what, "emq-enqueue-histfail") == 0)
+        rc = sys_loop(0, 0, 8, excl, path, n);
+    else if (strcmp(what, "emq-cycle-histfail") == 0)
+        rc = sys_loop(0, 1, 8, excl, path, n);
     else if (strcmp(what, "emq-enqueue-histfull") == 0)
         rc = sys_loop(0, 0, 4, excl, path, n);
     else if (strcmp(what, "emq-cycle-histfull") == 0)

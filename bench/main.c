@@ -555,7 +555,8 @@ static void report(run *R, FILE *f, FILE *tsv)
             R->exclusive ? "; emqlite and raw SQL with locking_mode "
                            "EXCLUSIVE (one process per file)" : "");
     if (R->no_history)
-        fprintf(f, "emqlite's job history off (emq_history_config_set)\n");
+        fprintf(f, "emqlite's job history %s (emq_history_config_set)\n",
+                R->no_history == 2 ? "at its failures level" : "off");
     if (R->page_size || R->ckpt_frames)
         fprintf(f, "page size %d, checkpoint every %d WAL frames\n",
                 R->page_size ? R->page_size : 4096,
@@ -576,7 +577,7 @@ static void usage(FILE *f)
             "                     [--systems emqlite,raw,peer] "
             "[--depths N,N,...]\n"
             "                     [--page-size B] [--checkpoint-frames F] "
-            "[--no-history]\n"
+            "[--no-history | --history-failures]\n"
             "       emqlite-bench --instr WHAT [-n N] [--dir DIR] "
             "[--exclusive]\n"
             "       emqlite-bench --pages [--dir DIR]\n"
@@ -635,6 +636,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--no-pin") == 0) R.pin = 0;
         else if (strcmp(a, "--exclusive") == 0) R.exclusive = 1;
         else if (strcmp(a, "--no-history") == 0) R.no_history = 1;
+        else if (strcmp(a, "--history-failures") == 0) R.no_history = 2;
         else if (strcmp(a, "--pages") == 0) pages = 1;
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);

@@ -70,6 +70,7 @@ static struct {
     int64_t jobs, mixed_jobs;
     double mixed_rate;
     int sync, rounds, nk, ks[16], sys_on[NSYS], page_size, ckpt_frames;
+    int history;          /* bench_conf.no_history: 0 all, 1 off, 2 failures */
     const char *dir;
 } O;
 
@@ -348,6 +349,7 @@ static int run_cell(int sys, int k, cell *c)
     r.conf.sync = O.sync;
     r.conf.page_size = O.page_size;
     r.conf.ckpt_frames = O.ckpt_frames;
+    r.conf.no_history = O.history;
     snprintf(path, sizeof path, "%s/bench.db", dir);
     r.conf.path = path;
     if (sys != SYS_EMQ) {
@@ -506,13 +508,15 @@ static void usage(FILE *f)
 "                     [--mixed-rate 2000] [--rounds 3] [--full]\n"
 "                     [--only emqlite|peer-unix|peer-tcp] [--dir DIR]\n"
 "                     [--page-size BYTES] [--checkpoint-frames F]\n"
+"                     [--history on|failures|off]\n"
 "Many processes on one file against K clients of one redis/valkey server\n"
 "(Unix socket and TCP) running the reference's Lua: K producers enqueue\n"
 "--jobs jobs, K workers claim and complete them, then K/2 producers offer\n"
 "--mixed-rate jobs/s in all while K/2 workers take them (emqlite: the\n"
 "waiting claim). --full: synchronous FULL against appendfsync always.\n"
 "--page-size, --checkpoint-frames: emqlite's page size and checkpoint\n"
-"interval (default: the library's).\n"
+"interval (default: the library's). --history: emqlite's job history\n"
+"level (default on: every transition, as a file has it by default).\n"
 "Prints markdown tables: medians (min–max) over --rounds interleaved\n"
 "rounds; exits 1 when any call failed or any job was not claimed exactly\n"
 "once.\n");
@@ -590,6 +594,16 @@ int main(int argc, char **argv)
             }
             O.ckpt_frames = (int)n;
             i++;
+        } else if (v && !strcmp(a, "--history")) {
+            if (!strcmp(v, "on")) O.history = 0;
+            else if (!strcmp(v, "off")) O.history = 1;
+            else if (!strcmp(v, "failures")) O.history = 2;
+            else {
+                fprintf(stderr, "emqlite-procs: --history %s: on, failures "
+                        "or off\n", v);
+                return 2;
+            }
+            i++;
         } else if (v && !strcmp(a, "--dir")) {
             O.dir = v;
             i++;
@@ -628,12 +642,14 @@ int main(int argc, char **argv)
             }
     printf("### Many processes on one file (`emqlite-procs`)\n\n"
            "%lld jobs, %d rounds interleaved, synchronous %s, no pinning; "
-           "%ld CPUs; load average %.2f before, %.2f after. Medians "
-           "(min–max).\n",
+           "%ld CPUs; load average %.2f before, %.2f after; emqlite's "
+           "job history %s. Medians (min–max).\n",
            (long long)O.jobs, O.rounds,
            O.sync == EMQ_SYNC_FULL ? "FULL (peer: appendfsync always)"
                                    : "NORMAL (peer: no persistence)",
-           (long)bench_ncpu(), l0, loadavg());
+           (long)bench_ncpu(), l0, loadavg(),
+           O.history == 1 ? "off" : O.history == 2 ? "at its failures level"
+                                                   : "on");
     table("K producers: jobs enqueued per second", 0, 1);
     table("K workers: jobs claimed and completed per second", 1, 1);
     table("One enqueue call under K producers: p99 ms (the longest writer "

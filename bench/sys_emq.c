@@ -173,8 +173,10 @@ int bench_emq_open(const bench_conf *c, bsys *s)
     if (c->no_history) {
         emq_history_config h;
         if (emq_history_config_get(e->db, &h) != EMQ_OK ||
-            (h.enabled = 0, emq_history_config_set(e->db, &h)) != EMQ_OK) {
-            bench_err(s, "history off: %s", emq_errmsg(e->db));
+            (h.enabled = c->no_history == 2 ? EMQ_HISTORY_FAILURES
+                                            : EMQ_HISTORY_OFF,
+             emq_history_config_set(e->db, &h)) != EMQ_OK) {
+            bench_err(s, "history level: %s", emq_errmsg(e->db));
             emq_close(e->db);
             free(e);
             return -1;

@@ -19,10 +19,14 @@ static int cmd_retention(emq_cli *c, int argc, char **argv);
 
 const emq_cli_command emq_cli_hist_commands[] = {
     { "history", cmd_history,
-      "[--on | --off] [--per-job N] [--per-queue N] [--max-age DURATION]",
-      "Show the file's job history settings, or change them: --on/--off\n"
-      "records every transition of every job (host-side, never exported)\n"
-      "or nothing; --per-job N entries kept per job (default 64);\n"
+      "[--on | --failures | --off] [--per-job N] [--per-queue N] "
+      "[--max-age DURATION]",
+      "Show the file's job history settings, or change them: --on records\n"
+      "every transition of every job (host-side, never exported; the\n"
+      "default), --failures only what went wrong (retried, dead, reaped,\n"
+      "stalled, removed, requeued; dead jobs kept, completed ones not: a\n"
+      "fraction of the cost), --off nothing;\n"
+      "--per-job N entries kept per job (default 64);\n"
       "--per-queue N per queue (100000); --max-age DURATION none older\n"
       "(7d). See 'emqlite job ID' for a job's history and 'emqlite events\n"
       "--history' to follow it." },
@@ -33,7 +37,9 @@ const emq_cli_command emq_cli_hist_commands[] = {
       "how long (without QUEUE: the file's default for every queue), or set\n"
       "it. Defaults: 1000 completed for 1d, 10000 dead for 30d. --reset\n"
       "removes the queue's own setting; --prune applies the windows now\n"
-      "(transitions prune a little as they go) and prints the rows removed." },
+      "(transitions prune a little as they go) and prints the rows removed.\n"
+      "Jobs are kept while the history is on; at its failures level only\n"
+      "dead ones, and with it off none (see 'emqlite history')." },
     { NULL, NULL, NULL, NULL }
 };
 
@@ -632,8 +638,9 @@ int emq_cli_job(emq_cli *c, int argc, char **argv)
 static int cmd_history(emq_cli *c, int argc, char **argv)
 {
     const char *on = NULL, *off = NULL, *pj = NULL, *pq = NULL, *age = NULL;
-    const char *pos[1];
+    const char *fail = NULL, *pos[1], *level;
     emq_cli_opt opts[] = { { "--on", 0, &on }, { "--off", 0, &off },
+                           { "--failures", 0, &fail },
                            { "--per-job", 1, &pj }, { "--per-queue", 1, &pq },
                            { "--max-age", 1, &age }, { NULL, 0, NULL } };
     emq_history_config h;
@@ -641,13 +648,15 @@ static int cmd_history(emq_cli *c, int argc, char **argv)
     int npos, rc, ex, change;
     if ((ex = emq_cli_parse(c, argc, argv, opts, pos, 0, 0, &npos)) >= 0)
         return ex;
-    if (on && off) return emq_cli_usage(c, "use either --on or --off");
+    if (!!on + !!off + !!fail > 1)
+        return emq_cli_usage(c, "use one of --on, --failures or --off");
     if ((ex = emq_cli_open(c))) return ex;
     if ((rc = emq_history_config_get(c->db, &h)) < 0)
         return emq_cli_fail(c, rc, NULL);
-    change = on || off || pj || pq || age;
-    if (on) h.enabled = 1;
-    if (off) h.enabled = 0;
+    change = on || off || fail || pj || pq || age;
+    if (on) h.enabled = EMQ_HISTORY_ALL;
+    if (fail) h.enabled = EMQ_HISTORY_FAILURES;
+    if (off) h.enabled = EMQ_HISTORY_OFF;
     if (pj) {
         if (emq_cli_int(c, "--per-job", pj, &v)) return EMQ_EXIT_USAGE;
         h.per_job = v;
@@ -663,14 +672,17 @@ static int cmd_history(emq_cli *c, int argc, char **argv)
     }
     if (change && (rc = emq_history_config_set(c->db, &h)) < 0)
         return emq_cli_fail(c, rc, NULL);
+    level = h.enabled == EMQ_HISTORY_OFF        ? "off"
+            : h.enabled == EMQ_HISTORY_FAILURES ? "failures"
+                                                : "on";
     if (c->json)
-        printf("{\"enabled\":%s,\"per_job\":%lld,\"per_queue\":%lld,"
-               "\"max_age_ms\":%lld}\n", h.enabled ? "true" : "false",
-               (long long)h.per_job, (long long)h.per_queue,
-               (long long)h.max_age_ms);
+        printf("{\"enabled\":%s,\"level\":\"%s\",\"per_job\":%lld,"
+               "\"per_queue\":%lld,\"max_age_ms\":%lld}\n",
+               h.enabled ? "true" : "false", level, (long long)h.per_job,
+               (long long)h.per_queue, (long long)h.max_age_ms);
     else
         printf("history    %s\nper_job    %lld\nper_queue  %lld\n"
-               "max_age    %lldms\n", h.enabled ? "on" : "off",
+               "max_age    %lldms\n", level,
                (long long)h.per_job, (long long)h.per_queue,
                (long long)h.max_age_ms);
     return EMQ_EXIT_OK;

@@ -826,18 +826,18 @@ static int hist_line(void *ctx, const emq_history_entry *e)
     if (e->attempts >= 0)
         o += (size_t)snprintf(s + o, 512 - o, "  attempt %lld",
                               (long long)e->attempts);
-    if (e->host && e->host[0])
-        o += (size_t)snprintf(s + o, 512 - o, "  by %s pid %lld%s%s", e->host,
-                              (long long)e->pid, e->worker ? " " : "",
-                              e->worker ? e->worker : "");
     if (e->delay_ms >= 0) {
         emq_cli_format_duration(d, sizeof d, e->delay_ms);
         o += (size_t)snprintf(s + o, 512 - o, "  delay %s", d);
     }
-    if (e->error) {
+    if (e->error && o < 512) {  /* before who: the width may cut the end */
         escape_line(err, sizeof err, e->error, e->error_len, 200);
-        if (o < 512) snprintf(s + o, 512 - o, "  error: %s", err);
+        o += (size_t)snprintf(s + o, 512 - o, "  error: %s", err);
     }
+    if (e->host && e->host[0] && o < 512)
+        snprintf(s + o, 512 - o, "  by %s pid %lld%s%s", e->host,
+                 (long long)e->pid, e->worker ? " " : "",
+                 e->worker ? e->worker : "");
     return 0;
 }
 

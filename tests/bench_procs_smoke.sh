@@ -25,6 +25,16 @@ for want in '^\| 2 \| [0-9]' '^\| 4 \| [0-9]' 'Failed calls: 0 \(EMQ_EBUSY: 0\)'
     }
     n=$((n + 1))
 done
+# --history failures: emqlite alone, the level applied and said.
+"$bin" --k 2 --jobs 200 --mixed-jobs 100 --mixed-rate 4000 --rounds 1 \
+    --only emqlite --history failures --dir "$tmp" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "job history at its failures level" "$tmp/out" || {
+    cat "$tmp/out" "$tmp/err"
+    echo "bench_procs_smoke: --history failures" >&2
+    echo "$n passed, 1 failed"
+    exit 1
+}
+n=$((n + 1))
 left=$(ls "$tmp" | grep -v '^out$\|^err$')
 [ -z "$left" ] || { echo "bench_procs_smoke: files left behind: $left" >&2; echo "$n passed, 1 failed"; exit 1; }
 echo "bench_procs_smoke: $((n + 1)) passed, 0 failed"

@@ -41,10 +41,10 @@ out_has "kept: its payload" '^payload +\{"to":"a@b"\}$'
 out_has "kept: its error" '^last_error +card declined$'
 out_has "history: enqueued" '^2026-01-01T00:00:00\.000Z  enqueued$'
 out_has "history: claimed by mailer-1" '^2026-01-01T00:00:01\.000Z  claimed  attempt 1  by .* pid [0-9]+ worker mailer-1$'
-out_has "history: retried with delay and error" '^2026-01-01T00:00:02\.000Z  retried  attempt 1  delay 5000ms  run_at 2026-01-01T00:00:07\.000Z  error "smtp 421 try later"$'
+out_has "history: retried with who, delay and error" '^2026-01-01T00:00:02\.000Z  retried  attempt 1  by [^ ]+ pid [0-9]+  delay 5000ms  run_at 2026-01-01T00:00:07\.000Z  error "smtp 421 try later"$'
 out_has "history: promoted" '^2026-01-01T00:00:08\.000Z  promoted$'
 out_has "history: claimed by mailer-2" 'claimed  attempt 2  by .* worker mailer-2$'
-out_has "history: dead" '^2026-01-01T00:00:12\.000Z  dead  attempt 2  error "card declined"$'
+out_has "history: dead, and who failed it" '^2026-01-01T00:00:12\.000Z  dead  attempt 2  by [^ ]+ pid [0-9]+  error "card declined"$'
 cp "$tmp/out" "$tmp/job.txt"
 e --json job $J1
 json "job --json"
@@ -122,7 +122,7 @@ out_has "history is on by default" '^history +on$'
 out_has "64 per job" '^per_job +64$'
 e history --off --per-job 10
 e --json history
-out_is "history --off --per-job 10" '{"enabled":false,"per_job":10,"per_queue":100000,"max_age_ms":604800000}'
+out_is "history --off --per-job 10" '{"enabled":false,"level":"off","per_job":10,"per_queue":100000,"max_age_ms":604800000}'
 e history --per-queue 0
 rc_is "a bound of 0 is refused" 1
 err_is "it names the bound" "emqlite: invalid_argument: bad argument: per_queue must be >= 1 (got 0)"
@@ -130,7 +130,18 @@ at $T0 enqueue mail quiet --id JOB0000000000Q
 e job JOB0000000000Q
 out_has "off: nothing recorded" '^-- history$'
 check "off: no entry" "$(sed -n '/^-- history$/,$p' "$tmp/out" | wc -l)" -eq 1
+e history --on --failures
+rc_is "two levels at once are refused" 1
+e history --failures
+out_has "the failures level" '^history +failures$'
+e --json history
+out_has "--json names the level" '"enabled":true,"level":"failures"'
+at $T0 enqueue mail routine --id JOB0000000000R
+e job JOB0000000000R
+out_has "failures: a routine enqueue is not recorded" '^-- history$'
+check "failures: no entry" "$(sed -n '/^-- history$/,$p' "$tmp/out" | wc -l)" -eq 1
 e history --on
+out_has "back on" '^history +on$'
 e retention
 out_has "1000 completed by default" '^completed +1000$'
 out_has "30 days of dead" '^dead_age +2592000000ms$'

@@ -145,7 +145,7 @@ await "on its 7 dead jobs" '\[4 dead 7\]'
 await "the newest dead job first, with its error" \
     '^> JOB[0-9A-Za-z]{11} +1 +dead .* error: boom 6$'
 await "its history ends with the death and its error" \
-    'dead +attempt 1 +error: boom 6$'
+    'dead +attempt 1 +error: boom 6( |$)'
 T send-keys -t top q
 await "q leaves the job view" '^queue 1/3  zulu$'
 T send-keys -t top j

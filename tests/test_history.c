@@ -97,9 +97,9 @@ START_TEST(every_step_of_a_failing_job_is_recorded_at_its_time)
                                13), EMQ_DEAD);
     ck_assert_str_eq(hist("mail", id),
                      "enqueued@+0 claimed@+10:a1:w=mailer-1 "
-                     "retried@+15:a1:d1000:r+1015:e=smtp 421 "
+                     "retried@+15:a1:d1000:r+1015:e=smtp 421:w=mailer-1 "
                      "promoted@+1015 claimed@+1016:a2:w=mailer-1 "
-                     "dead@+1018:a2:e=card declined");
+                     "dead@+1018:a2:e=card declined:w=mailer-1");
     /* Without its queue, the same. */
     ck_assert_str_eq(hist(NULL, id), hist("mail", id));
     /* Another queue has none of it. */
@@ -493,6 +493,30 @@ START_TEST(kept_jobs_come_back_to_their_bound_at_each_prune)
 }
 END_TEST
 
+/* At the failures level a dead job may have one entry only (its death),
+ * so up to one kept record per entry arrives between two kept prunes: the
+ * prune at seq 2048 must still bring them back to their bound. */
+START_TEST(failures_kept_dead_come_back_to_their_bound_at_each_prune)
+{
+    emq_retention r = {5, INT64_C(86400000), 5, INT64_C(86400000)};
+    emq_history_config c;
+    int64_t n = 0;
+    ck_assert_int_eq(emq_history_config_get(db, &c), EMQ_OK);
+    c.enabled = EMQ_HISTORY_FAILURES;
+    ck_assert_int_eq(emq_history_config_set(db, &c), EMQ_OK);
+    ck_assert_int_eq(emq_retention_set(db, "q", &r), EMQ_OK);
+    for (int i = 0; i < 2100; i++) {
+        char x[EMQ_ID_SIZE];
+        mint(x);
+        kill_job("q", x);
+    }
+    ck_assert_int_eq(emq_kept_count(db, "q", EMQ_KEPT_DEAD, &n), EMQ_OK);
+    /* 5 kept at the prune, then the 52 that died after it (seq 2049 ..
+     * 2100) */
+    ck_assert_int_eq(n, 5 + 52);
+}
+END_TEST
+
 /* Export sink: the bytes into a growing buffer. */
 typedef struct sink {
     char *p;
@@ -586,6 +610,86 @@ START_TEST(history_off_records_nothing_and_the_switch_persists)
 }
 END_TEST
 
+/* The failures level: a job that completes leaves nothing; one that fails
+ * leaves its failures (with who failed it) and its kept record; a lost
+ * lease and an operator's removal are recorded; completed jobs are not
+ * kept. The level persists and an unknown one is refused by name. */
+START_TEST(the_failures_level_records_what_went_wrong_and_nothing_else)
+{
+    char ok[EMQ_ID_SIZE], bad[EMQ_ID_SIZE], lost[EMQ_ID_SIZE];
+    char gone[EMQ_ID_SIZE];
+    emq_history_config c;
+    emq_kept_job k;
+    emq_job j;
+    int64_t n = 0, last = 0;
+    line l;
+    ck_assert_int_eq(emq_history_config_get(db, &c), EMQ_OK);
+    ck_assert_int_eq(c.enabled, EMQ_HISTORY_ALL);
+    c.enabled = EMQ_HISTORY_FAILURES;
+    ck_assert_int_eq(emq_history_config_set(db, &c), EMQ_OK);
+    ck_assert_int_eq(emq_history_worker(db, "w1"), EMQ_OK);
+    mint(ok);
+    mint(bad);
+    mint(lost);
+    mint(gone);
+    ck_assert_int_eq(emq_enqueue(db, "q", ok, "a", 1), EMQ_ENQUEUED);
+    ck_assert_int_eq(emq_enqueue(db, "q", bad, "b", 1), EMQ_ENQUEUED);
+    ck_assert_int_eq(emq_enqueue(db, "q", lost, "c", 1), EMQ_ENQUEUED);
+    ck_assert_int_eq(emq_enqueue(db, "q", gone, "d", 1), EMQ_ENQUEUED);
+    ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
+    ck_assert_str_eq(j.id, ok);
+    emq_job_clear(&j);
+    ck_assert_int_eq(emq_complete(db, "q", ok, 1), EMQ_OK);
+    ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
+    ck_assert_str_eq(j.id, bad);
+    emq_job_clear(&j);
+    clk.now += 4;
+    ck_assert_int_eq(emq_retry(db, "q", bad, 1, 500, 2, "timeout", 7),
+                     EMQ_SCHEDULED);
+    ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
+    ck_assert_str_eq(j.id, lost);
+    emq_job_clear(&j);
+    clk.now += 1000;
+    ck_assert_int_eq(emq_promote(db, "q", 10, &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_reap(db, "q", &n), EMQ_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(emq_job_remove(db, "q", gone, NULL), EMQ_OK);
+    ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
+    emq_job_clear(&j);
+    ck_assert_int_eq(emq_claim(db, "q", 1000, &j), EMQ_OK);
+    emq_job_clear(&j);
+    ck_assert_int_eq(emq_retry(db, "q", bad, 2, 0, 2, "timeout again", 13),
+                     EMQ_DEAD);
+    ck_assert_str_eq(hist("q", ok), "");
+    ck_assert_str_eq(hist("q", bad),
+                     "retried@+4:a1:d500:r+504:e=timeout:w=w1 "
+                     "dead@+1004:a2:e=timeout again:w=w1");
+    ck_assert_str_eq(hist("q", lost), "reaped@+1004");
+    ck_assert_str_eq(hist("q", gone), "removed@+1004");
+    /* The tail holds those four entries. */
+    memset(&l, 0, sizeof l);
+    ck_assert_int_eq(emq_history_read(db, NULL, 0, 0, collect, &l, &last),
+                     EMQ_OK);
+    ck_assert_int_eq(l.n, 4);
+    /* Dead jobs are kept; completed ones are not. */
+    ck_assert_int_eq(emq_kept_get(db, "q", bad, &k), EMQ_OK);
+    ck_assert_int_eq(k.state, EMQ_KEPT_DEAD);
+    ck_assert_str_eq((char *)k.error, "timeout again");
+    emq_kept_clear(&k);
+    ck_assert_int_eq(emq_kept_get(db, "q", ok, &k), EMQ_ABSENT);
+    /* Persisted; 3 is no level. */
+    ck_assert_int_eq(emq_history_config_get(db, &c), EMQ_OK);
+    ck_assert_int_eq(c.enabled, EMQ_HISTORY_FAILURES);
+    c.enabled = 3;
+    ck_assert_int_eq(emq_history_config_set(db, &c), EMQ_EINVAL);
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "enabled must be"));
+    ck_assert_ptr_nonnull(strstr(emq_errmsg(db), "(got 3)"));
+    ck_assert_int_eq(emq_history_config_get(db, &c), EMQ_OK);
+    ck_assert_int_eq(c.enabled, EMQ_HISTORY_FAILURES);
+}
+END_TEST
+
 START_TEST(the_read_cursor_pages_every_queue_in_commit_order)
 {
     char a[EMQ_ID_SIZE], b[EMQ_ID_SIZE];
@@ -628,9 +732,11 @@ Suite *suite_history(void)
     tcase_add_test(t, appends_prune_their_queue_as_they_go);
     tcase_add_test(t, a_batch_that_crosses_the_prune_interval_prunes);
     tcase_add_test(t, kept_jobs_come_back_to_their_bound_at_each_prune);
+    tcase_add_test(t, failures_kept_dead_come_back_to_their_bound_at_each_prune);
     tcase_add_test(t, an_export_is_byte_identical_with_history_on_and_off);
     tcase_add_test(t, history_off_records_nothing_and_the_switch_persists);
     tcase_add_test(t, the_read_cursor_pages_every_queue_in_commit_order);
+    tcase_add_test(t, the_failures_level_records_what_went_wrong_and_nothing_else);
     suite_add_tcase(s, t);
     return s;
 }

@@ -35,14 +35,15 @@
 /* A queue's history is pruned when an append's seq is a multiple of
  * PRUNE_EVERY, its kept jobs when it is a multiple of KEPT_EVERY (counting
  * them walks them), each time at most PRUNE_BUDGET rows of the history
- * and KEPT_BUDGET records of each kind. The budgets exceed what can come
- * in between two prunes (a kept job has at least 3 entries: enqueued,
- * claimed, completed or dead), so a queue's rows come back to their
- * bounds at each prune however fast they are appended. */
+ * and KEPT_BUDGET records of each kind. The budgets are at least what can
+ * come in between two prunes (one kept job per entry at most: at the
+ * failures level a dead job may have its death as its only entry), so a
+ * queue's rows come back to their bounds at each prune however fast they
+ * are appended. */
 #define PRUNE_EVERY 512
 #define KEPT_EVERY 2048
 #define PRUNE_BUDGET 1024
-#define KEPT_BUDGET 1024
+#define KEPT_BUDGET KEPT_EVERY
 
 #define NS_HIST "history"
 #define NS_KEEP "retention"
@@ -134,7 +135,7 @@ static int64_t get_i(const unsigned char *p, size_t n)
 
 static void cfg_default(emq_history_config *c)
 {
-    c->enabled = 1;
+    c->enabled = EMQ_HISTORY_ALL;
     c->per_job = PER_JOB;
     c->per_queue = PER_QUEUE;
     c->max_age_ms = MAX_AGE;
@@ -148,7 +149,7 @@ static void keep_default(emq_retention *r)
     r->dead_age_ms = D_AGE;
 }
 
-/* Four int64 LE numbers (and the enabled flag first for the history). */
+/* Four int64 LE numbers (the history's level first). */
 static int enc_nums(emq_buf *b, const int64_t *v, int n)
 {
     int rc = EMQ_OK;
@@ -194,7 +195,10 @@ static int load(emq_db *db, emq_store *st, struct emq_hist *h)
         fields(v.p, v.len, num_cb, &x);
         cfg_default(&h->cfg);
         if (x.n == 4) {
-            h->cfg.enabled = x.v[0] != 0;
+            /* A level this build does not know records everything. */
+            h->cfg.enabled = x.v[0] >= EMQ_HISTORY_OFF &&
+                                     x.v[0] <= EMQ_HISTORY_FAILURES
+                                 ? (int)x.v[0] : EMQ_HISTORY_ALL;
             h->cfg.per_job = x.v[1];
             h->cfg.per_queue = x.v[2];
             h->cfg.max_age_ms = x.v[3];
@@ -373,6 +377,16 @@ static int keep_job(emq_vctx *c, const char *q, const char *id, int state,
     return rc < 0 ? emq_db_fail(c->db, rc, "keeping a finished job") : rc;
 }
 
+/* Who recorded it: the handle's host, pid and worker name. */
+static int put_who(emq_buf *d, const struct emq_hist *h)
+{
+    int rc = put_f(d, T_HOST, h->host, strlen(h->host));
+    if (rc == EMQ_OK) rc = put_i(d, T_PID, h->pid);
+    if (rc == EMQ_OK && h->worker[0])
+        rc = put_f(d, T_WORKER, h->worker, strlen(h->worker));
+    return rc;
+}
+
 /* The claim of `t` (a claim reply [id, payload, attempts, ...]). */
 static int note_claim(emq_vctx *c, struct emq_hist *h, const char *q,
                       const emq_reply *t, int64_t *seq)
@@ -383,10 +397,7 @@ static int note_claim(emq_vctx *c, struct emq_hist *h, const char *q,
         t->elem[0].type != EMQ_REPLY_BULK || t->elem[0].len != EMQ_ID_LEN)
         return EMQ_OK;
     rc = put_i(&d, T_ATTEMPTS, t->elem[2].integer);
-    if (rc == EMQ_OK) rc = put_f(&d, T_HOST, h->host, strlen(h->host));
-    if (rc == EMQ_OK) rc = put_i(&d, T_PID, h->pid);
-    if (rc == EMQ_OK && h->worker[0])
-        rc = put_f(&d, T_WORKER, h->worker, strlen(h->worker));
+    if (rc == EMQ_OK) rc = put_who(&d, h);
     if (rc == EMQ_OK)
         rc = note_n(c, h, q, t->elem[0].str, EMQ_HIST_CLAIMED, &d,
                     t->elem[2].integer, seq);
@@ -448,6 +459,22 @@ static int recorded(int id)
     }
 }
 
+/* The verbs recorded at EMQ_HISTORY_FAILURES: those that can move a job
+ * because something went wrong (a failure, a lost lease) or because an
+ * operator stepped in. */
+static int failure_verb(int id)
+{
+    switch (id) {
+    case EMQ_V_RETRY: case EMQ_V_RETRY_TX: case EMQ_V_REAP:
+    case EMQ_V_REAP_GROUP: case EMQ_V_STALLED_CHECK: case EMQ_V_REMOVE_JOB:
+    case EMQ_V_REPROCESS_JOB: case EMQ_V_REQUEUE_DEAD_BATCH:
+    case EMQ_V_REQUEUE_DEAD_BEFORE: case EMQ_V_REQUEUE_EDITED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 int emq_hist_before(emq_vctx *c, emq_hist_tx *t)
 {
     struct emq_hist *h;
@@ -459,7 +486,9 @@ int emq_hist_before(emq_vctx *c, emq_hist_tx *t)
     if ((h = state(c->db)) == NULL)
         return emq_db_fail(c->db, EMQ_ENOMEM, NULL);
     if (!h->loaded && (rc = load(c->db, c->st, h)) != EMQ_OK) return rc;
-    if (!h->cfg.enabled) return EMQ_OK;
+    if (h->cfg.enabled == EMQ_HISTORY_OFF ||
+        (h->cfg.enabled == EMQ_HISTORY_FAILURES && !failure_verb(id)))
+        return EMQ_OK;
     t->active = 1;
     from = sweep_from(id);
     if (from < 0 && !want_row(c->v)) return EMQ_OK;
@@ -543,6 +572,7 @@ static int note_retry(emq_vctx *c, struct emq_hist *h, int rc0, int64_t *seq)
     if (rc == EMQ_OK && !dead) rc = put_i(&d, T_DELAY, c->a[3].i);
     if (rc == EMQ_OK && !dead)
         rc = put_i(&d, T_RUN_AT, (int64_t)emq_score_add(c->now, c->a[3].i));
+    if (rc == EMQ_OK) rc = put_who(&d, h);
     if (rc == EMQ_OK)
         rc = note(c, h, q, id, dead ? EMQ_HIST_DEAD : EMQ_HIST_RETRIED, &d,
                   seq);
@@ -976,6 +1006,14 @@ int emq_history_config_set(emq_db *db, const emq_history_config *cfg)
     int rc;
     if ((rc = emq_db_enter(db)) < 0) return rc;
     if ((h = state(db)) == NULL) return emq_db_fail(db, EMQ_ENOMEM, NULL);
+    if (cfg && (cfg->enabled < EMQ_HISTORY_OFF ||
+                cfg->enabled > EMQ_HISTORY_FAILURES)) {
+        char m[200];
+        snprintf(m, sizeof m, "bad argument: enabled must be "
+                 "EMQ_HISTORY_OFF (0), EMQ_HISTORY_ALL (1) or "
+                 "EMQ_HISTORY_FAILURES (2) (got %d)", cfg->enabled);
+        return emq_db_wire(db, EMQ_EINVAL, m);
+    }
     if (cfg && cfg->per_job < 1) return bad_num(db, "per_job", cfg->per_job, 1);
     if (cfg && cfg->per_queue < 1)
         return bad_num(db, "per_queue", cfg->per_queue, 1);
@@ -986,7 +1024,7 @@ int emq_history_config_set(emq_db *db, const emq_history_config *cfg)
     x.k = "config";
     x.del = cfg == NULL;
     if (cfg) {
-        int64_t v[4] = {cfg->enabled ? 1 : 0, cfg->per_job, cfg->per_queue,
+        int64_t v[4] = {cfg->enabled, cfg->per_job, cfg->per_queue,
                         cfg->max_age_ms};
         if (enc_nums(&x.v, v, 4) != EMQ_OK)
             return emq_db_fail(db, EMQ_ENOMEM, NULL);
@@ -995,7 +1033,6 @@ int emq_history_config_set(emq_db *db, const emq_history_config *cfg)
     emq_buf_free(&x.v);
     if (rc >= 0) {
         if (cfg) h->cfg = *cfg; else cfg_default(&h->cfg);
-        h->cfg.enabled = h->cfg.enabled ? 1 : 0;
         h->loaded = 1;
     }
     return rc;
