@@ -64,6 +64,13 @@ void emq_plat_wait_bits(_Atomic uint32_t *w, uint32_t seen,
                         int64_t timeout_ms, uint32_t bits);
 void emq_plat_wake_bits(_Atomic uint32_t *w, uint32_t bits);
 
+/** 1 + the CPU this thread runs on now, or 0 when the platform cannot
+ *  tell (the portable build): a spinner that shares its CPU with the
+ *  writer it waits for yields instead of spinning (turn.c). */
+int emq_plat_cpu(void);
+/** Give the CPU to another runnable thread (sched_yield). */
+void emq_plat_yield(void);
+
 /** A hint inside a spin loop that this CPU waits on another. */
 static inline void emq_plat_relax(void)
 {

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -28,6 +29,14 @@
 #include "platform.h"
 
 const char *emq_plat_name(void) { return "linux"; }
+
+int emq_plat_cpu(void)
+{
+    int c = sched_getcpu(); /* the vDSO: no system call */
+    return c < 0 ? 0 : c + 1;
+}
+
+void emq_plat_yield(void) { sched_yield(); }
 
 void emq_plat_wait(_Atomic uint32_t *w, uint32_t seen, int64_t timeout_ms,
                    int shared)

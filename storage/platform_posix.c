@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -40,6 +41,10 @@
 #include "platform.h"
 
 const char *emq_plat_name(void) { return "posix"; }
+
+int emq_plat_cpu(void) { return 0; } /* POSIX cannot tell */
+
+void emq_plat_yield(void) { sched_yield(); }
 
 static int64_t mono_us(void)
 {

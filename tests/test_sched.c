@@ -1758,6 +1758,23 @@ START_TEST(a_platform_wait_of_years_waits_until_woken)
 }
 END_TEST
 
+/* The CPU a thread runs on, as the writers' turn compares it: on Linux
+ * 1 + a CPU the process may run on, every time asked; the portable build
+ * cannot tell (0), and then no spinner ever yields for it. */
+START_TEST(the_platform_names_the_cpu_a_thread_runs_on)
+{
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    for (int i = 0; i < 100; i++) {
+        int c = emq_plat_cpu();
+        if (strcmp(emq_plat_name(), "linux") == 0)
+            ck_assert_msg(c >= 1 && c <= n, "cpu %d of %ld", c, n);
+        else
+            ck_assert_int_eq(c, 0);
+        emq_plat_yield(); /* returns, whoever else runs */
+    }
+}
+END_TEST
+
 Suite *suite_sched(void)
 {
     Suite *s = suite_create("sched");
@@ -1781,6 +1798,7 @@ Suite *suite_sched(void)
     tcase_add_test(t, claim_wait_honours_pause_and_interrupt);
     tcase_add_test(t, a_futex_timeout_of_years_stays_positive);
     tcase_add_test(t, a_platform_wait_of_years_waits_until_woken);
+    tcase_add_test(t, the_platform_names_the_cpu_a_thread_runs_on);
     tcase_add_test(t, a_pinned_clock_times_out_when_real_time_overshoots);
     tcase_add_test(t, policies_per_queue_and_job_and_the_retry_they_make);
     suite_add_tcase(s, t);
