@@ -55,6 +55,7 @@ from ._verbs import REGISTRY as _REGISTRY, DatabaseVerbs, QueueVerbs
 
 __all__ = [
     "open", "Database", "Queue", "Job", "Lane", "Stream", "Event", "Events",
+    "HistoryEntry",
     "FakeClock", "Task", "EmqError",
     "StaleToken", "WrongKind", "WrongType", "VersionFence", "InvalidQueue",
     "InvalidId", "InvalidArgument", "Busy", "EmqIOError", "DiskFull",
@@ -819,6 +820,46 @@ class Database(DatabaseVerbs):
         self._c(_lib.emq_digest, _ffi.NULL, s)
         return int(s.digest)
 
+    # -- job history (doc/HISTORY.md)
+    def history(self, id: str, queue: Optional[str] = None
+                ) -> List["HistoryEntry"]:
+        """What happened to job `id` (of `queue`, or of any queue), oldest
+        first: a list of HistoryEntry (empty when nothing was recorded)."""
+        out: List[HistoryEntry] = []
+
+        @_ffi.callback("int(void *, const emq_history_entry *)")  # type: ignore
+        def cb(ctx: Any, e: Any) -> int:
+            out.append(HistoryEntry._of(e))
+            return 0
+
+        self._c(_lib.emq_job_history,
+                _qname(queue) if queue is not None else _ffi.NULL,
+                _idname(id), cb, _ffi.NULL)
+        return out
+
+    _LEVELS = {"off": 0, "on": 1, "failures": 2}
+
+    @property
+    def history_level(self) -> str:
+        """What the job history records for this file: "on" (every
+        transition, the default), "failures" (retries, deaths, lost leases,
+        removals and requeues; dead jobs kept, completed ones not) or
+        "off". Setting it stores it in the file."""
+        cfg = _ffi.new("emq_history_config *")
+        self._c(_lib.emq_history_config_get, cfg)
+        return {v: k for k, v in self._LEVELS.items()}.get(cfg.enabled, "on")
+
+    @history_level.setter
+    def history_level(self, level: str) -> None:
+        if level not in self._LEVELS:
+            raise InvalidArgument(int(_lib.EMQ_EINVAL),
+                                  "history_level must be 'on', 'failures' "
+                                  "or 'off', not %r" % (level,))
+        cfg = _ffi.new("emq_history_config *")
+        self._c(_lib.emq_history_config_get, cfg)
+        cfg.enabled = self._LEVELS[level]
+        self._c(_lib.emq_history_config_set, cfg)
+
     # -- events
     def events(self, queue: Optional[str] = None, *,
                after: Union[int, str] = "now",
@@ -1437,6 +1478,56 @@ def _entry(e: Any) -> Tuple[str, Dict[str, bytes]]:
         return eid.decode(), {str(k): v for k, v in fv.items()}
     return eid.decode(), {fv[i].decode("utf-8", "replace"): fv[i + 1]
                           for i in range(0, len(fv) - 1, 2)}
+
+
+# ------------------------------------------------------------- job history
+
+class HistoryEntry:
+    """One step of a job's history: `seq` (commit order, file-wide), `at`
+    (the transition's time), `kind` ("enqueued", "claimed", "retried",
+    "dead", ...), `queue`, `job` (the id), and what the kind carries, None
+    otherwise: `attempts`, `delay` (seconds), `run_at` (datetime), `error`
+    (bytes), `host`, `pid` and `worker` (who claimed, or who failed it)."""
+
+    __slots__ = ("seq", "at", "kind", "queue", "job", "attempts", "delay",
+                 "run_at", "error", "host", "pid", "worker")
+    seq: int
+    at: _dt.datetime
+    kind: str
+    queue: str
+    job: str
+    attempts: Optional[int]
+    delay: Optional[float]
+    run_at: Optional[_dt.datetime]
+    error: Optional[bytes]
+    host: Optional[str]
+    pid: Optional[int]
+    worker: Optional[str]
+
+    @classmethod
+    def _of(cls, e: Any) -> "HistoryEntry":
+        h = cls.__new__(cls)
+        h.seq = int(e.seq)
+        h.at = _from_ms(int(e.at_ms))
+        k = _lib.emq_history_kind_name(e.kind)
+        h.kind = _ffi.string(k).decode() if k != _ffi.NULL else str(e.kind)
+        h.queue = _ffi.string(e.queue).decode("utf-8", "replace")
+        h.job = _ffi.string(e.id).decode()
+        h.attempts = int(e.attempts) if e.attempts >= 0 else None
+        h.delay = e.delay_ms / 1000.0 if e.delay_ms >= 0 else None
+        h.run_at = _from_ms(int(e.run_at_ms)) if e.run_at_ms >= 0 else None
+        h.error = (_ffi.buffer(e.error, e.error_len)[:]
+                   if e.error != _ffi.NULL else None)
+        h.host = (_ffi.string(e.host).decode("utf-8", "replace")
+                  if e.host != _ffi.NULL else None)
+        h.pid = int(e.pid) if e.pid >= 0 else None
+        h.worker = (_ffi.string(e.worker).decode("utf-8", "replace")
+                    if e.worker != _ffi.NULL else None)
+        return h
+
+    def __repr__(self) -> str:
+        return "<HistoryEntry %d %s %s %s>" % (self.seq, self.queue,
+                                               self.kind, self.job)
 
 
 # ------------------------------------------------------------------ events

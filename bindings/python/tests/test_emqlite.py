@@ -90,6 +90,42 @@ def test_retry_schedules_then_dead_letters(db: emqlite.Database, clock: emqlite.
     assert db.stats(Q)["dead"] == 1 and db.stats(Q)["failed"] == 1
 
 
+def test_a_jobs_history_tells_why_it_failed(db: emqlite.Database, clock: emqlite.FakeClock) -> None:
+    q = db.queue(Q)
+    assert db.history_level == "on"
+    q.enqueue(b"x", id=ID1)
+    clock.advance(0.010)
+    q.claim().retry(delay=2, max_attempts=2, error=b"smtp 421")
+    h = db.history(ID1)
+    assert [e.kind for e in h] == ["enqueued", "claimed", "retried"]
+    assert h[0].at == T0 and h[0].attempts is None and h[0].error is None
+    assert h[1].attempts == 1 and h[1].host and h[1].pid == os.getpid()
+    r = h[2]
+    assert (r.at, r.attempts, r.delay, r.error) == (T0 + 10 * MS, 1, 2.0, b"smtp 421")
+    assert r.run_at == T0 + 10 * MS + dt.timedelta(seconds=2)
+    assert r.queue == Q and r.job == ID1 and h[0].seq < h[1].seq < r.seq
+    assert [e.seq for e in db.history(ID1, queue=Q)] == [e.seq for e in h]
+    assert db.history(ID1, queue="other") == []
+    # The failures level: a routine job leaves nothing, a failure its entry.
+    db.history_level = "failures"
+    assert db.history_level == "failures"
+    q.enqueue(b"y", id=ID2)
+    clock.advance(2)
+    q.promote()
+    for j in (q.claim(), q.claim()):
+        if j.id == ID2:
+            j.complete()
+        else:
+            j.retry(max_attempts=2, error=b"card declined")
+    assert db.history(ID2) == []
+    assert [e.kind for e in db.history(ID1)][-1] == "dead"
+    assert db.history(ID1)[-1].error == b"card declined"
+    with pytest.raises(emqlite.InvalidArgument):
+        db.history_level = "some"
+    db.history_level = "off"
+    assert db.history_level == "off"
+
+
 def test_a_lapsed_lease_is_reaped_and_extend_keeps_it(db: emqlite.Database, clock: emqlite.FakeClock) -> None:
     q = db.queue(Q)
     q.enqueue(b"a", id=ID1)
