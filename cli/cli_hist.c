@@ -626,6 +626,16 @@ int emq_cli_job(emq_cli *c, int argc, char **argv)
     hp.c = c;
     hp.n = 0;
     rc = emq_job_history(c->db, q, id, hist_print, &hp);
+    if (rc >= 0 && !c->json && hp.n == 0) {
+        /* say why it is empty when the file records less than all */
+        emq_history_config h;
+        if (emq_history_config_get(c->db, &h) == EMQ_OK &&
+            h.enabled != EMQ_HISTORY_ALL)
+            puts(h.enabled == EMQ_HISTORY_OFF
+                     ? "(none: the history is off, see 'emqlite history')"
+                     : "(none: the history records failures only, see "
+                       "'emqlite history')");
+    }
     if (c->json) puts("]}");
     if (live) emq_job_info_clear(&ji);
     emq_kept_clear(&k);

@@ -919,7 +919,11 @@ static void draw_jobs(emq_cli *c, view *v)
             hl.l = calloc(hl.cap, sizeof *hl.l);
             if (hl.l) emq_job_history(c->db, v->jq, j->id, hist_line, &hl);
             snprintf(b, sizeof b, "history%s",
-                     hl.n ? " (newest last)" : ": none recorded");
+                     hl.n ? " (newest last)"
+                     : v->hist_on == EMQ_HISTORY_OFF ? ": off"
+                     : v->hist_on == EMQ_HISTORY_FAILURES
+                         ? ": none recorded (failures only)"
+                         : ": none recorded");
             line(y++, 0, b);
             for (size_t i = 0; i < hl.n; i++) {
                 fit(f, sizeof f, hl.l[i], COLS, 0);

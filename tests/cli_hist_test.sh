@@ -129,7 +129,8 @@ err_is "it names the bound" "emqlite: invalid_argument: bad argument: per_queue 
 at $T0 enqueue mail quiet --id JOB0000000000Q
 e job JOB0000000000Q
 out_has "off: nothing recorded" '^-- history$'
-check "off: no entry" "$(sed -n '/^-- history$/,$p' "$tmp/out" | wc -l)" -eq 1
+out_has "off: it says why" "^\(none: the history is off, see 'emqlite history'\)$"
+check "off: no entry" "$(sed -n '/^-- history$/,$p' "$tmp/out" | wc -l)" -eq 2
 e history --on --failures
 rc_is "two levels at once are refused" 1
 e history --failures
@@ -139,7 +140,8 @@ out_has "--json names the level" '"enabled":true,"level":"failures"'
 at $T0 enqueue mail routine --id JOB0000000000R
 e job JOB0000000000R
 out_has "failures: a routine enqueue is not recorded" '^-- history$'
-check "failures: no entry" "$(sed -n '/^-- history$/,$p' "$tmp/out" | wc -l)" -eq 1
+out_has "failures: it says why" "^\(none: the history records failures only, see 'emqlite history'\)$"
+check "failures: no entry" "$(sed -n '/^-- history$/,$p' "$tmp/out" | wc -l)" -eq 2
 e history --on
 out_has "back on" '^history +on$'
 e retention
