@@ -35,6 +35,17 @@ export interface TransferSummary { keys: number; commands: number; bytes: number
 
 export interface Finding { severity: 'violation' | 'note'; code: string; key: string; message: string }
 
+/** One step of a job's history (doc/HISTORY.md): times in Unix ms, delay
+ *  in ms; null where the kind carries none. */
+export interface HistoryEntry {
+  seq: number; at: number; kind: string; queue: string; job: string;
+  attempts: number | null; delay: number | null; runAt: number | null;
+  error: Buffer | null; host: string | null; pid: number | null;
+  worker: string | null;
+}
+
+export type HistoryLevel = 'on' | 'failures' | 'off';
+
 export interface RetryPolicy { maxAttempts: number; backoff: string }
 
 export interface Backoff { type: 'fixed' | 'exponential'; delay?: number; cap?: number; jitter?: number }
@@ -84,6 +95,9 @@ export class Database {
                 fallback?: RetryPolicy | null): Promise<'scheduled' | 'dead'>;
   queues(): Promise<string[]>;
   stats(q: string): Promise<Stats>;
+  history(id: string, opts?: { queue?: string | null }): Promise<HistoryEntry[]>;
+  historyLevel(): Promise<HistoryLevel>;
+  setHistoryLevel(level: HistoryLevel): Promise<void>;
   export(opts?: { queues?: string[] | null; bySlot?: boolean }): Promise<Buffer>;
   import(data: Bytes): Promise<TransferSummary>;
   digest(opts?: { queues?: string[] | null }): Promise<TransferSummary>;

@@ -15,6 +15,9 @@ const errors = require('./errors');
 const { wrap } = errors;
 const noop = () => {};
 
+/** The job history's levels, by their value in emq_history_config. */
+const HISTORY_LEVELS = ['off', 'on', 'failures'];
+
 /** 2026-01-01T00:00:00Z, where a FakeClock starts by default. */
 const DEFAULT_START_MS = 1767225600000;
 
@@ -296,6 +299,32 @@ class Database {
 
   /** The queues holding keys, in byte order. */
   queues() { return this._op((h) => native.queues(h)); }
+
+  /** What happened to job `id` (of `queue`, or of any queue), oldest
+   *  first: [{seq, at, kind, queue, job, attempts, delay, runAt, error,
+   *  host, pid, worker}] (times Unix ms, delay ms, error a Buffer; null
+   *  where the kind carries none). doc/HISTORY.md. */
+  history(id, { queue = null } = {}) {
+    return this._op((h) => native.history(h, queue, id));
+  }
+
+  /** What the file's job history records: 'on' (every transition, the
+   *  default), 'failures' (retries, deaths, lost leases, removals and
+   *  requeues) or 'off'. */
+  async historyLevel() {
+    return HISTORY_LEVELS[await this._op((h) => native.historyLevel(h, -1))] ?? 'on';
+  }
+
+  /** Set what the file's job history records (see historyLevel). */
+  async setHistoryLevel(level) {
+    const v = HISTORY_LEVELS.indexOf(level);
+    if (v < 0) {
+      throw new errors.InvalidArgument(
+        `historyLevel must be 'on', 'failures' or 'off', not ${JSON.stringify(level)}`,
+        'EMQ_EINVAL', -30007);
+    }
+    await this._op((h) => native.historyLevel(h, v));
+  }
 
   /** The figures of queue `q`: {pending, active, scheduled, dead,
    *  completed, failed, paused}. */

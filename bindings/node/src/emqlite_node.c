@@ -417,6 +417,14 @@ static nh *get_handle(napi_env env, napi_value v)
 
 /* --------------------------------------------------- asynchronous operations */
 
+/* One job history entry, copied out of the library's callback. */
+typedef struct hent {
+    int64_t seq, at, attempts, delay, run_at, pid;
+    int kind;
+    char *queue, *id, *host, *worker, *error;
+    size_t error_len;
+} hent;
+
 typedef struct op op;
 typedef int (*run_fn)(op *o);                     /* on a pool thread   */
 typedef napi_value (*done_fn)(napi_env env, op *o); /* main thread, rc>=0 */
@@ -455,6 +463,8 @@ struct op {
     size_t nviol;
     nh *opened;           /* open: the new handle                         */
     size_t delivered;
+    hent *hist;           /* history: the entries                         */
+    size_t nhist, chist;
 };
 
 static void op_free(op *o)
@@ -473,6 +483,14 @@ static void op_free(op *o)
         for (k = 0; k < o->nnames; k++) free(o->names[k]);
         free(o->names);
     }
+    for (k = 0; k < o->nhist; k++) {
+        free(o->hist[k].queue);
+        free(o->hist[k].id);
+        free(o->hist[k].host);
+        free(o->hist[k].worker);
+        free(o->hist[k].error);
+    }
+    free(o->hist);
     free(o);
 }
 
@@ -1412,6 +1430,141 @@ static napi_value js_queues(napi_env env, napi_callback_info info)
     return op_start(env, o, argv[0], run_queues, done_names);
 }
 
+/* ------------------------------------------------------- job history */
+
+static char *dup_or_null(const char *p, size_t n, int *failed)
+{
+    char *d;
+    if (p == NULL) return NULL;
+    if ((d = malloc(n + 1)) == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    memcpy(d, p, n);
+    d[n] = '\0';
+    return d;
+}
+
+static int hist_cb(void *ctx, const emq_history_entry *e)
+{
+    op *o = ctx;
+    hent *h;
+    int failed = 0;
+    if (o->nhist == o->chist) {
+        size_t c = o->chist ? 2 * o->chist : 16;
+        hent *n = realloc(o->hist, c * sizeof *n);
+        if (n == NULL) return EMQ_ENOMEM;
+        o->hist = n;
+        o->chist = c;
+    }
+    h = &o->hist[o->nhist];
+    memset(h, 0, sizeof *h);
+    o->nhist++; /* op_free frees what was copied, also on a failure */
+    h->seq = e->seq;
+    h->at = e->at_ms;
+    h->attempts = e->attempts;
+    h->delay = e->delay_ms;
+    h->run_at = e->run_at_ms;
+    h->pid = e->pid;
+    h->kind = e->kind;
+    h->queue = dup_or_null(e->queue, strlen(e->queue), &failed);
+    h->id = dup_or_null(e->id, strlen(e->id), &failed);
+    h->host = e->host ? dup_or_null(e->host, strlen(e->host), &failed) : NULL;
+    h->worker = e->worker ? dup_or_null(e->worker, strlen(e->worker), &failed)
+                          : NULL;
+    h->error = dup_or_null(e->error, e->error_len, &failed);
+    h->error_len = e->error_len;
+    return failed ? EMQ_ENOMEM : 0;
+}
+
+static int run_history(op *o)
+{
+    return emq_job_history(o->h->db, o->s[0], o->s[1], hist_cb, o);
+}
+
+static napi_value num_or_null(napi_env env, int64_t v)
+{
+    return v >= 0 ? int64_value(env, v) : null_value(env);
+}
+
+static napi_value done_history(napi_env env, op *o)
+{
+    napi_value arr;
+    size_t k;
+    napi_create_array_with_length(env, o->nhist, &arr);
+    for (k = 0; k < o->nhist; k++) {
+        const hent *h = &o->hist[k];
+        const char *kind = emq_history_kind_name(h->kind);
+        napi_value e;
+        napi_create_object(env, &e);
+        set_prop(env, e, "seq", int64_value(env, h->seq));
+        set_prop(env, e, "at", int64_value(env, h->at));
+        set_prop(env, e, "kind", str_value(env, kind ? kind : "?"));
+        set_prop(env, e, "queue", str_value(env, h->queue));
+        set_prop(env, e, "job", str_value(env, h->id));
+        set_prop(env, e, "attempts", num_or_null(env, h->attempts));
+        set_prop(env, e, "delay", num_or_null(env, h->delay));
+        set_prop(env, e, "runAt", num_or_null(env, h->run_at));
+        set_prop(env, e, "error", h->error ? bytes_value(env, h->error,
+                                                         h->error_len)
+                                           : null_value(env));
+        set_prop(env, e, "host", h->host ? str_value(env, h->host)
+                                         : null_value(env));
+        set_prop(env, e, "pid", num_or_null(env, h->pid));
+        set_prop(env, e, "worker", h->worker ? str_value(env, h->worker)
+                                             : null_value(env));
+        napi_set_element(env, arr, (uint32_t)k, e);
+    }
+    return arr;
+}
+
+/* history(handle, queue|null, id) -> Promise<entry[]> */
+static napi_value js_history(napi_env env, napi_callback_info info)
+{
+    napi_value argv[3];
+    op *o;
+    if (get_args(env, info, 3, argv) != 0) return throw_last(env);
+    if ((o = op_for(env, argv[0])) == NULL) return NULL;
+    if (get_opt_str(env, argv[1], "queue", &o->s[0]) != 0 ||
+        get_str(env, argv[2], "id", &o->s[1]) != 0) {
+        op_free(o);
+        return NULL;
+    }
+    return op_start(env, o, argv[0], run_history, done_history);
+}
+
+/* The history level: o->i[0] in and out (-1: read it). */
+static int run_hlevel(op *o)
+{
+    emq_history_config c;
+    int rc = emq_history_config_get(o->h->db, &c);
+    if (rc < 0 || o->i[0] < 0) {
+        o->i[0] = c.enabled;
+        return rc;
+    }
+    c.enabled = (int)o->i[0];
+    return emq_history_config_set(o->h->db, &c);
+}
+
+static napi_value done_hlevel(napi_env env, op *o)
+{
+    return int64_value(env, o->i[0]);
+}
+
+/* historyLevel(handle, level|-1) -> Promise<level> */
+static napi_value js_hlevel(napi_env env, napi_callback_info info)
+{
+    napi_value argv[2];
+    op *o;
+    if (get_args(env, info, 2, argv) != 0) return throw_last(env);
+    if ((o = op_for(env, argv[0])) == NULL) return NULL;
+    if (get_i64(env, argv[1], "level", &o->i[0]) != 0) {
+        op_free(o);
+        return NULL;
+    }
+    return op_start(env, o, argv[0], run_hlevel, done_hlevel);
+}
+
 static int run_checkpoint(op *o)
 {
     return emq_checkpoint(o->h->db);
@@ -1726,6 +1879,7 @@ static napi_value init(napi_env env, napi_value exports)
         {"exportDb", js_export},       {"importDb", js_import},
         {"digest", js_digest},         {"check", js_check},
         {"stats", js_stats},           {"queues", js_queues},
+        {"history", js_history},       {"historyLevel", js_hlevel},
         {"checkpoint", js_checkpoint}, {"subscribe", js_subscribe},
         {"subPoll", js_sub_poll},      {"subTake", js_sub_take},
         {"unsubscribe", js_unsubscribe}, {"busy", js_busy},

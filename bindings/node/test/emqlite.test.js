@@ -128,6 +128,39 @@ test('add with delay and at schedules on the fake clock', async (t) => {
   assert.equal(await q.add('dup', { id: a }), null);
 });
 
+test('a job\'s history tells why it failed; the failures level', async (t) => {
+  const { db, clock } = testDb(t);
+  const q = new Queue('mail', { db });
+  assert.equal(await db.historyLevel(), 'on');
+  const id = await q.add('x');
+  clock.advance(10);
+  const job = await q.claim();
+  assert.equal(await job.retry({ delay: 2000, maxAttempts: 2, error: 'smtp 421' }), 'scheduled');
+  const h = await db.history(id);
+  assert.deepEqual(h.map((e) => e.kind), ['enqueued', 'claimed', 'retried']);
+  assert.equal(h[0].at, T0);
+  assert.equal(h[0].attempts, null);
+  assert.equal(h[1].attempts, 1);
+  assert.equal(h[1].pid, process.pid);
+  assert.ok(h[1].host);
+  const r = h[2];
+  assert.deepEqual([r.at, r.attempts, r.delay, r.runAt, r.queue, r.job],
+    [T0 + 10, 1, 2000, T0 + 2010, 'mail', id]);
+  assert.ok(Buffer.isBuffer(r.error) && r.error.toString() === 'smtp 421');
+  assert.deepEqual((await db.history(id, { queue: 'mail' })).map((e) => e.seq), h.map((e) => e.seq));
+  assert.deepEqual(await db.history(id, { queue: 'other' }), []);
+  await db.setHistoryLevel('failures');
+  assert.equal(await db.historyLevel(), 'failures');
+  const ok = await q.add('y');
+  const j = await q.claim();
+  assert.equal(j.id, ok);
+  assert.equal(await j.complete(), true);
+  assert.deepEqual(await db.history(ok), []);
+  await assert.rejects(db.setHistoryLevel('some'), emq.InvalidArgument);
+  await db.setHistoryLevel('off');
+  assert.equal(await db.historyLevel(), 'off');
+});
+
 test('the waiting claim resolves when another process enqueues', async (t) => {
   const file = path.join(tmpdir(t), 'wake.db');
   const db = new Database(file);
