@@ -908,6 +908,106 @@ static ERL_NIF_TERM nif_check(ErlNifEnv *env, int argc,
     return out;
 }
 
+/* ---------------------------------------------------------- job history */
+
+typedef struct hist_acc {
+    ErlNifEnv *env;
+    ERL_NIF_TERM list;
+} hist_acc;
+
+static ERL_NIF_TERM num_or_nil(ErlNifEnv *env, int64_t v)
+{
+    return v >= 0 ? enif_make_int64(env, v) : A_NIL;
+}
+
+static int on_entry(void *ctx, const emq_history_entry *e)
+{
+    hist_acc *h = ctx;
+    ErlNifEnv *env = h->env;
+    const char *kind = emq_history_kind_name(e->kind);
+    ERL_NIF_TERM m = enif_make_new_map(env);
+    static const char *const keys[] = {
+        "seq", "at", "kind", "queue", "job", "attempts", "delay", "run_at",
+        "error", "host", "pid", "worker"};
+    ERL_NIF_TERM v[12];
+    v[0] = enif_make_int64(env, e->seq);
+    v[1] = enif_make_int64(env, e->at_ms);
+    v[2] = str_term(env, kind ? kind : "?");
+    v[3] = str_term(env, e->queue);
+    v[4] = str_term(env, e->id);
+    v[5] = num_or_nil(env, e->attempts);
+    v[6] = num_or_nil(env, e->delay_ms);
+    v[7] = num_or_nil(env, e->run_at_ms);
+    v[8] = e->error ? bin_copy(env, e->error, e->error_len) : A_NIL;
+    v[9] = e->host ? str_term(env, e->host) : A_NIL;
+    v[10] = num_or_nil(env, e->pid);
+    v[11] = e->worker ? str_term(env, e->worker) : A_NIL;
+    for (int i = 0; i < 12; i++)
+        enif_make_map_put(env, m, enif_make_atom(env, keys[i]), v[i], &m);
+    h->list = enif_make_list_cell(env, m, h->list);
+    return 0;
+}
+
+/* history(db, queue | nil, id) -> {:ok, [entry map]} (oldest first) */
+static ERL_NIF_TERM nif_history(ErlNifEnv *env, int argc,
+                                const ERL_NIF_TERM argv[])
+{
+    db_res *r;
+    hist_acc h;
+    char q[256], id[EMQ_ID_SIZE + 1];
+    int has_q, rc;
+    ERL_NIF_TERM out, rev;
+    (void)argc;
+    has_q = !enif_is_identical(argv[1], A_NIL);
+    if ((has_q && !cstr(env, argv[1], q, sizeof q)) ||
+        !cstr(env, argv[2], id, sizeof id))
+        return enif_make_badarg(env);
+    if (!lock_db(env, argv[0], &r)) return enif_make_badarg(env);
+    if (r->db == NULL) {
+        enif_mutex_unlock(r->mu);
+        return closed(env);
+    }
+    h.env = env;
+    h.list = enif_make_list(env, 0);
+    rc = emq_job_history(r->db, has_q ? q : NULL, id, on_entry, &h);
+    if (rc == EMQ_OK) {
+        enif_make_reverse_list(env, h.list, &rev);
+        out = enif_make_tuple2(env, A_OK, rev);
+    } else {
+        out = fail(env, r->db, rc);
+    }
+    enif_mutex_unlock(r->mu);
+    return out;
+}
+
+/* history_level(db, level | -1) -> {:ok, level} (-1: read it) */
+static ERL_NIF_TERM nif_history_level(ErlNifEnv *env, int argc,
+                                      const ERL_NIF_TERM argv[])
+{
+    db_res *r;
+    emq_history_config c;
+    int64_t level;
+    int rc;
+    ERL_NIF_TERM out;
+    (void)argc;
+    if (!get_i64(env, argv[1], &level)) return enif_make_badarg(env);
+    if (!lock_db(env, argv[0], &r)) return enif_make_badarg(env);
+    if (r->db == NULL) {
+        enif_mutex_unlock(r->mu);
+        return closed(env);
+    }
+    rc = emq_history_config_get(r->db, &c);
+    if (rc == EMQ_OK && level >= 0) {
+        c.enabled = level > 1000 ? 1000 : (int)level;
+        rc = emq_history_config_set(r->db, &c);
+    }
+    out = rc == EMQ_OK ? enif_make_tuple2(env, A_OK,
+                                          enif_make_int(env, c.enabled))
+                       : fail(env, r->db, rc);
+    enif_mutex_unlock(r->mu);
+    return out;
+}
+
 static const char *kind_name(int k)
 {
     switch (k) {
@@ -972,6 +1072,8 @@ static ErlNifFunc funcs[] = {
     {"nif_mint", 2, nif_mint, DIRTY},
     {"nif_info", 2, nif_info, DIRTY},
     {"nif_check", 1, nif_check, DIRTY},
+    {"nif_history", 3, nif_history, DIRTY},
+    {"nif_history_level", 2, nif_history_level, DIRTY},
 };
 
 ERL_NIF_INIT(Elixir.Emqlite.Native, funcs, load, NULL, upgrade, NULL)

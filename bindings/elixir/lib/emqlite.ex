@@ -195,6 +195,44 @@ defmodule Emqlite do
   def check(db), do: raw(Native.nif_check(db))
 
   @doc """
+  What happened to job `id`, oldest first (doc/HISTORY.md): `{:ok,
+  entries}`, each a map with `:seq`, `:at` (ms), `:kind` ("enqueued",
+  "claimed", "retried", "dead", ...), `:queue`, `:job` and, `nil` where
+  the kind carries none, `:attempts`, `:delay` (ms), `:run_at` (ms),
+  `:error` (binary), `:host`, `:pid`, `:worker`. Option `:queue`: only
+  that queue's.
+  """
+  @spec history(db(), String.t(), keyword()) :: {:ok, [map()]} | error()
+  def history(db, id, opts \\ []),
+    do: raw(Native.nif_history(db, Keyword.get(opts, :queue), id))
+
+  @history_levels %{off: 0, on: 1, failures: 2}
+
+  @doc """
+  What the file's job history records: `:on` (every transition, the
+  default), `:failures` (retries, deaths, lost leases, removals and
+  requeues; dead jobs kept, completed ones not) or `:off`.
+  """
+  @spec history_level(db()) :: {:ok, :on | :failures | :off} | error()
+  def history_level(db) do
+    with {:ok, v} <- raw(Native.nif_history_level(db, -1)) do
+      {:ok, Enum.find_value(@history_levels, :on, fn {k, x} -> x == v && k end)}
+    end
+  end
+
+  @doc "Set what the file's job history records (see `history_level/1`)."
+  @spec set_history_level(db(), :on | :failures | :off) :: :ok | error()
+  def set_history_level(db, level) do
+    case Map.fetch(@history_levels, level) do
+      {:ok, v} ->
+        with {:ok, _} <- raw(Native.nif_history_level(db, v)), do: :ok
+
+      :error ->
+        {:error, {:invalid_argument, "history level must be :on, :failures or :off, not #{inspect(level)}"}}
+    end
+  end
+
+  @doc """
   The file's keyspace as the RESP command stream that `redis-cli --pipe`
   replays into Valkey (PROTOCOL.md §8). Options: `:queues` (only these
   queues' keys), `:by_slot` (order by cluster slot, MULTI/EXEC per slot).

@@ -59,6 +59,32 @@ defmodule EmqliteTest do
       assert {:error, :not_dead} = Emqlite.reprocess_job(db, @q, @a)
     end
 
+    test "a job's history tells why it failed; the failures level", %{db: db, clock: clock} do
+      {:ok, t0} = Emqlite.now(db)
+      assert {:ok, :on} = Emqlite.history_level(db)
+      {:ok, :enqueued} = Emqlite.enqueue(db, @q, @a, "x")
+      advance(clock, 10)
+      {:ok, {@a, _, 1}} = Emqlite.claim(db, @q, 1000)
+      {:ok, :scheduled} = Emqlite.retry(db, @q, @a, 1, 2000, 2, "smtp 421")
+      assert {:ok, [e, c, r]} = Emqlite.history(db, @a)
+      assert %{kind: "enqueued", at: ^t0, attempts: nil, error: nil} = e
+      assert %{kind: "claimed", attempts: 1, host: host, pid: pid} = c
+      assert is_binary(host) and is_integer(pid) and pid > 0
+      assert %{kind: "retried", attempts: 1, delay: 2000, error: "smtp 421", queue: @q, job: @a} = r
+      assert r.at == t0 + 10 and r.run_at == t0 + 2010 and e.seq < c.seq and c.seq < r.seq
+      assert {:ok, [_, _, _]} = Emqlite.history(db, @a, queue: @q)
+      assert {:ok, []} = Emqlite.history(db, @a, queue: "other")
+      assert :ok = Emqlite.set_history_level(db, :failures)
+      assert {:ok, :failures} = Emqlite.history_level(db)
+      {:ok, :enqueued} = Emqlite.enqueue(db, @q, @b, "y")
+      {:ok, {@b, _, 1}} = Emqlite.claim(db, @q, 1000)
+      :ok = Emqlite.complete(db, @q, @b, 1)
+      assert {:ok, []} = Emqlite.history(db, @b)
+      assert {:error, {:invalid_argument, _}} = Emqlite.set_history_level(db, :some)
+      assert :ok = Emqlite.set_history_level(db, :off)
+      assert {:ok, :off} = Emqlite.history_level(db)
+    end
+
     test "a lapsed lease is reaped on the fake clock", %{db: db, clock: clock} do
       {:ok, :enqueued} = Emqlite.enqueue(db, @q, @a, "x")
       {:ok, {@a, "x", 1}} = Emqlite.claim(db, @q, 30_000)

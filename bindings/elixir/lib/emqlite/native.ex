@@ -30,4 +30,6 @@ defmodule Emqlite.Native do
   def nif_mint(_db, _ns), do: nif()
   def nif_info(_db, _what), do: nif()
   def nif_check(_db), do: nif()
+  def nif_history(_db, _q, _id), do: nif()
+  def nif_history_level(_db, _level), do: nif()
 end
