@@ -954,7 +954,7 @@ static ERL_NIF_TERM nif_history(ErlNifEnv *env, int argc,
 {
     db_res *r;
     hist_acc h;
-    char q[1024], id[EMQ_ID_SIZE + 1];
+    char q[1024], id[256];
     int has_q, rc;
     ERL_NIF_TERM out, rev;
     (void)argc;

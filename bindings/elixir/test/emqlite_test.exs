@@ -74,6 +74,8 @@ defmodule EmqliteTest do
       assert r.at == t0 + 10 and r.run_at == t0 + 2010 and e.seq < c.seq and c.seq < r.seq
       assert {:ok, [_, _, _]} = Emqlite.history(db, @a, queue: @q)
       assert {:ok, []} = Emqlite.history(db, @a, queue: "other")
+      assert {:error, {:invalid_id, _}} = Emqlite.history(db, "JOB-not-an-id-at-all")
+      assert {:error, {:invalid_queue, _}} = Emqlite.history(db, @a, queue: "bad queue")
       assert :ok = Emqlite.set_history_level(db, :failures)
       assert {:ok, :failures} = Emqlite.history_level(db)
       {:ok, :enqueued} = Emqlite.enqueue(db, @q, @b, "y")
