@@ -144,7 +144,7 @@ START_TEST(bad_names_ids_and_parameters_are_400_with_the_rule)
     ck_assert(has("an id is 14 characters"));
     ck_assert(has("JOB1"));
     ck_assert_int_eq(get("/api/queues/mail/jobs", "state=done"), 400);
-    ck_assert(has("state must be pending, active, scheduled, dead or lane"));
+    ck_assert(has("state must be pending, active, scheduled, dead, completed or lane"));
     ck_assert_int_eq(get("/api/queues/mail/jobs", "limit=0"), 400);
     ck_assert(has("limit must be an integer from 1 to 500"));
     ck_assert_int_eq(get("/api/queues/mail/jobs", "limit=12x"), 400);
@@ -401,13 +401,94 @@ START_TEST(the_job_page_escapes_and_shows_binary_payloads)
     ck_assert_ptr_null(strchr(rs.body, '\''));
     ck_assert(has("\\u003cimg src=x onerror=alert(1)\\u003e\\u0026\\u0027"));
     ck_assert(has("\"state\":\"pending\""));
-    ck_assert(has("\"history\":null"));
+    ck_assert(has("\"history\":[{\"seq\":1,\"at\":"));
+    ck_assert(has("\"kind\":\"enqueued\""));
     ck_assert_int_eq(get("/api/queues/mail/jobs/JOB00000000002", NULL), 200);
     ck_assert(has("\"payload\":{\"b64\":\"/wB6\"}"));
     ck_assert_int_eq(get("/api/queues/mail/jobs", NULL), 200);
     ck_assert_ptr_null(strchr(rs.body, '<'));
     ck_assert_int_eq(get("/api/queues/mail/jobs/JOB00000000009", NULL), 404);
     ck_assert(has("no job JOB00000000009 in queue mail"));
+}
+END_TEST
+
+/* The job page tells a job's story from the history: a dead job's
+ * entries with its error and who failed it; a completed job, gone from the
+ * keyspace, from its kept record (payload, result) with its history; and
+ * the session says what the file records. */
+START_TEST(the_job_page_shows_history_and_kept_jobs)
+{
+    emq_job j;
+    emq_history_config c;
+    dead_job("mail", "JOB00000000001");
+    ck_assert_int_eq(get("/api/queues/mail/jobs/JOB00000000001", NULL), 200);
+    ck_assert(has("\"state\":\"dead\""));
+    ck_assert(has("{\"seq\":1,\"at\":"));
+    ck_assert(has("\"kind\":\"claimed\",\"attempts\":1,"));
+    ck_assert(has("\"kind\":\"dead\",\"attempts\":1,"));
+    ck_assert(has("\"error\":\"boom\""));
+    ck_assert(has("\"pid\":"));
+    job("mail", "JOB00000000002", "{\"to\":\"a@b\"}");
+    ck_assert_int_eq(emq_claim(db, "mail", 30000, &j), EMQ_OK);
+    ck_assert_str_eq(j.id, "JOB00000000002");
+    clk.now += 7;
+    ck_assert_int_eq(emq_complete_result(db, "mail", j.id, j.attempts, "42",
+                                         2), EMQ_OK);
+    emq_job_clear(&j);
+    ck_assert_int_eq(get("/api/queues/mail/jobs/JOB00000000002", NULL), 200);
+    ck_assert(has("\"state\":\"completed\""));
+    ck_assert(has("\"row\":false"));
+    ck_assert(has("\"kept_at\":"));
+    ck_assert(has("\"result\":\"42\""));
+    ck_assert(has("\"kind\":\"completed\",\"attempts\":1,"));
+    ck_assert_int_eq(get("/api/session", NULL), 200);
+    ck_assert(has("\"history\":\"on\""));
+    ck_assert_int_eq(emq_history_config_get(db, &c), EMQ_OK);
+    c.enabled = EMQ_HISTORY_FAILURES;
+    ck_assert_int_eq(emq_history_config_set(db, &c), EMQ_OK);
+    ck_assert_int_eq(get("/api/session", NULL), 200);
+    ck_assert(has("\"history\":\"failures\""));
+    job("mail", "JOB00000000003", "x");
+    ck_assert_int_eq(get("/api/queues/mail/jobs/JOB00000000003", NULL), 200);
+    ck_assert(has("\"history\":[]"));
+}
+END_TEST
+
+/* Completed jobs, gone from the keyspace, are listed from their kept
+ * records, newest first, paged by the cursor the page answers. */
+START_TEST(completed_jobs_are_listed_from_their_kept_records)
+{
+    const char *ids[3] = {"JOB00000000001", "JOB00000000002",
+                          "JOB00000000003"};
+    char cur[64], q[96];
+    const char *n;
+    for (int i = 0; i < 3; i++) {
+        emq_job j;
+        job("mail", ids[i], i == 1 ? "\xff" : "p");
+        ck_assert_int_eq(emq_claim(db, "mail", 30000, &j), EMQ_OK);
+        clk.now += 10;
+        ck_assert_int_eq(emq_complete(db, "mail", j.id, j.attempts), EMQ_OK);
+        emq_job_clear(&j);
+    }
+    ck_assert_int_eq(get("/api/queues/mail/jobs", "state=completed&limit=2"),
+                     200);
+    ck_assert_ptr_nonnull(strstr(rs.body, "{\"jobs\":[{\"id\":\"JOB00000000003\""));
+    ck_assert(has("{\"id\":\"JOB00000000002\",\"score\":"));
+    ck_assert(has("\"preview\":{\"b64\":\"/w==\"}"));
+    ck_assert(!has("JOB00000000001"));
+    ck_assert_ptr_nonnull(n = strstr(rs.body, "\"next\":\""));
+    n += 8;
+    snprintf(cur, sizeof cur, "%.*s", (int)(strchr(n, '"') - n), n);
+    ck_assert_ptr_nonnull(strstr(cur, ":JOB00000000002"));
+    snprintf(q, sizeof q, "state=completed&limit=2&after=%s", cur);
+    ck_assert_int_eq(get("/api/queues/mail/jobs", q), 200);
+    ck_assert(has("{\"jobs\":[{\"id\":\"JOB00000000001\""));
+    ck_assert(has("\"next\":null"));
+    ck_assert_int_eq(get("/api/queues/mail/jobs", "state=completed&prefix=p"),
+                     400);
+    ck_assert(has("takes no prefix or group"));
+    ck_assert_int_eq(get("/api/queues/mail/jobs", "state=nope"), 400);
+    ck_assert(has("dead, completed or lane"));
 }
 END_TEST
 
@@ -634,6 +715,8 @@ Suite *suite_web(void)
     tcase_add_test(tc, pages_scored_sets_by_score_then_id);
     tcase_add_test(tc, the_job_page_escapes_and_shows_binary_payloads);
     tcase_add_test(tc, the_job_page_shows_a_flow);
+    tcase_add_test(tc, the_job_page_shows_history_and_kept_jobs);
+    tcase_add_test(tc, completed_jobs_are_listed_from_their_kept_records);
     tcase_add_test(tc, actions_apply_and_answer_their_result);
     tcase_add_test(tc, run_now_and_requeue_dead_by_age_or_count);
     tcase_add_test(tc, lanes_show_depth_limit_weight_and_pause);

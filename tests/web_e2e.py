@@ -248,6 +248,14 @@ def main():
         check("the JSON payload is pretty-printed", "\n  \"invoice\": 42" in (
             browser.eval("document.querySelector('#payload').textContent")
             or ""))
+        hist = browser.wait(
+            "document.querySelectorAll('#history li').length >= 3 && "
+            "Array.from(document.querySelectorAll('#history li'))"
+            ".map(function (l) { return l.textContent; }).join('\\n')") or ""
+        check("the dead job page shows its history, ending in its death",
+              "enqueued" in hist and "claimed" in hist and
+              "dead" in hist.splitlines()[-1] and
+              "card declined" in hist.splitlines()[-1], hist)
         browser.shot(os.path.join(SHOTS, "job.png"))
         browser.eval("document.querySelector('button[data-action=retry]')"
                      ".click()")

@@ -957,6 +957,74 @@ int emq_web_page(emq_web *w, const char *q, const char *state, const char *g,
     return EMQ_OK;
 }
 
+/* The kept completed jobs, newest first (emq_kept_list): a page of the
+ * same shape as a set's, `score` the time each finished, the cursor
+ * "AT:ID" of the last one. */
+typedef struct kept_page {
+    emq_wb *b;
+    int64_t n, limit, last_at;
+    char last_id[EMQ_ID_SIZE];
+    int more;
+} kept_page;
+
+static int kept_member(void *ctx, const emq_kept_job *j)
+{
+    kept_page *p = ctx;
+    if (p->n == p->limit) {
+        p->more = 1;
+        return 1;
+    }
+    emq_wb_str(p->b, p->n++ ? ",{\"id\":" : "{\"id\":");
+    jstr(p->b, j->id);
+    emq_wb_printf(p->b, ",\"score\":%lld,\"row\":false,\"attempts\":",
+                  (long long)j->at_ms);
+    if (j->attempts >= 0)
+        emq_wb_printf(p->b, "\"%lld\"", (long long)j->attempts);
+    else
+        emq_wb_str(p->b, "null");
+    emq_wb_str(p->b, ",\"preview\":");
+    if (j->payload) json_preview(p->b, j->payload, j->payload_len, 120);
+    else emq_wb_str(p->b, "null");
+    emq_wb_str(p->b, ",\"last_error\":");
+    if (j->error) json_preview(p->b, j->error, j->error_len, 120);
+    else emq_wb_str(p->b, "null");
+    emq_wb_str(p->b, "}");
+    p->last_at = j->at_ms;
+    memcpy(p->last_id, j->id, sizeof p->last_id);
+    return 0;
+}
+
+static int api_kept(emq_web *w, emq_web_response *r, const char *q,
+                    const char *after, int64_t limit)
+{
+    char id[EMQ_ID_SIZE];
+    double at;
+    kept_page p;
+    emq_wb b = {0};
+    int rc;
+    memset(&p, 0, sizeof p);
+    p.b = &b;
+    p.limit = limit;
+    if (after[0] && parse_cursor(after, &at, id) != 0)
+        return fail(r, 400, "bad_request", "after must be a cursor AT:ID "
+                    "as 'next' answers it (%s)", ID_RULE);
+    emq_wb_str(&b, "{\"jobs\":[");
+    rc = emq_kept_list(w->db, q, EMQ_KEPT_COMPLETED, after[0] ? id : NULL,
+                       (size_t)limit + 1, kept_member, &p);
+    if (rc < 0) {
+        free(b.p);
+        return lib_fail(w, r, rc);
+    }
+    emq_wb_printf(&b, "],\"scanned\":%lld,\"next\":",
+                  (long long)(p.n + p.more));
+    if (p.more)
+        emq_wb_printf(&b, "\"%lld:%s\"", (long long)p.last_at, p.last_id);
+    else
+        emq_wb_str(&b, "null");
+    emq_wb_str(&b, "}\n");
+    return respond(r, 200, JSON, &b);
+}
+
 static int api_jobs(emq_web *w, emq_web_response *r, const char *q,
                     const char *query)
 {
@@ -968,9 +1036,10 @@ static int api_jobs(emq_web *w, emq_web_response *r, const char *q,
     if ((f = qparam(query, "state", state, sizeof state, NULL)) < 0 ||
         (f > 0 && strcmp(state, "lane") != 0 && strcmp(state, "pending") &&
          strcmp(state, "active") && strcmp(state, "scheduled") &&
-         strcmp(state, "schedule") && strcmp(state, "dead")))
+         strcmp(state, "schedule") && strcmp(state, "dead") &&
+         strcmp(state, "completed")))
         return fail(r, 400, "bad_request", "state must be pending, active, "
-                    "scheduled, dead or lane");
+                    "scheduled, dead, completed or lane");
     if ((has_g = qparam(query, "group", g, sizeof g, NULL)) < 0 ||
         (has_g && check_id(r, "group", g)))
         return has_g < 0 ? fail(r, 400, "bad_request", "group: %s", ID_RULE)
@@ -992,6 +1061,12 @@ static int api_jobs(emq_web *w, emq_web_response *r, const char *q,
         return fail(r, 400, "bad_request", "prefix: at most 255 bytes, "
                     "percent-encoded, without NUL");
     if (has_p && plen == 0) has_p = 0;
+    if (strcmp(state, "completed") == 0) {
+        if (has_p || has_g)
+            return fail(r, 400, "bad_request", "state=completed (the kept "
+                        "jobs) takes no prefix or group");
+        return api_kept(w, r, q, after, limit);
+    }
     int rc = emq_web_page(w, q, state, has_g ? g : NULL, after, (int)desc,
                           limit, has_p ? prefix : NULL, plen, &b, NULL, NULL);
     if (rc != EMQ_OK) { free(b.p); return lib_fail(w, r, rc); }
@@ -1018,6 +1093,87 @@ static const emq_field *field(const emq_job_info *in, const char *name)
     return NULL;
 }
 
+/* One job history entry as JSON (null where its kind carries none). */
+static int hist_json(void *ctx, const emq_history_entry *e)
+{
+    emq_wb *b = ctx;
+    const char *k = emq_history_kind_name(e->kind);
+    emq_wb_printf(b, "%s{\"seq\":%lld,\"at\":%lld,\"kind\":",
+                  b->n && b->p[b->n - 1] == '[' ? "" : ",",
+                  (long long)e->seq, (long long)e->at_ms);
+    jstr(b, k ? k : "?");
+    if (e->attempts >= 0)
+        emq_wb_printf(b, ",\"attempts\":%lld", (long long)e->attempts);
+    else
+        emq_wb_str(b, ",\"attempts\":null");
+    if (e->delay_ms >= 0)
+        emq_wb_printf(b, ",\"delay_ms\":%lld", (long long)e->delay_ms);
+    if (e->run_at_ms >= 0)
+        emq_wb_printf(b, ",\"run_at\":%lld", (long long)e->run_at_ms);
+    emq_wb_str(b, ",\"error\":");
+    if (e->error) emq_wb_json(b, e->error, e->error_len);
+    else emq_wb_str(b, "null");
+    if (e->host) {
+        emq_wb_str(b, ",\"host\":");
+        jstr(b, e->host);
+        emq_wb_printf(b, ",\"pid\":%lld", (long long)e->pid);
+    }
+    if (e->worker) {
+        emq_wb_str(b, ",\"worker\":");
+        jstr(b, e->worker);
+    }
+    emq_wb_str(b, "}");
+    return 0;
+}
+
+/* ,"history":[...]} and the end of the job's object. */
+static void history_tail(emq_web *w, emq_wb *b, const char *q,
+                         const char *id)
+{
+    size_t mark;
+    emq_wb_str(b, ",\"history\":[");
+    mark = b->n;
+    if (emq_job_history(w->db, q, id, hist_json, b) != EMQ_OK)
+        b->n = mark; /* an unreadable history shows as none */
+    emq_wb_str(b, "]}\n");
+}
+
+/* A job gone from the keyspace that the retention kept (completed or
+ * dead, then removed): its record and its history. 0 when none is kept. */
+static int kept_job(emq_web *w, emq_web_response *r, const char *q,
+                    const char *id, int *status)
+{
+    emq_kept_job k;
+    emq_wb b = {0};
+    if (emq_kept_get(w->db, q, id, &k) != EMQ_OK) return 0;
+    emq_wb_str(&b, "{\"queue\":");
+    jstr(&b, q);
+    emq_wb_str(&b, ",\"id\":");
+    jstr(&b, id);
+    emq_wb_str(&b, ",\"state\":");
+    jstr(&b, k.state == EMQ_KEPT_COMPLETED ? "completed" : "dead");
+    emq_wb_printf(&b, ",\"row\":false,\"locked\":false,\"log_count\":0,"
+                  "\"kept_at\":%lld,\"attempts\":", (long long)k.at_ms);
+    if (k.attempts >= 0) emq_wb_printf(&b, "\"%lld\"", (long long)k.attempts);
+    else emq_wb_str(&b, "null");
+    emq_wb_str(&b, ",\"payload\":");
+    if (k.payload) emq_wb_json(&b, k.payload, k.payload_len);
+    else emq_wb_str(&b, "null");
+    emq_wb_str(&b, ",\"last_error\":");
+    if (k.error) emq_wb_json(&b, k.error, k.error_len);
+    else emq_wb_str(&b, "null");
+    emq_wb_str(&b, ",\"result\":");
+    if (k.result) emq_wb_json(&b, k.result, k.result_len);
+    else emq_wb_str(&b, "null");
+    emq_wb_str(&b, ",\"group\":null,\"parent\":null,\"parent_queue\":null,"
+               "\"parent_policy\":null,\"progress\":null,\"fields\":[],"
+               "\"flow\":[]");
+    emq_kept_clear(&k);
+    history_tail(w, &b, q, id);
+    *status = respond(r, 200, JSON, &b);
+    return 1;
+}
+
 static int api_job(emq_web *w, emq_web_response *r, const char *q,
                    const char *id)
 {
@@ -1028,7 +1184,9 @@ static int api_job(emq_web *w, emq_web_response *r, const char *q,
     int rc = emq_job_inspect(w->db, q, id, &in);
     if (rc != EMQ_OK && rc != EMQ_GONE) return lib_fail(w, r, rc);
     if (rc == EMQ_GONE && in.state == EMQ_STATE_ABSENT) {
+        int status;
         emq_job_info_clear(&in);
+        if (kept_job(w, r, q, id, &status)) return status;
         return fail(r, 404, "gone", "no job %s in queue %s", id, q);
     }
     emq_wb_str(&b, "{\"queue\":");
@@ -1091,8 +1249,8 @@ static int api_job(emq_web *w, emq_web_response *r, const char *q,
             emq_flow_tree_free(nodes, nn);
         }
     }
-    /* host-side history (issue 34) is not in this build */
-    emq_wb_str(&b, "],\"history\":null}\n");
+    emq_wb_str(&b, "]");
+    history_tail(w, &b, q, id);
     return respond(r, 200, JSON, &b);
 }
 
@@ -1613,7 +1771,13 @@ static int route(emq_web *w, const emq_web_request *q, emq_web_response *r)
         emq_wb_printf(&b, "{\"csrf\":\"%s\",\"read_only\":%s,\"version\":",
                       w->csrf, w->read_only ? "true" : "false");
         jstr(&b, emq_version());
-        emq_wb_str(&b, ",\"history\":false,\"verbs\":[\"retry\",\"remove\","
+        emq_history_config hc;
+        emq_wb_str(&b, ",\"history\":");
+        jstr(&b, emq_history_config_get(w->db, &hc) != EMQ_OK ? "off"
+                 : hc.enabled == EMQ_HISTORY_OFF           ? "off"
+                 : hc.enabled == EMQ_HISTORY_FAILURES      ? "failures"
+                                                            : "on");
+        emq_wb_str(&b, ",\"verbs\":[\"retry\",\"remove\","
                    "\"requeue-dead\",\"run-now\",\"pause\",\"resume\"]}\n");
         return respond(r, 200, JSON, &b);
     }

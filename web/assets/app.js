@@ -3,7 +3,7 @@
 // DOM (never parsed as markup), so payloads and errors cannot inject markup.
 "use strict";
 (function () {
-  var session = { csrf: "", read_only: true, history: false };
+  var session = { csrf: "", read_only: true, history: "off" };
   var timer = null;
   var main = document.getElementById("main");
 
@@ -133,6 +133,7 @@
     var qh = "#/q/" + enc(q);
     var items = [["pending", qh], ["active", qh + "?state=active"],
       ["scheduled", qh + "?state=scheduled"], ["dead", qh + "?state=dead"],
+      ["completed", qh + "?state=completed"],
       ["lanes", qh + "/lanes"], ["streams", qh + "/streams"]];
     return el("div", { "class": "tabs" }, items.map(function (t) {
       var a = link(t[1], t[0]);
@@ -171,7 +172,8 @@
           "api/queues/" + enc(q) + "/requeue-dead", "requeue dead of " + q) : null,
         state === "dead" && s.dead ? actionButton("requeue dead older than 1 h",
           "api/queues/" + enc(q) + "/requeue-dead?older_than=3600000", "requeue dead older than 1 h of " + q) : null]));
-      var timeHead = state === "active" ? "lease deadline" : state === "scheduled" ? "run at" : "";
+      var timeHead = state === "active" ? "lease deadline" : state === "scheduled" ? "run at"
+        : state === "completed" ? "finished" : "";
       var rows = page.jobs.map(function (j) {
         return el("tr", { "data-job": j.id }, [
           el("td", { "class": "mono" }, [link("#/q/" + enc(q) + "/job/" + enc(j.id), j.id)]),
@@ -220,6 +222,8 @@
       row("run at", j.run_at !== undefined ? iso(j.run_at) : null);
       row("lane", j.group === null ? null : bytes(j.group));
       row("progress", j.progress === null ? null : bytes(j.progress));
+      row("finished", j.kept_at !== undefined ? iso(j.kept_at) + " (kept after it left the queue)" : null);
+      row("result", j.result === undefined || j.result === null ? null : el("span", { "class": "mono", id: "job-result", text: bytes(j.result) }));
       if (j.parent !== null) {
         var pq = j.parent_queue !== null ? bytes(j.parent_queue) : q;
         row("flow parent", link("#/q/" + enc(pq) + "/job/" + enc(bytes(j.parent)), bytes(j.parent) + (pq !== q ? " (" + pq + ")" : "")));
@@ -241,9 +245,17 @@
           return li; })));
       }
       main.appendChild(el("h2", { text: "History" }));
-      main.appendChild(j.history ? el("ul", { id: "history" }, j.history.map(function (h) {
-        return el("li", { text: iso(h.at) + " " + h.kind + (h.detail ? " — " + bytes(h.detail) : "") }); }))
-        : el("p", { "class": "muted", text: "Job history is not kept by this build." }));
+      main.appendChild(j.history && j.history.length ? el("ul", { id: "history" }, j.history.map(function (h) {
+        var t = [iso(h.at), h.kind];
+        if (h.attempts !== null) t.push("attempt " + h.attempts);
+        if (h.delay_ms !== undefined) t.push("delay " + h.delay_ms + " ms");
+        if (h.run_at !== undefined) t.push("run at " + iso(h.run_at));
+        if (h.error !== null) t.push("error: " + bytes(h.error));
+        if (h.host) t.push("by " + h.host + " pid " + h.pid + (h.worker ? " " + h.worker : ""));
+        return el("li", { text: t.join(" · ") }); }))
+        : el("p", { "class": "muted", text: session.history === "off" ? "The job history is off (emqlite history --on)."
+          : session.history === "failures" ? "Nothing recorded: the history keeps failures only, and none happened to this job."
+          : "No history recorded for this job." }));
       if (j.logs && j.logs.length) {
         main.appendChild(el("h2", { text: "Logs" }));
         main.appendChild(el("pre", { id: "logs", text: j.logs.map(bytes).join("\n") }));
