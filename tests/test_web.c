@@ -667,14 +667,23 @@ START_TEST(events_and_the_per_minute_series)
     ck_assert(has("\"cursor\":2"));
     ck_assert_int_eq(get("/api/events", "queue=other"), 200);
     ck_assert(has("{\"events\":[]"));
-    /* the last minute of the series holds both; two minutes on, they have
-     * moved one place left ... */
+    /* a retry that reschedules publishes no event: the history counts it */
+    job("mail", "JOB00000000003", "x");
+    ck_assert_int_eq(emq_claim(db, "mail", 30000, &j), EMQ_OK);
+    ck_assert_int_eq(emq_retry(db, "mail", j.id, j.attempts, 1000, 3,
+                               "later", 5), EMQ_SCHEDULED);
+    emq_job_clear(&j);
+    /* the last minute of the series holds all three; two minutes on, they
+     * have moved one place left ... */
     ck_assert_int_eq(get("/api/overview", NULL), 200);
     ck_assert(has(",0,1],\"failed\":["));
+    ck_assert(has(",0,1],\"retried\":["));
     ck_assert(has(",0,1]}}"));
     clk.now += 120000;
     ck_assert_int_eq(get("/api/queues/mail", NULL), 200);
     ck_assert(has(",1,0,0],\"failed\":["));
+    ck_assert(has(",1,0,0],\"retried\":["));
+    ck_assert(has(",1,0,0]}}"));
     /* ... and an hour on they are gone */
     clk.now += 3600000;
     ck_assert_int_eq(get("/api/queues/mail", NULL), 200);

@@ -217,8 +217,9 @@ def main():
         check("overview shows the dead job", browser.eval(
             "document.querySelector('tr[data-queue=billing] td:nth-child(5)')"
             ".textContent") == "1")
-        check("overview draws the per-minute plots", browser.eval(
-            "document.querySelectorAll('svg.spark polyline').length") == 6)
+        check("overview draws the per-minute plots (completed, dead, "
+              "retried per queue)", browser.eval(
+            "document.querySelectorAll('svg.spark polyline').length") == 9)
         browser.shot(os.path.join(SHOTS, "overview.png"))
 
         browser.go(base + "/#/q/mail")

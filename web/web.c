@@ -40,11 +40,13 @@
 #define TOKEN_MAX 256
 #define WEB_QUEUE_MAX 128  /* the queue-name rule's length */
 
-/* Completions and failures per minute of one queue, from the event log. */
+/* Completions and failures per minute of one queue, from the event log,
+ * and the retries (failures scheduled again) from the job history. */
 typedef struct series {
     char name[WEB_QUEUE_MAX + 1];
     int64_t stamp[SERIES_MINUTES]; /* the minute a bucket holds          */
     int64_t done[SERIES_MINUTES], fail[SERIES_MINUTES];
+    int64_t retry[SERIES_MINUTES];
 } series;
 
 struct emq_web {
@@ -54,6 +56,8 @@ struct emq_web {
     size_t max_body;
     char csrf[65];
     int64_t ev_cursor;           /* the event log read so far (series)  */
+    int64_t hist_cursor;         /* the job history read so far (series) */
+    int hist_started;            /* hist_cursor set from the newest      */
     series *ser;
     size_t nser, cap;
 };
@@ -541,10 +545,29 @@ static void series_event(void *ctx, const emq_event *ev)
     int i = (int)(m % SERIES_MINUTES);
     if (s->stamp[i] != m) {
         s->stamp[i] = m;
-        s->done[i] = s->fail[i] = 0;
+        s->done[i] = s->fail[i] = s->retry[i] = 0;
     }
     if (done) s->done[i]++;
     else s->fail[i]++;
+}
+
+/* A `retried` history entry into its queue's minute (a minute the ring
+ * has moved past is not counted). */
+static int series_retry(void *ctx, const emq_history_entry *e)
+{
+    emq_web *w = ctx;
+    if (e->kind != EMQ_HIST_RETRIED) return 0;
+    series *s = series_of(w, e->queue, strlen(e->queue));
+    if (s == NULL) return 0;
+    int64_t m = e->at_ms / 60000;
+    int i = (int)(m % SERIES_MINUTES);
+    if (s->stamp[i] > m) return 0;
+    if (s->stamp[i] != m) {
+        s->stamp[i] = m;
+        s->done[i] = s->fail[i] = s->retry[i] = 0;
+    }
+    s->retry[i]++;
+    return 0;
 }
 
 /* Read the events committed since the last call into the series (at most
@@ -560,18 +583,38 @@ static void series_update(emq_web *w)
         if (emq_sub_poll(sub, 1000, &got) != EMQ_OK || got == 0) break;
     w->ev_cursor = emq_sub_cursor(sub);
     emq_unsubscribe(sub);
+    /* the retries, from the history (none when it is off): at the first
+     * overview from the last 20000 entries, since an older backlog would
+     * take many requests and holds no retry of the last hour's plots on a
+     * busy file anyway */
+    if (!w->hist_started) {
+        int64_t last = 0;
+        if (emq_history_last(w->db, &last) != EMQ_OK) return;
+        w->hist_cursor = last > 20000 ? last - 20000 : 0;
+        w->hist_started = 1;
+    }
+    for (int k = 0; k < 20; k++) {
+        int64_t before = w->hist_cursor;
+        if (emq_history_read(w->db, NULL, before, 1000, series_retry, w,
+                             &w->hist_cursor) != EMQ_OK ||
+            w->hist_cursor == before)
+            break;
+    }
 }
 
 static void series_json(emq_wb *b, const series *s, int64_t now)
 {
+    static const char *const names[] = {"\"completed\":[", ",\"failed\":[",
+                                        ",\"retried\":["};
     int64_t m0 = now / 60000 - (SERIES_MINUTES - 1);
-    for (int which = 0; which < 2; which++) {
-        emq_wb_str(b, which ? ",\"failed\":[" : "\"completed\":[");
+    for (int which = 0; which < 3; which++) {
+        emq_wb_str(b, names[which]);
         for (int k = 0; k < SERIES_MINUTES; k++) {
             int64_t m = m0 + k;
             int i = (int)(m % SERIES_MINUTES);
             int64_t v = s && s->stamp[i] == m
-                            ? (which ? s->fail[i] : s->done[i]) : 0;
+                            ? (which == 2 ? s->retry[i]
+                               : which ? s->fail[i] : s->done[i]) : 0;
             emq_wb_printf(b, "%s%lld", k ? "," : "", (long long)v);
         }
         emq_wb_str(b, "]");

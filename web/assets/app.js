@@ -77,8 +77,10 @@
     s.setAttribute("width", w); s.setAttribute("height", h);
     s.setAttribute("viewBox", "0 0 " + w + " " + h);
     var max = 1;
-    pm.completed.concat(pm.failed).forEach(function (v) { if (v > max) max = v; });
-    [["completed", "done"], ["failed", "fail"]].forEach(function (p) {
+    var retried = pm.retried || [];
+    pm.completed.concat(pm.failed, retried).forEach(function (v) { if (v > max) max = v; });
+    [["completed", "done"], ["failed", "fail"], ["retried", "retry"]].forEach(function (p) {
+      if (!pm[p[0]]) return;
       var pts = pm[p[0]].map(function (v, i) {
         return (i * w / (pm[p[0]].length - 1)).toFixed(1) + "," +
                (h - 1 - v * (h - 2) / max).toFixed(1);
@@ -91,7 +93,8 @@
     var t = document.createElementNS(ns, "title");
     var sum = function (a) { return a.reduce(function (x, y) { return x + y; }, 0); };
     t.textContent = sum(pm.completed) + " completed, " + sum(pm.failed) +
-      " failed in the last " + pm.completed.length + " minutes";
+      " dead-lettered, " + sum(retried) + " retried in the last " +
+      pm.completed.length + " minutes";
     s.appendChild(t);
     return s;
   }
