@@ -2324,6 +2324,10 @@ int emq_history_last(emq_db *db, int64_t *seq);
                                     reaped, stalled, removed, requeued;
                                     dead jobs kept, completed ones not    */
 
+/** The name of a level: "on" (EMQ_HISTORY_ALL), "failures" or "off";
+ *  NULL for another value. */
+const char *emq_history_level_name(int level);
+
 /** The file's history settings (host configuration, one for the file). */
 typedef struct emq_history_config {
     int enabled;          /**< EMQ_HISTORY_ALL (default), _FAILURES, _OFF */

@@ -70,13 +70,16 @@ struct bsys {
 };
 
 /** Where and how a system runs. */
+/* bench_conf.history: the file's job history as it comes (on), or set off
+ * or to its failures level before the run. */
+enum { BENCH_HIST_ON = 0, BENCH_HIST_OFF = 1, BENCH_HIST_FAILURES = 2 };
+
 typedef struct bench_conf {
     const char *path;     /* emqlite / raw: the database file              */
     int sync;             /* EMQ_SYNC_NORMAL or EMQ_SYNC_FULL              */
     int exclusive;        /* emqlite / raw: locking_mode = EXCLUSIVE       */
     int checksums;        /* emqlite: emq_options.checksums (row sums)     */
-    int no_history;       /* emqlite: job history off (1) or at its
-                             failures level (2) (emq_history_config)      */
+    int history;          /* emqlite: BENCH_HIST_* (emq_history_config)   */
     int hist_full;        /* emqlite: history at its bounds (per_queue and
                              the completed jobs kept 1000): every entry
                              and kept job pushes an old one out          */

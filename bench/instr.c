@@ -109,7 +109,9 @@ static int sys_loop(int raw, int cycle, int sums, int excl, const char *path,
     c.path = path;
     c.sync = EMQ_SYNC_NORMAL;
     c.checksums = sums & 1;
-    c.no_history = (sums & 8) ? 2 : (sums & 2) != 0;
+    c.history = (sums & 8)   ? BENCH_HIST_FAILURES
+                : (sums & 2) ? BENCH_HIST_OFF
+                             : BENCH_HIST_ON;
     c.hist_full = (sums & 4) != 0;
     c.exclusive = excl;
     c.page_size = bench_instr_page_size;

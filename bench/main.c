@@ -56,7 +56,7 @@ typedef struct result {
 typedef struct run {
     const char *workdir;
     int smoke, pin, repeat, exclusive, page_size, ckpt_frames, with[4];
-    int no_history;
+    int history;          /* BENCH_HIST_*                                 */
     counts normal, full;
     int64_t depths[MAX_DEPTHS];
     int ndepth;
@@ -233,7 +233,7 @@ static int run_throughput(run *R, result *r)
         c.path = path;
         c.sync = r->sync;
         c.exclusive = R->exclusive;
-        c.no_history = R->no_history;
+        c.history = R->history;
         c.page_size = R->page_size;
         c.ckpt_frames = R->ckpt_frames;
         remove_db(path);
@@ -265,7 +265,7 @@ static int run_depths(run *R, result *r)
     c.path = path;
     c.sync = r->sync;
     c.exclusive = R->exclusive;
-    c.no_history = R->no_history;
+    c.history = R->history;
     c.page_size = R->page_size;
     c.ckpt_frames = R->ckpt_frames;
     remove_db(path);
@@ -554,9 +554,10 @@ static void report(run *R, FILE *f, FILE *tsv)
                    : "no pinning", R->repeat,
             R->exclusive ? "; emqlite and raw SQL with locking_mode "
                            "EXCLUSIVE (one process per file)" : "");
-    if (R->no_history)
+    if (R->history != BENCH_HIST_ON)
         fprintf(f, "emqlite's job history %s (emq_history_config_set)\n",
-                R->no_history == 2 ? "at its failures level" : "off");
+                R->history == BENCH_HIST_FAILURES ? "at its failures level"
+                                                  : "off");
     if (R->page_size || R->ckpt_frames)
         fprintf(f, "page size %d, checkpoint every %d WAL frames\n",
                 R->page_size ? R->page_size : 4096,
@@ -635,8 +636,9 @@ int main(int argc, char **argv)
         if (strcmp(a, "--smoke") == 0) R.smoke = 1;
         else if (strcmp(a, "--no-pin") == 0) R.pin = 0;
         else if (strcmp(a, "--exclusive") == 0) R.exclusive = 1;
-        else if (strcmp(a, "--no-history") == 0) R.no_history = 1;
-        else if (strcmp(a, "--history-failures") == 0) R.no_history = 2;
+        else if (strcmp(a, "--no-history") == 0) R.history = BENCH_HIST_OFF;
+        else if (strcmp(a, "--history-failures") == 0)
+            R.history = BENCH_HIST_FAILURES;
         else if (strcmp(a, "--pages") == 0) pages = 1;
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);

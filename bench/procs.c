@@ -70,7 +70,7 @@ static struct {
     int64_t jobs, mixed_jobs;
     double mixed_rate;
     int sync, rounds, nk, ks[16], sys_on[NSYS], page_size, ckpt_frames;
-    int history;          /* bench_conf.no_history: 0 all, 1 off, 2 failures */
+    int history;          /* BENCH_HIST_*                                 */
     const char *dir;
 } O;
 
@@ -349,7 +349,7 @@ static int run_cell(int sys, int k, cell *c)
     r.conf.sync = O.sync;
     r.conf.page_size = O.page_size;
     r.conf.ckpt_frames = O.ckpt_frames;
-    r.conf.no_history = O.history;
+    r.conf.history = O.history;
     snprintf(path, sizeof path, "%s/bench.db", dir);
     r.conf.path = path;
     if (sys != SYS_EMQ) {
@@ -595,9 +595,9 @@ int main(int argc, char **argv)
             O.ckpt_frames = (int)n;
             i++;
         } else if (v && !strcmp(a, "--history")) {
-            if (!strcmp(v, "on")) O.history = 0;
-            else if (!strcmp(v, "off")) O.history = 1;
-            else if (!strcmp(v, "failures")) O.history = 2;
+            if (!strcmp(v, "on")) O.history = BENCH_HIST_ON;
+            else if (!strcmp(v, "off")) O.history = BENCH_HIST_OFF;
+            else if (!strcmp(v, "failures")) O.history = BENCH_HIST_FAILURES;
             else {
                 fprintf(stderr, "emqlite-procs: --history %s: on, failures "
                         "or off\n", v);
@@ -648,8 +648,9 @@ int main(int argc, char **argv)
            O.sync == EMQ_SYNC_FULL ? "FULL (peer: appendfsync always)"
                                    : "NORMAL (peer: no persistence)",
            (long)bench_ncpu(), l0, loadavg(),
-           O.history == 1 ? "off" : O.history == 2 ? "at its failures level"
-                                                   : "on");
+           O.history == BENCH_HIST_OFF        ? "off"
+           : O.history == BENCH_HIST_FAILURES ? "at its failures level"
+                                              : "on");
     table("K producers: jobs enqueued per second", 0, 1);
     table("K workers: jobs claimed and completed per second", 1, 1);
     table("One enqueue call under K producers: p99 ms (the longest writer "

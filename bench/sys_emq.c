@@ -170,11 +170,11 @@ int bench_emq_open(const bench_conf *c, bsys *s)
         s->rc = rc;
         return bench_err(s, "emq_open %s: %s", c->path, err);
     }
-    if (c->no_history) {
+    if (c->history != BENCH_HIST_ON) {
         emq_history_config h;
         if (emq_history_config_get(e->db, &h) != EMQ_OK ||
-            (h.enabled = c->no_history == 2 ? EMQ_HISTORY_FAILURES
-                                            : EMQ_HISTORY_OFF,
+            (h.enabled = c->history == BENCH_HIST_FAILURES
+                             ? EMQ_HISTORY_FAILURES : EMQ_HISTORY_OFF,
              emq_history_config_set(e->db, &h)) != EMQ_OK) {
             bench_err(s, "history level: %s", emq_errmsg(e->db));
             emq_close(e->db);

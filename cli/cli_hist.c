@@ -682,9 +682,7 @@ static int cmd_history(emq_cli *c, int argc, char **argv)
     }
     if (change && (rc = emq_history_config_set(c->db, &h)) < 0)
         return emq_cli_fail(c, rc, NULL);
-    level = h.enabled == EMQ_HISTORY_OFF        ? "off"
-            : h.enabled == EMQ_HISTORY_FAILURES ? "failures"
-                                                : "on";
+    if ((level = emq_history_level_name(h.enabled)) == NULL) level = "on";
     if (c->json)
         printf("{\"enabled\":%s,\"level\":\"%s\",\"per_job\":%lld,"
                "\"per_queue\":%lld,\"max_age_ms\":%lld}\n",

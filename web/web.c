@@ -1816,10 +1816,8 @@ static int route(emq_web *w, const emq_web_request *q, emq_web_response *r)
         jstr(&b, emq_version());
         emq_history_config hc;
         emq_wb_str(&b, ",\"history\":");
-        jstr(&b, emq_history_config_get(w->db, &hc) != EMQ_OK ? "off"
-                 : hc.enabled == EMQ_HISTORY_OFF           ? "off"
-                 : hc.enabled == EMQ_HISTORY_FAILURES      ? "failures"
-                                                            : "on");
+        jstr(&b, emq_history_config_get(w->db, &hc) != EMQ_OK
+                     ? "off" : emq_history_level_name(hc.enabled));
         emq_wb_str(&b, ",\"verbs\":[\"retry\",\"remove\","
                    "\"requeue-dead\",\"run-now\",\"pause\",\"resume\"]}\n");
         return respond(r, 200, JSON, &b);

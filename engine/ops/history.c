@@ -82,6 +82,16 @@ const char *emq_history_kind_name(int kind)
     return kind > 0 && kind <= EMQ_HIST_KIND_MAX ? kind_names[kind] : NULL;
 }
 
+const char *emq_history_level_name(int level)
+{
+    switch (level) {
+    case EMQ_HISTORY_OFF: return "off";
+    case EMQ_HISTORY_ALL: return "on";
+    case EMQ_HISTORY_FAILURES: return "failures";
+    default: return NULL;
+    }
+}
+
 int emq_history_kind_of(const char *name)
 {
     for (int k = 1; name && k <= EMQ_HIST_KIND_MAX; k++)
@@ -440,54 +450,46 @@ static int sweep_from(int id)
     }
 }
 
-static int recorded(int id)
-{
-    switch (id) {
-    case EMQ_V_ENQUEUE: case EMQ_V_ENQUEUE_MANY: case EMQ_V_ENQUEUE_AT:
-    case EMQ_V_ENQUEUE_IN: case EMQ_V_LANE_ENQUEUE: case EMQ_V_CLAIM:
-    case EMQ_V_CLAIM_BATCH: case EMQ_V_LANE_CLAIM: case EMQ_V_WCLAIM:
-    case EMQ_V_BCLAIM: case EMQ_V_COMPLETE: case EMQ_V_RETRY:
-    case EMQ_V_RETRY_TX: case EMQ_V_PROMOTE: case EMQ_V_REAP:
-    case EMQ_V_REAP_GROUP: case EMQ_V_STALLED_CHECK: case EMQ_V_REMOVE_JOB:
-    case EMQ_V_REPROCESS_JOB: case EMQ_V_DELAY: case EMQ_V_ENQUEUE_FLOW:
-    case EMQ_V_HOLD_PARENT: case EMQ_V_FLOW_CHILD: case EMQ_V_RUN_NOW:
-    case EMQ_V_RUN_DUE: case EMQ_V_REQUEUE_DEAD_BATCH:
-    case EMQ_V_REQUEUE_DEAD_BEFORE: case EMQ_V_REQUEUE_EDITED:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-/* The verbs recorded at EMQ_HISTORY_FAILURES: those that can move a job
- * because something went wrong (a failure, a lost lease) or because an
- * operator stepped in. */
-static int failure_verb(int id)
+/* The lowest level that records verb `id`: EMQ_HISTORY_FAILURES for the
+ * verbs that move a job because something went wrong (a failure, a lost
+ * lease) or because an operator stepped in, EMQ_HISTORY_ALL for the other
+ * recorded ones, EMQ_HISTORY_OFF for a verb never recorded. */
+static int record_level(int id)
 {
     switch (id) {
     case EMQ_V_RETRY: case EMQ_V_RETRY_TX: case EMQ_V_REAP:
     case EMQ_V_REAP_GROUP: case EMQ_V_STALLED_CHECK: case EMQ_V_REMOVE_JOB:
     case EMQ_V_REPROCESS_JOB: case EMQ_V_REQUEUE_DEAD_BATCH:
     case EMQ_V_REQUEUE_DEAD_BEFORE: case EMQ_V_REQUEUE_EDITED:
-        return 1;
+        return EMQ_HISTORY_FAILURES;
+    case EMQ_V_ENQUEUE: case EMQ_V_ENQUEUE_MANY: case EMQ_V_ENQUEUE_AT:
+    case EMQ_V_ENQUEUE_IN: case EMQ_V_LANE_ENQUEUE: case EMQ_V_CLAIM:
+    case EMQ_V_CLAIM_BATCH: case EMQ_V_LANE_CLAIM: case EMQ_V_WCLAIM:
+    case EMQ_V_BCLAIM: case EMQ_V_COMPLETE: case EMQ_V_PROMOTE:
+    case EMQ_V_DELAY: case EMQ_V_ENQUEUE_FLOW: case EMQ_V_HOLD_PARENT:
+    case EMQ_V_FLOW_CHILD: case EMQ_V_RUN_NOW: case EMQ_V_RUN_DUE:
+        return EMQ_HISTORY_ALL;
     default:
-        return 0;
+        return EMQ_HISTORY_OFF;
     }
 }
 
 int emq_hist_before(emq_vctx *c, emq_hist_tx *t)
 {
     struct emq_hist *h;
-    int id = c->v->info.id, from, rc;
+    int id = c->v->info.id, from, rc, level;
     due *d;
     t->active = 0;
     t->snap = NULL;
-    if (c->v->info.kind != EMQ_VERB_WRITE || !recorded(id)) return EMQ_OK;
+    if (c->v->info.kind != EMQ_VERB_WRITE ||
+        (level = record_level(id)) == EMQ_HISTORY_OFF)
+        return EMQ_OK;
     if ((h = state(c->db)) == NULL)
         return emq_db_fail(c->db, EMQ_ENOMEM, NULL);
     if (!h->loaded && (rc = load(c->db, c->st, h)) != EMQ_OK) return rc;
     if (h->cfg.enabled == EMQ_HISTORY_OFF ||
-        (h->cfg.enabled == EMQ_HISTORY_FAILURES && !failure_verb(id)))
+        (h->cfg.enabled == EMQ_HISTORY_FAILURES &&
+         level != EMQ_HISTORY_FAILURES))
         return EMQ_OK;
     t->active = 1;
     from = sweep_from(id);

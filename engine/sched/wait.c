@@ -206,7 +206,6 @@ static int attempt(emq_db *db, const char *q, int64_t lease_ms, emq_job *job,
     return EMQ_EMPTY;
 }
 
-
 /* The real time in microseconds (plane.h: a test may stand in for it).
  * Finer than the timeout's milliseconds: from whole-millisecond readings
  * a wait begun late in one millisecond and read early in another counts

@@ -1432,7 +1432,8 @@ static napi_value js_queues(napi_env env, napi_callback_info info)
 
 /* ------------------------------------------------------- job history */
 
-static char *dup_or_null(const char *p, size_t n, int *failed)
+/* A NUL-terminated copy of p[0..n) (NULL for NULL); *failed on ENOMEM. */
+static char *dup_or_null(const void *p, size_t n, int *failed)
 {
     char *d;
     if (p == NULL) return NULL;
@@ -1443,6 +1444,11 @@ static char *dup_or_null(const char *p, size_t n, int *failed)
     memcpy(d, p, n);
     d[n] = '\0';
     return d;
+}
+
+static char *dup_str(const char *s, int *failed)
+{
+    return s ? dup_or_null(s, strlen(s), failed) : NULL;
 }
 
 static int hist_cb(void *ctx, const emq_history_entry *e)
@@ -1467,11 +1473,10 @@ static int hist_cb(void *ctx, const emq_history_entry *e)
     h->run_at = e->run_at_ms;
     h->pid = e->pid;
     h->kind = e->kind;
-    h->queue = dup_or_null(e->queue, strlen(e->queue), &failed);
-    h->id = dup_or_null(e->id, strlen(e->id), &failed);
-    h->host = e->host ? dup_or_null(e->host, strlen(e->host), &failed) : NULL;
-    h->worker = e->worker ? dup_or_null(e->worker, strlen(e->worker), &failed)
-                          : NULL;
+    h->queue = dup_str(e->queue, &failed);
+    h->id = dup_str(e->id, &failed);
+    h->host = dup_str(e->host, &failed);
+    h->worker = dup_str(e->worker, &failed);
     h->error = dup_or_null(e->error, e->error_len, &failed);
     h->error_len = e->error_len;
     return failed ? EMQ_ENOMEM : 0;
@@ -1538,7 +1543,8 @@ static int run_hlevel(op *o)
 {
     emq_history_config c;
     int rc = emq_history_config_get(o->h->db, &c);
-    if (rc < 0 || o->i[0] < 0) {
+    if (rc < 0) return rc;
+    if (o->i[0] < 0) {
         o->i[0] = c.enabled;
         return rc;
     }
