@@ -20,7 +20,9 @@
  *    100 ids): entries per second.
  * Systems: emqlite on a fresh file (pinned to CPU 0); the peer, a private
  * redis-server with its client pinned to CPU 0 and the server on CPU 0
- * ("1 CPU", the pinned peer) or CPU 1 ("2 CPUs"). synchronous NORMAL is
+ * ("1 CPU", the pinned peer) or CPU 1 ("2 CPUs") over TCP, and on CPU 0
+ * over its Unix socket ("unix, 1 CPU": the faster local path a user on
+ * one machine would pick; issue 33 item 5). synchronous NORMAL is
  * paired with no persistence, FULL with appendonly yes + appendfsync
  * always. Best of R rounds, the systems interleaved. Every reply is
  * checked (ids, counts, the acked entries), so a run that finished also
@@ -157,12 +159,14 @@ typedef struct peer {
     emq_db *minter;   /* the client's id minting */
 } peer;
 
-static void peer_up(peer *p, int sync, int cpu)
+static void peer_up(peer *p, int sync, int cpu, int unix_socket)
 {
     if (bench_server_start(&p->sv, workdir, sync == EMQ_SYNC_FULL, cpu) != 0)
         die("cannot start the server", NULL);
-    if (!(p->c = redisConnect("127.0.0.1", p->sv.port)) || p->c->err)
-        die("cannot connect to the server", NULL);
+    p->c = unix_socket ? redisConnectUnix(p->sv.sock)
+                       : redisConnect("127.0.0.1", p->sv.port);
+    if (!p->c || p->c->err)
+        die("cannot connect to the server", p->c ? p->c->errstr : NULL);
     if (emq_open(":memory:", NULL, &p->minter) != EMQ_OK)
         die("cannot open the minter", NULL);
 }
@@ -199,10 +203,10 @@ static void peer_fill(peer *p, int64_t n)
     }
 }
 
-static double peer_append(int sync, int cpu)
+static double peer_append(int sync, int cpu, int unix_socket)
 {
     peer p;
-    peer_up(&p, sync, cpu);
+    peer_up(&p, sync, cpu, unix_socket);
     double t = bench_now();
     peer_fill(&p, n_ops);
     t = bench_now() - t;
@@ -210,12 +214,12 @@ static double peer_append(int sync, int cpu)
     return (double)n_ops / t;
 }
 
-static double peer_cycle(int sync, int cpu, int batch)
+static double peer_cycle(int sync, int cpu, int unix_socket, int batch)
 {
     peer p;
     int64_t done = 0;
     char cnt[16];
-    peer_up(&p, sync, cpu);
+    peer_up(&p, sync, cpu, unix_socket);
     peer_fill(&p, n_ops);
     redisReply *r = redisCommand(p.c, "XGROUP CREATE %s g 0", KEY);
     expect(r, REDIS_REPLY_STATUS, "XGROUP CREATE");
@@ -254,7 +258,9 @@ static double peer_cycle(int sync, int cpu, int batch)
 /* ------------------------------------------------------------------ main */
 
 enum { W_APPEND, W_CYCLE, W_BATCH, NW };
-enum { S_EMQ, S_PEER1, S_PEER2, NS };
+enum { S_EMQ, S_PEER1, S_PEER2, S_PEERU, NS };
+static const char *const sname[NS] = { "emqlite", "peer, 1 CPU",
+                                       "peer, 2 CPUs", "peer unix, 1 CPU" };
 
 static const char *const wname[NW] = {
     "append, records/s (1 transition each)",
@@ -267,9 +273,9 @@ static double measure(int sys, int w, int sync)
         return w == W_APPEND ? emq_append(sync)
                              : emq_cycle(sync, w == W_CYCLE ? 1 : BATCH);
 #ifdef HAVE_HIREDIS
-    int cpu = sys == S_PEER1 ? 0 : 1;
-    return w == W_APPEND ? peer_append(sync, cpu)
-                         : peer_cycle(sync, cpu, w == W_CYCLE ? 1 : BATCH);
+    int cpu = sys == S_PEER2 ? 1 : 0, ux = sys == S_PEERU;
+    return w == W_APPEND ? peer_append(sync, cpu, ux)
+                         : peer_cycle(sync, cpu, ux, w == W_CYCLE ? 1 : BATCH);
 #else
     (void)w;
     (void)sync;
@@ -365,9 +371,7 @@ int main(int argc, char **argv)
                     if (k != S_EMQ && !peer)
                         continue;
                     fprintf(stderr, "  streams: round %d/%d: %s, %s, %s ...\n",
-                            round + 1, repeat, wname[w],
-                            k == S_EMQ ? "emqlite" : k == S_PEER1
-                                ? "peer, 1 CPU" : "peer, 2 CPUs",
+                            round + 1, repeat, wname[w], sname[k],
                             syncs[s] == EMQ_SYNC_FULL ? "FULL" : "NORMAL");
                     double v = measure(k, w, syncs[s]);
                     if (v > best[s][w][k])
@@ -375,15 +379,18 @@ int main(int argc, char **argv)
                 }
     printf("emqlite %s, SQLite %s; %lld operations per phase, best of %d; "
            "client pinned to CPU 0, server on CPU 0 (1 CPU) or CPU 1 "
-           "(2 CPUs)\n\n", emq_version(), emq_sqlite_version(),
+           "(2 CPUs), over TCP or (unix) its Unix socket\n\n",
+           emq_version(), emq_sqlite_version(),
            (long long)n_ops, repeat);
     for (int s = 0; s < nsync; s++) {
         printf("#### synchronous %s — peer %s\n\n",
                syncs[s] == EMQ_SYNC_FULL ? "FULL" : "NORMAL",
                syncs[s] == EMQ_SYNC_FULL ? "appendonly yes, appendfsync always"
                                          : "no persistence");
-        printf("| | emqlite | peer, 1 CPU | peer, 2 CPUs | emqlite/peer 1 CPU "
-               "| emqlite/peer 2 CPUs |\n|---|---:|---:|---:|---:|---:|\n");
+        printf("| | emqlite | peer, 1 CPU | peer, 2 CPUs | peer unix, 1 CPU "
+               "| emqlite/peer 1 CPU | emqlite/peer 2 CPUs "
+               "| emqlite/peer unix |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---:|\n");
         for (int w = 0; w < NW; w++) {
             printf("| %s |", wname[w]);
             for (int k = 0; k < NS; k++)
@@ -393,6 +400,7 @@ int main(int argc, char **argv)
                     printf(" — |");
             ratio(best[s][w][S_EMQ], best[s][w][S_PEER1]);
             ratio(best[s][w][S_EMQ], best[s][w][S_PEER2]);
+            ratio(best[s][w][S_EMQ], best[s][w][S_PEERU]);
             printf("\n");
         }
         printf("\n");
