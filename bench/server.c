@@ -136,6 +136,14 @@ int bench_server_start(bench_server *sv, const char *parent, int persist,
                 strerror(errno));
         return -1;
     }
+    /* The server runs in its --dir, so a relative one (a relative --dir
+     * of the program) would name its log file from the wrong place. */
+    {
+        char *abs = realpath(sv->dir, NULL);
+        if (abs && strlen(abs) < sizeof sv->dir)
+            memcpy(sv->dir, abs, strlen(abs) + 1);
+        free(abs);
+    }
     snprintf(sv->sock, sizeof sv->sock, "%s/s.sock", sv->dir);
     for (tries = 0; tries < 10; tries++) {
         if ((sv->port = free_port()) < 0) break;

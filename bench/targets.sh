@@ -26,6 +26,7 @@ set -eu
 bd=$1 out=$2 src=$3
 rounds=${TARGETS_ROUNDS:-3}
 mkdir -p "$out"
+out=$(cd "$out" && pwd) # absolute: the parts run servers in their own dirs
 log="$out/targets.log"
 : >"$log"
 
