@@ -454,6 +454,19 @@ int emq_open(const char *path, const emq_options *opt, emq_db **out);
 void emq_close(emq_db *db);
 
 /**
+ * Remove the file at `path` and every file beside it that SQLite or
+ * emqlite makes (`-wal`, `-shm`, `-journal`, `-emqlock`, `-emqnode`,
+ * `-emqwake`): what a test or a tool does to start again from nothing.
+ * Only for a file no handle has open, in any process (a handle keeps its
+ * locks on files that are gone, and its next write makes some again). A
+ * file that is absent is not an error; each is attempted even when one
+ * fails. EMQ_OK; EMQ_EIO when a file could not be removed (`errno` is the
+ * first failure's: a directory in a side file's place gives EISDIR);
+ * EMQ_EINVAL for a NULL or empty path or ":memory:".
+ */
+int emq_remove_files(const char *path);
+
+/**
  * The identity the file speaks (its {emq}:version, read now): `*out` is
  * the table's entry (a static string). EMQ_OK, or EMQ_EWIRE when another
  * writer removed or changed the stamp since the open.

@@ -188,7 +188,7 @@ static int store_loop(const char *path, int64_t n)
 
 int bench_instr_main(const char *what, const char *dir, int64_t n, int excl)
 {
-    char path[1024], p2[1100];
+    char path[1024];
     int rc;
     snprintf(path, sizeof path, "%s/emqlite-bench-instr.%d.db", dir,
              (int)getpid());
@@ -225,15 +225,7 @@ int bench_instr_main(const char *what, const char *dir, int64_t n, int excl)
         fprintf(stderr, "emqlite-bench: unknown --instr %s\n", what);
         return -1;
     }
-    unlink(path);
-    snprintf(p2, sizeof p2, "%s-wal", path);
-    unlink(p2);
-    snprintf(p2, sizeof p2, "%s-shm", path);
-    unlink(p2);
-    snprintf(p2, sizeof p2, "%s-emqnode", path);
-    unlink(p2);
-    snprintf(p2, sizeof p2, "%s-emqwake", path);
-    unlink(p2);
+    emq_remove_files(path);
 #ifdef BENCH_CALLGRIND
     printf("instr %s n=%lld callgrind-macros=yes", what, (long long)n);
 #else
@@ -388,16 +380,7 @@ int bench_pages_main(const char *dir, FILE *out)
         }
         if (rc != 0) fprintf(stderr, "emqlite-bench: %s\n", s.err);
         if (s.h) s.ops->close(&s);
-        {
-            static const char *const sfx[] = {"", "-wal", "-shm", "-emqnode",
-                                              "-emqwake"};
-            char p[1100];
-            size_t k;
-            for (k = 0; k < 5; k++) {
-                snprintf(p, sizeof p, "%s%s", path, sfx[k]);
-                unlink(p);
-            }
-        }
+        emq_remove_files(path);
     }
     return rc;
 }

@@ -72,13 +72,7 @@ static void file_path(char *p, size_t n, const char *tag)
 
 static void remove_file(const char *path)
 {
-    static const char *const sfx[] = {"", "-wal", "-shm", "-emqnode",
-                                      "-emqlock", "-emqwake"};
-    char p[1100];
-    for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
-        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
-        unlink(p);
-    }
+    emq_remove_files(path);
 }
 
 static emq_db *open_file(const char *path)

@@ -77,16 +77,10 @@ static const char *sync_name(int sync)
     return sync == EMQ_SYNC_FULL ? "FULL" : "NORMAL";
 }
 
+/* The file and every side file (raw SQL's too: the same suffixes). */
 static void remove_db(const char *path)
 {
-    static const char *const suffix[] = {"", "-wal", "-shm", "-journal",
-                                         "-emqnode", "-emqwake"};
-    char p[1100];
-    size_t i;
-    for (i = 0; i < sizeof suffix / sizeof *suffix; i++) {
-        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-        unlink(p);
-    }
+    emq_remove_files(path);
 }
 
 static int open_sys(int sys, const bench_conf *c, bsys *s)

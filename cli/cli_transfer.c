@@ -1113,16 +1113,9 @@ done:
          * and every side file its open made (an open makes the wake file
          * too, for the writers' turn). A pull that succeeds leaves what
          * any open of a new file leaves (doc/EXPORT.md). */
-        static const char *const side[] = { "", "-wal", "-shm", "-journal",
-                                            "-emqlock", "-emqnode",
-                                            "-emqwake" };
-        char path[4200];
         emq_close(c->db);
         c->db = NULL;
-        for (size_t i = 0; i < sizeof side / sizeof *side; i++) {
-            snprintf(path, sizeof path, "%s%s", c->db_path, side[i]);
-            unlink(path);
-        }
+        emq_remove_files(c->db_path);
     }
     emq_pull_report_free(&rep);
     emq_remote_close(r);

@@ -49,7 +49,7 @@ int emq_wgate_open(emq_store *st)
     st->gate = NULL;
     if (st->memory || st->opts.exclusive || st->opts.readonly)
         return EMQ_OK;
-    rc = emq_store_side_open(st, "-emqlock", 1, &fd, err, sizeof err);
+    rc = emq_store_side_open(st, EMQ_SIDE_GATE, 1, &fd, err, sizeof err);
     if (rc != EMQ_OK)
         return emq_store_err(st, rc, "%s", err);
     if ((rc = emq_plock_open(fd, &st->gate)) != 0)

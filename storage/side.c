@@ -26,6 +26,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "store_int.h"
+#include "notify.h"
+
+const char *const emq_store_side_suffixes[] = {
+    "-wal", "-shm", "-journal", EMQ_SIDE_GATE, EMQ_SIDE_NODE,
+    EMQ_NOTIFY_SUFFIX, NULL
+};
 
 static void say(char *err, size_t errlen, const char *fmt, const char *p,
                 const char *why)

@@ -169,6 +169,14 @@ void emq_store_close(emq_store *st);
 /** The resolved path of the file (NULL for an in-memory store). */
 const char *emq_store_path(const emq_store *st);
 
+/* The side files beside a database, by suffix: emqlite's own (side.c) ... */
+#define EMQ_SIDE_GATE "-emqlock" /* the writer gate (gate.c)              */
+#define EMQ_SIDE_NODE "-emqnode" /* node-id leases (engine/core/nodeid.c) */
+/* ... and the wake file's, EMQ_NOTIFY_SUFFIX (notify.h). Every suffix a
+ * file may have beside it, SQLite's (-wal, -shm, -journal) and emqlite's,
+ * NULL-terminated: what emq_remove_files removes. */
+extern const char *const emq_store_side_suffixes[];
+
 /**
  * Open the side file <emq_store_path> + `suffix` (side.c) read-write into
  * *fd:

@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -612,6 +613,72 @@ START_TEST(open_refuses_bad_arguments)
 }
 END_TEST
 
+/* emq_remove_files removes the file and every side file an open and a write
+ * made (each one named here, so a side file added later without its suffix
+ * in the library's list fails this test), leaves other files alone, takes
+ * an absent file as done, tries every file when one cannot go (a
+ * directory in the -wal's place: EMQ_EIO, errno EISDIR), and refuses a
+ * path that names no file. */
+START_TEST(remove_files_removes_the_file_and_every_side_file)
+{
+    static const char *const sfx[] = {"", "-wal", "-shm", "-emqlock",
+                                      "-emqnode", "-emqwake"};
+    char p[700], other[700];
+    emq_db *db;
+    char id[EMQ_ID_SIZE];
+    DIR *d;
+    struct dirent *e;
+    int n = 0;
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    ck_assert_int_eq(emq_mint(db, "JOB", id), EMQ_OK);
+    ck_assert_int_ge(emq_enqueue(db, "q", id, "x", 1), 0);
+    emq_close(db);
+    snprintf(other, sizeof other, "%s/keep.txt", dir);
+    fclose(fopen(other, "w"));
+    /* every side file the library makes is one of the six named here */
+    ck_assert_ptr_nonnull(d = opendir(dir));
+    while ((e = readdir(d)) != NULL) {
+        int known = e->d_name[0] == '.' || strcmp(e->d_name, "keep.txt") == 0;
+        for (size_t i = 0; i < 6 && !known; i++) {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            char w[700];
+            snprintf(w, sizeof w, "%s%s", path, sfx[i]);
+            known = strcmp(p, w) == 0;
+        }
+        ck_assert_msg(known, "an unnamed side file: %s", e->d_name);
+    }
+    closedir(d);
+    for (size_t i = 0; i < 6; i++) {
+        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
+        n += file_exists(p);
+    }
+    ck_assert_int_ge(n, 4); /* the file, -emqlock, -emqnode, -emqwake */
+    ck_assert_int_eq(emq_remove_files(path), EMQ_OK);
+    for (size_t i = 0; i < 6; i++) {
+        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
+        ck_assert_msg(!file_exists(p), "%s is left", p);
+    }
+    ck_assert(file_exists(other));
+    ck_assert_int_eq(emq_remove_files(path), EMQ_OK); /* nothing there */
+    /* one that cannot go: the others still do */
+    ck_assert_int_eq(emq_open(path, NULL, &db), EMQ_OK);
+    emq_close(db);
+    snprintf(p, sizeof p, "%s-wal", path);
+    unlink(p);
+    ck_assert_int_eq(mkdir(p, 0700), 0);
+    errno = 0;
+    ck_assert_int_eq(emq_remove_files(path), EMQ_EIO);
+    ck_assert_int_eq(errno, EISDIR);
+    ck_assert(!file_exists(path));
+    snprintf(other, sizeof other, "%s-emqwake", path);
+    ck_assert(!file_exists(other));
+    ck_assert_int_eq(rmdir(p), 0);
+    ck_assert_int_eq(emq_remove_files(NULL), EMQ_EINVAL);
+    ck_assert_int_eq(emq_remove_files(""), EMQ_EINVAL);
+    ck_assert_int_eq(emq_remove_files(":memory:"), EMQ_EINVAL);
+}
+END_TEST
+
 /* The result table (EMQ_RESULT_MAP) is the one declaration of every code:
  * each row has every column, codes and names are distinct, failures sit in
  * the reserved range with an exception name, verdicts without one, and
@@ -735,6 +802,7 @@ Suite *suite_handle(void)
     tcase_add_test(t, handles_on_one_file_lease_distinct_node_ids);
     tcase_add_test(t, an_explicit_node_id_is_used_and_skipped_by_leases);
     tcase_add_test(t, mints_of_two_handles_on_one_file_never_collide);
+    tcase_add_test(t, remove_files_removes_the_file_and_every_side_file);
     suite_add_tcase(s, t);
     t = tcase_create("memory");
     tcase_add_test(t, memory_handles_take_distinct_node_ids);

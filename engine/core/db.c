@@ -10,10 +10,12 @@
  * result rolls the transaction back, so the handle stays usable after any
  * failure.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sqlite3.h>
 #include "db.h"
 #include "brandedid.h"
@@ -148,6 +150,32 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
 }
 
 /* ------------------------------------------------------------ open / close */
+
+int emq_remove_files(const char *path)
+{
+    size_t n, room = 0, i;
+    int rc = EMQ_OK, err = 0;
+    char *p;
+    if (path == NULL || path[0] == 0 || strcmp(path, ":memory:") == 0)
+        return EMQ_EINVAL;
+    n = strlen(path);
+    for (i = 0; emq_store_side_suffixes[i]; i++)
+        if (strlen(emq_store_side_suffixes[i]) > room)
+            room = strlen(emq_store_side_suffixes[i]);
+    if ((p = malloc(n + room + 1)) == NULL) return EMQ_ENOMEM;
+    memcpy(p, path, n + 1);
+    for (i = 0;; i++) {
+        if (unlink(p) != 0 && errno != ENOENT && err == 0) {
+            err = errno;
+            rc = EMQ_EIO;
+        }
+        if (emq_store_side_suffixes[i] == NULL) break;
+        strcpy(p + n, emq_store_side_suffixes[i]);
+    }
+    free(p);
+    if (err) errno = err;
+    return rc;
+}
 
 static int bad_options(const emq_options *o)
 {

@@ -67,7 +67,7 @@ int emq_node_lease(emq_store *st, int want, int readonly, int *node,
     /* The sidecar is a side file (store.h): named after the resolved file,
      * never followed through a symlink; a read-only handle never creates
      * it. */
-    rc = emq_store_side_open(st, "-emqnode", !readonly, &fd, err, errlen);
+    rc = emq_store_side_open(st, EMQ_SIDE_NODE, !readonly, &fd, err, errlen);
     if (readonly && (rc == EMQ_NOTFOUND || rc == EMQ_EREADONLY)) {
         if (err && errlen) err[0] = 0;
         *node = counter_node(want);
