@@ -461,8 +461,9 @@ void emq_close(emq_db *db);
  * locks on files that are gone, and its next write makes some again). A
  * file that is absent is not an error; each is attempted even when one
  * fails. EMQ_OK; EMQ_EIO when a file could not be removed (`errno` is the
- * first failure's: a directory in a side file's place gives EISDIR);
- * EMQ_EINVAL for a NULL or empty path or ":memory:".
+ * first failure's: a directory in a side file's place gives EISDIR; a path
+ * longer than any file's, ENAMETOOLONG); EMQ_EINVAL for a NULL or empty
+ * path or ":memory:". Allocates nothing.
  */
 int emq_remove_files(const char *path);
 

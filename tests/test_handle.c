@@ -676,6 +676,13 @@ START_TEST(remove_files_removes_the_file_and_every_side_file)
     ck_assert_int_eq(emq_remove_files(NULL), EMQ_EINVAL);
     ck_assert_int_eq(emq_remove_files(""), EMQ_EINVAL);
     ck_assert_int_eq(emq_remove_files(":memory:"), EMQ_EINVAL);
+    {
+        static char lng[5000];
+        memset(lng, 'a', sizeof lng - 1);
+        errno = 0;
+        ck_assert_int_eq(emq_remove_files(lng), EMQ_EIO);
+        ck_assert_int_eq(errno, ENAMETOOLONG);
+    }
 }
 END_TEST
 

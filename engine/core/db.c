@@ -153,16 +153,15 @@ int emq_db_run(emq_db *db, int write, emq_tx_fn fn, void *ctx)
 
 int emq_remove_files(const char *path)
 {
-    size_t n, room = 0, i;
+    char p[4096 + 32]; /* PATH_MAX and the longest suffix */
+    size_t n, i;
     int rc = EMQ_OK, err = 0;
-    char *p;
     if (path == NULL || path[0] == 0 || strcmp(path, ":memory:") == 0)
         return EMQ_EINVAL;
-    n = strlen(path);
-    for (i = 0; emq_store_side_suffixes[i]; i++)
-        if (strlen(emq_store_side_suffixes[i]) > room)
-            room = strlen(emq_store_side_suffixes[i]);
-    if ((p = malloc(n + room + 1)) == NULL) return EMQ_ENOMEM;
+    if ((n = strlen(path)) + 16 >= sizeof p) {
+        errno = ENAMETOOLONG; /* no file can have such a name */
+        return EMQ_EIO;
+    }
     memcpy(p, path, n + 1);
     for (i = 0;; i++) {
         if (unlink(p) != 0 && errno != ENOENT && err == 0) {
@@ -170,9 +169,8 @@ int emq_remove_files(const char *path)
             rc = EMQ_EIO;
         }
         if (emq_store_side_suffixes[i] == NULL) break;
-        strcpy(p + n, emq_store_side_suffixes[i]);
+        snprintf(p + n, sizeof p - n, "%s", emq_store_side_suffixes[i]);
     }
-    free(p);
     if (err) errno = err;
     return rc;
 }
