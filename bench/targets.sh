@@ -52,9 +52,12 @@ have_vg=1 novg_why="valgrind is not installed"
 if ! command -v valgrind >/dev/null 2>&1; then
     have_vg=
 elif ! valgrind --tool=none -q "$bd/emqlite-bench" --instr emq-enqueue-nohist \
-        -n 1 --dir "$out" >/dev/null 2>&1; then
+        -n 1 --dir "$out" >"$out/probe.txt" 2>&1; then
     have_vg= novg_why="valgrind cannot run this build: a sanitizer build?"
+elif ! grep -q 'callgrind-macros=yes' "$out/probe.txt"; then
+    have_vg= novg_why="emqlite-bench was built without <valgrind/callgrind.h>"
 fi
+rm -f "$out/probe.txt"
 
 say() { echo "targets.sh: $*" >&2; }
 
