@@ -69,11 +69,11 @@ struct bsys {
                              failure (EMQ_EBUSY, ...); 0 otherwise         */
 };
 
-/** Where and how a system runs. */
 /* bench_conf.history: the file's job history as it comes (on), or set off
  * or to its failures level before the run. */
 enum { BENCH_HIST_ON = 0, BENCH_HIST_OFF = 1, BENCH_HIST_FAILURES = 2 };
 
+/** Where and how a system runs. */
 typedef struct bench_conf {
     const char *path;     /* emqlite / raw: the database file              */
     int sync;             /* EMQ_SYNC_NORMAL or EMQ_SYNC_FULL              */

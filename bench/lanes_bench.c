@@ -70,11 +70,6 @@ static void file_path(char *p, size_t n, const char *tag)
     snprintf(p, n, "%s/emqlite-lanes.%d.%s.db", dir, (int)getpid(), tag);
 }
 
-static void remove_file(const char *path)
-{
-    emq_remove_files(path);
-}
-
 static emq_db *open_file(const char *path)
 {
     emq_options o;
@@ -198,7 +193,7 @@ static int fairness(int how, int64_t jobs)
     int i, rc = -1;
 
     file_path(path, sizeof path, "fair");
-    remove_file(path);
+    emq_remove_files(path);
     if ((db = open_file(path)) == NULL) return -1;
     if (fair_fill(db, how, jobs, t) < 0) goto done;
     /* rotations every light lane survives: depth / (jobs per rotation) */
@@ -266,7 +261,7 @@ static int fairness(int how, int64_t jobs)
     rc = 0;
 done:
     emq_close(db);
-    remove_file(path);
+    emq_remove_files(path);
     return rc;
 }
 
@@ -388,7 +383,7 @@ static int cost_run(int L, int64_t n, bench_lat lat[T_N])
     emq_db *db = NULL;
     int t, rc = -1;
     file_path(path, sizeof path, "cost");
-    remove_file(path);
+    emq_remove_files(path);
     if (cost_fixture(path, L, COST_PENDING) < 0) goto done;
     if ((db = open_file(path)) == NULL) goto done;
     if (cycles(db, L, WARMUP, NULL) < 0) goto done;
@@ -410,7 +405,7 @@ static int cost_run(int L, int64_t n, bench_lat lat[T_N])
 done:
     for (t = 0; t < T_N; t++) free(us[t]);
     emq_close(db);
-    remove_file(path);
+    emq_remove_files(path);
     return rc;
 }
 

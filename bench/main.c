@@ -77,12 +77,6 @@ static const char *sync_name(int sync)
     return sync == EMQ_SYNC_FULL ? "FULL" : "NORMAL";
 }
 
-/* The file and every side file (raw SQL's too: the same suffixes). */
-static void remove_db(const char *path)
-{
-    emq_remove_files(path);
-}
-
 static int open_sys(int sys, const bench_conf *c, bsys *s)
 {
     switch (sys) {
@@ -230,7 +224,7 @@ static int run_throughput(run *R, result *r)
         c.history = R->history;
         c.page_size = R->page_size;
         c.ckpt_frames = R->ckpt_frames;
-        remove_db(path);
+        emq_remove_files(path); /* raw SQL's too */
         if (server_up(R, r, &sv, &c) < 0) return -1;
         seq = oldest = (uint64_t)p << 32;  /* ids distinct across phases */
         rc = phase(r->sys, &c, r->pin, p, n[p], 0, &seq, &oldest, &ph);
@@ -239,7 +233,7 @@ static int run_throughput(run *R, result *r)
             if (ph.rate > slot[p]->rate) *slot[p] = ph;
         }
         server_down(r, &sv);
-        remove_db(path);
+        emq_remove_files(path);
     }
     return rc;
 }
@@ -262,7 +256,7 @@ static int run_depths(run *R, result *r)
     c.history = R->history;
     c.page_size = R->page_size;
     c.ckpt_frames = R->ckpt_frames;
-    remove_db(path);
+    emq_remove_files(path);
     if (server_up(R, r, &sv, &c) < 0) return -1;
     for (i = 0; i < R->ndepth && rc == 0; i++) {
         rc = phase(r->sys, &c, r->pin, PH_DEPTH, k->depth_cycles,
@@ -273,7 +267,7 @@ static int run_depths(run *R, result *r)
         }
     }
     server_down(r, &sv);
-    remove_db(path);
+    emq_remove_files(path);
     return rc;
 }
 

@@ -197,6 +197,22 @@ static void jstr(emq_wb *b, const char *s)
     else emq_wb_json(b, s, strlen(s));
 }
 
+static void json_preview(emq_wb *b, const void *v, size_t n, size_t max);
+
+/* The end of a job's line in a page: its payload's and last error's
+ * previews (null when it has none), and the closing brace. */
+static void preview_tail(emq_wb *b, const void *payload, size_t plen,
+                         const void *error, size_t elen)
+{
+    emq_wb_str(b, ",\"preview\":");
+    if (payload) json_preview(b, payload, plen, 120);
+    else emq_wb_str(b, "null");
+    emq_wb_str(b, ",\"last_error\":");
+    if (error) json_preview(b, error, elen, 120);
+    else emq_wb_str(b, "null");
+    emq_wb_str(b, "}");
+}
+
 /* A preview: at most `max` bytes, cut at a UTF-8 boundary. */
 static void json_preview(emq_wb *b, const void *v, size_t n, size_t max)
 {
@@ -533,6 +549,18 @@ static series *series_of(emq_web *w, const char *q, size_t qn)
     return s;
 }
 
+/* The bucket of minute `m` in the ring, emptied when it held an older
+ * minute. */
+static int series_slot(series *s, int64_t m)
+{
+    int i = (int)(m % SERIES_MINUTES);
+    if (s->stamp[i] != m) {
+        s->stamp[i] = m;
+        s->done[i] = s->fail[i] = s->retry[i] = 0;
+    }
+    return i;
+}
+
 static void series_event(void *ctx, const emq_event *ev)
 {
     emq_web *w = ctx;
@@ -541,12 +569,7 @@ static void series_event(void *ctx, const emq_event *ev)
     if (!done && !fail) return;
     series *s = series_of(w, ev->queue, ev->queue_len);
     if (s == NULL) return;
-    int64_t m = ev->at_ms / 60000;
-    int i = (int)(m % SERIES_MINUTES);
-    if (s->stamp[i] != m) {
-        s->stamp[i] = m;
-        s->done[i] = s->fail[i] = s->retry[i] = 0;
-    }
+    int i = series_slot(s, ev->at_ms / 60000);
     if (done) s->done[i]++;
     else s->fail[i]++;
 }
@@ -560,13 +583,8 @@ static int series_retry(void *ctx, const emq_history_entry *e)
     series *s = series_of(w, e->queue, strlen(e->queue));
     if (s == NULL) return 0;
     int64_t m = e->at_ms / 60000;
-    int i = (int)(m % SERIES_MINUTES);
-    if (s->stamp[i] > m) return 0;
-    if (s->stamp[i] != m) {
-        s->stamp[i] = m;
-        s->done[i] = s->fail[i] = s->retry[i] = 0;
-    }
-    s->retry[i]++;
+    if (s->stamp[m % SERIES_MINUTES] > m) return 0;
+    s->retry[series_slot(s, m)]++;
     return 0;
 }
 
@@ -883,13 +901,7 @@ static int page_member(void *ctx, const unsigned char *m, size_t mlen,
     emq_wb_printf(p->b, ",\"score\":%lld,\"row\":%s,\"attempts\":",
                   (long long)score, rc.has_row ? "true" : "false");
     jstr(p->b, rc.attempts[0] ? rc.attempts : NULL);
-    emq_wb_str(p->b, ",\"preview\":");
-    if (rc.payload) json_preview(p->b, rc.payload, rc.plen, 120);
-    else emq_wb_str(p->b, "null");
-    emq_wb_str(p->b, ",\"last_error\":");
-    if (rc.error) json_preview(p->b, rc.error, rc.elen, 120);
-    else emq_wb_str(p->b, "null");
-    emq_wb_str(p->b, "}");
+    preview_tail(p->b, rc.payload, rc.plen, rc.error, rc.elen);
     free(rc.payload);
     free(rc.error);
     return 0;
@@ -1010,6 +1022,14 @@ typedef struct kept_page {
     int more;
 } kept_page;
 
+/* A kept job's attempts as the row's field reads: a decimal string, or
+ * null when the record has none. */
+static void kept_attempts(emq_wb *b, int64_t attempts)
+{
+    if (attempts >= 0) emq_wb_printf(b, "\"%lld\"", (long long)attempts);
+    else emq_wb_str(b, "null");
+}
+
 static int kept_member(void *ctx, const emq_kept_job *j)
 {
     kept_page *p = ctx;
@@ -1021,17 +1041,8 @@ static int kept_member(void *ctx, const emq_kept_job *j)
     jstr(p->b, j->id);
     emq_wb_printf(p->b, ",\"score\":%lld,\"row\":false,\"attempts\":",
                   (long long)j->at_ms);
-    if (j->attempts >= 0)
-        emq_wb_printf(p->b, "\"%lld\"", (long long)j->attempts);
-    else
-        emq_wb_str(p->b, "null");
-    emq_wb_str(p->b, ",\"preview\":");
-    if (j->payload) json_preview(p->b, j->payload, j->payload_len, 120);
-    else emq_wb_str(p->b, "null");
-    emq_wb_str(p->b, ",\"last_error\":");
-    if (j->error) json_preview(p->b, j->error, j->error_len, 120);
-    else emq_wb_str(p->b, "null");
-    emq_wb_str(p->b, "}");
+    kept_attempts(p->b, j->attempts);
+    preview_tail(p->b, j->payload, j->payload_len, j->error, j->error_len);
     p->last_at = j->at_ms;
     memcpy(p->last_id, j->id, sizeof p->last_id);
     return 0;
@@ -1154,8 +1165,7 @@ static int hist_json(void *ctx, const emq_history_entry *e)
     if (e->run_at_ms >= 0)
         emq_wb_printf(b, ",\"run_at\":%lld", (long long)e->run_at_ms);
     emq_wb_str(b, ",\"error\":");
-    if (e->error) emq_wb_json(b, e->error, e->error_len);
-    else emq_wb_str(b, "null");
+    emq_wb_json(b, e->error, e->error_len);
     if (e->host) {
         emq_wb_str(b, ",\"host\":");
         jstr(b, e->host);
@@ -1197,17 +1207,13 @@ static int kept_job(emq_web *w, emq_web_response *r, const char *q,
     jstr(&b, k.state == EMQ_KEPT_COMPLETED ? "completed" : "dead");
     emq_wb_printf(&b, ",\"row\":false,\"locked\":false,\"log_count\":0,"
                   "\"kept_at\":%lld,\"attempts\":", (long long)k.at_ms);
-    if (k.attempts >= 0) emq_wb_printf(&b, "\"%lld\"", (long long)k.attempts);
-    else emq_wb_str(&b, "null");
+    kept_attempts(&b, k.attempts);
     emq_wb_str(&b, ",\"payload\":");
-    if (k.payload) emq_wb_json(&b, k.payload, k.payload_len);
-    else emq_wb_str(&b, "null");
+    emq_wb_json(&b, k.payload, k.payload_len);
     emq_wb_str(&b, ",\"last_error\":");
-    if (k.error) emq_wb_json(&b, k.error, k.error_len);
-    else emq_wb_str(&b, "null");
+    emq_wb_json(&b, k.error, k.error_len);
     emq_wb_str(&b, ",\"result\":");
-    if (k.result) emq_wb_json(&b, k.result, k.result_len);
-    else emq_wb_str(&b, "null");
+    emq_wb_json(&b, k.result, k.result_len);
     emq_wb_str(&b, ",\"group\":null,\"parent\":null,\"parent_queue\":null,"
                "\"parent_policy\":null,\"progress\":null,\"fields\":[],"
                "\"flow\":[]");
