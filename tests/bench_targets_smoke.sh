@@ -54,5 +54,10 @@ if command -v redis-server >/dev/null 2>&1; then
     grep -q 'no redis-server' "$t" && fail "a server is installed, yet the peer was not run"
 fi
 n=$((n + 1))
+# The parts leave no database or side file behind (emqlite-bench --instr
+# left its -emqlock files before emq_remove_files).
+left=$(ls "$tmp/out" | grep -E '\.db(-[a-z]+)?$')
+[ -z "$left" ] || fail "files left behind: $left"
+n=$((n + 1))
 echo "bench_targets_smoke: $n passed, 0 failed"
 echo "$n passed, 0 failed"
